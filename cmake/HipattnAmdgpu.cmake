@@ -1,0 +1,213 @@
+# HipattnAmdgpu.cmake -- compile HIP sources to AMDGPU code objects without ROCm.
+#
+# Uses the toolchain installed by .ci/amd-toolchain.sh (clang 21 + HIP
+# headers + device libs, no GPU or HIP runtime needed).
+#
+#   include(HipattnAmdgpu)
+#   if(HIPATTN_AMDGPU_FOUND)
+#     hipattn_amdgpu_code_objects(NAME attn_isa
+#       SOURCE   tests/isa/attn.hip
+#       TARGETS  gfx942 gfx950
+#       INCLUDES ${PROJECT_SOURCE_DIR}/include
+#       DEFINES  HIPATTN_FOO=1
+#       [OPTIONS  <extra clang flags>...]     # default flags: -O3 -std=c++20
+#       [DEPENDS  <extra files>...]
+#       [CHECK_RESOURCES [ALLOW_SCRATCH]])
+#   endif()
+#
+# For every gfx target it produces, in ${CMAKE_CURRENT_BINARY_DIR}:
+#   <name>-<gfx>.co         the code object (clang -x hip --cuda-device-only)
+#   <name>-<gfx>.notes.txt  llvm-readelf --notes (kernel resource metadata)
+#   <name>-<gfx>.s          llvm-objdump -d --mcpu=<gfx>
+#   <name>-<gfx>.resources.txt  (CHECK_RESOURCES only) tools/amdgpu_resources.py
+#                           table; the build fails if a kernel spills (or uses
+#                           scratch, unless ALLOW_SCRATCH)
+# and a custom target <name> (part of ALL) that builds them.  Header
+# dependencies come from a clang depfile (user -I headers; the toolchain's
+# system headers are not tracked).  The lists of outputs are returned in
+# <name>_CODE_OBJECTS, <name>_NOTES and <name>_ASM (parent scope).
+#
+# Toolchain lookup (first match wins):
+#   1. -DHIPATTN_AMD_CLANG=... (then also HIPATTN_AMD_READELF,
+#      HIPATTN_AMD_OBJDUMP, HIPATTN_AMD_CXXFLAGS) given as cache variables;
+#   2. ${HIPATTN_AMD_TOOLCHAIN_DIR}/env.cmake, written by .ci/amd-toolchain.sh.
+#      HIPATTN_AMD_TOOLCHAIN_DIR is a cache variable defaulting to the
+#      environment variable of that name, else <repo>/.cache/amd-toolchain.
+# HIPATTN_AMDGPU_FOUND tells whether a toolchain was found.
+
+# ---------------------------------------------------------------------------
+# Script mode: the build-time helper that writes the .notes.txt / .s files
+# (custom commands cannot portably redirect stdout).
+#   cmake -DHIPATTN_AMDGPU_DUMP=1 -DREADELF= -DOBJDUMP= -DGFX= -DCO= -DNOTES= -DASM= -P HipattnAmdgpu.cmake
+# ---------------------------------------------------------------------------
+if(CMAKE_SCRIPT_MODE_FILE AND HIPATTN_AMDGPU_DUMP)
+  execute_process(COMMAND "${READELF}" --notes "${CO}"
+                  OUTPUT_FILE "${NOTES}" RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    file(REMOVE "${NOTES}")
+    message(FATAL_ERROR "llvm-readelf --notes ${CO} failed (${rc}): ${err}")
+  endif()
+  execute_process(COMMAND "${OBJDUMP}" -d "--mcpu=${GFX}" "${CO}"
+                  OUTPUT_FILE "${ASM}" RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    file(REMOVE "${ASM}")
+    message(FATAL_ERROR "llvm-objdump -d ${CO} failed (${rc}): ${err}")
+  endif()
+  return()
+endif()
+
+include_guard(GLOBAL)
+cmake_minimum_required(VERSION 3.20)  # DEPFILE for Makefile generators
+
+# Policies are recorded when the function below is defined.
+if(POLICY CMP0116)
+  cmake_policy(SET CMP0116 NEW)  # DEPFILE paths relative to the binary dir
+endif()
+
+set(_HIPATTN_AMDGPU_MODULE "${CMAKE_CURRENT_LIST_FILE}")
+get_filename_component(_HIPATTN_AMDGPU_REPO "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+set(_HIPATTN_AMDGPU_RESOURCES_PY "${_HIPATTN_AMDGPU_REPO}/tools/amdgpu_resources.py")
+
+# ---------------------------------------------------------------------------
+# Toolchain discovery
+# ---------------------------------------------------------------------------
+if(DEFINED ENV{HIPATTN_AMD_TOOLCHAIN_DIR} AND NOT "$ENV{HIPATTN_AMD_TOOLCHAIN_DIR}" STREQUAL "")
+  set(_hipattn_amd_default_dir "$ENV{HIPATTN_AMD_TOOLCHAIN_DIR}")
+else()
+  set(_hipattn_amd_default_dir "${_HIPATTN_AMDGPU_REPO}/.cache/amd-toolchain")
+endif()
+set(HIPATTN_AMD_TOOLCHAIN_DIR "${_hipattn_amd_default_dir}" CACHE PATH
+    "Directory of the AMDGPU toolchain installed by .ci/amd-toolchain.sh")
+
+set(HIPATTN_AMDGPU_FOUND FALSE)
+if(HIPATTN_AMD_CLANG)
+  # Explicit -D cache variables.
+  foreach(_v HIPATTN_AMD_READELF HIPATTN_AMD_OBJDUMP)
+    if(NOT ${_v})
+      message(FATAL_ERROR "HipattnAmdgpu: HIPATTN_AMD_CLANG is set, so ${_v} must be set too")
+    endif()
+  endforeach()
+  set(HIPATTN_AMDGPU_FOUND TRUE)
+elseif(EXISTS "${HIPATTN_AMD_TOOLCHAIN_DIR}/env.cmake")
+  include("${HIPATTN_AMD_TOOLCHAIN_DIR}/env.cmake")
+  # Re-configure when the toolchain is reinstalled.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${HIPATTN_AMD_TOOLCHAIN_DIR}/env.cmake")
+  if(EXISTS "${HIPATTN_AMD_CLANG}")
+    set(HIPATTN_AMDGPU_FOUND TRUE)
+  endif()
+endif()
+
+if(HIPATTN_AMDGPU_FOUND)
+  message(STATUS "HipattnAmdgpu: clang ${HIPATTN_AMD_CLANG_VERSION} at ${HIPATTN_AMD_CLANG}"
+                 " (HIP ${HIPATTN_AMD_HIP_VERSION}, rocPRIM ${HIPATTN_AMD_ROCPRIM_VERSION})")
+else()
+  message(STATUS "HipattnAmdgpu: no AMDGPU toolchain in ${HIPATTN_AMD_TOOLCHAIN_DIR} "
+                 "(run: bash .ci/amd-toolchain.sh ${HIPATTN_AMD_TOOLCHAIN_DIR})")
+endif()
+
+# ---------------------------------------------------------------------------
+# hipattn_amdgpu_code_objects(NAME <name> SOURCE <file> TARGETS <gfx>...
+#                             [INCLUDES <dir>...] [DEFINES <def>...]
+#                             [OPTIONS <flag>...] [DEPENDS <file>...]
+#                             [CHECK_RESOURCES [ALLOW_SCRATCH]])
+# ---------------------------------------------------------------------------
+function(hipattn_amdgpu_code_objects)
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "CHECK_RESOURCES;ALLOW_SCRATCH" "NAME;SOURCE"
+                        "TARGETS;INCLUDES;DEFINES;OPTIONS;DEPENDS")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "hipattn_amdgpu_code_objects: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT ARG_NAME OR NOT ARG_SOURCE OR NOT ARG_TARGETS)
+    message(FATAL_ERROR "hipattn_amdgpu_code_objects: NAME, SOURCE and TARGETS are required")
+  endif()
+  if(NOT HIPATTN_AMDGPU_FOUND)
+    message(FATAL_ERROR "hipattn_amdgpu_code_objects(${ARG_NAME}): no AMDGPU toolchain found in "
+                        "'${HIPATTN_AMD_TOOLCHAIN_DIR}'. Run `bash .ci/amd-toolchain.sh` "
+                        "(or set HIPATTN_AMD_TOOLCHAIN_DIR), or guard the call with "
+                        "if(HIPATTN_AMDGPU_FOUND).")
+  endif()
+
+  get_filename_component(src "${ARG_SOURCE}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(NOT EXISTS "${src}")
+    message(FATAL_ERROR "hipattn_amdgpu_code_objects(${ARG_NAME}): source '${src}' not found")
+  endif()
+
+  # -I (user includes, so their headers land in the depfile) and -D flags.
+  set(flags)
+  foreach(dir IN LISTS ARG_INCLUDES)
+    get_filename_component(dir "${dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND flags "-I${dir}")
+  endforeach()
+  foreach(def IN LISTS ARG_DEFINES)
+    list(APPEND flags "-D${def}")
+  endforeach()
+  set(extra_deps)
+  foreach(dep IN LISTS ARG_DEPENDS)
+    get_filename_component(dep "${dep}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND extra_deps "${dep}")
+  endforeach()
+
+  if(ARG_CHECK_RESOURCES)
+    find_package(Python3 COMPONENTS Interpreter REQUIRED)
+    set(check_flags)
+    if(ARG_ALLOW_SCRATCH)
+      set(check_flags --allow-scratch)
+    endif()
+  endif()
+
+  set(outputs)
+  set(code_objects)
+  set(notes_files)
+  set(asm_files)
+  foreach(gfx IN LISTS ARG_TARGETS)
+    set(base "${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}-${gfx}")
+    set(co "${base}.co")
+    set(depfile "${base}.d")
+
+    # 1. HIP source -> code object.  clang ignores -MD/-MF for device-only
+    #    HIP compiles, so the depfile is requested from cc1 directly.
+    add_custom_command(
+      OUTPUT "${co}"
+      COMMAND "${HIPATTN_AMD_CLANG}" -x hip "--offload-arch=${gfx}"
+              --cuda-device-only --no-gpu-bundle-output
+              -O3 -std=c++20 ${HIPATTN_AMD_CXXFLAGS} ${flags} ${ARG_OPTIONS}
+              -Xclang -dependency-file -Xclang "${depfile}" -Xclang -MT -Xclang "${co}"
+              "${src}" -o "${co}"
+      DEPENDS "${src}" ${extra_deps}
+      DEPFILE "${depfile}"
+      COMMENT "HIP device ${ARG_NAME} -> ${ARG_NAME}-${gfx}.co"
+      VERBATIM COMMAND_EXPAND_LISTS)
+
+    # 2. code object -> resource notes + disassembly.
+    add_custom_command(
+      OUTPUT "${base}.notes.txt" "${base}.s"
+      COMMAND "${CMAKE_COMMAND}" -DHIPATTN_AMDGPU_DUMP=1
+              "-DREADELF=${HIPATTN_AMD_READELF}" "-DOBJDUMP=${HIPATTN_AMD_OBJDUMP}"
+              "-DGFX=${gfx}" "-DCO=${co}" "-DNOTES=${base}.notes.txt" "-DASM=${base}.s"
+              -P "${_HIPATTN_AMDGPU_MODULE}"
+      DEPENDS "${co}" "${_HIPATTN_AMDGPU_MODULE}"
+      COMMENT "AMDGPU notes/disassembly ${ARG_NAME}-${gfx}"
+      VERBATIM)
+    list(APPEND outputs "${co}" "${base}.notes.txt" "${base}.s")
+    list(APPEND code_objects "${co}")
+    list(APPEND notes_files "${base}.notes.txt")
+    list(APPEND asm_files "${base}.s")
+
+    # 3. optional: fail the build on spills / scratch.
+    if(ARG_CHECK_RESOURCES)
+      add_custom_command(
+        OUTPUT "${base}.resources.txt"
+        COMMAND "${Python3_EXECUTABLE}" "${_HIPATTN_AMDGPU_RESOURCES_PY}" ${check_flags}
+                --output "${base}.resources.txt" "${base}.notes.txt"
+        DEPENDS "${base}.notes.txt" "${_HIPATTN_AMDGPU_RESOURCES_PY}"
+        COMMENT "AMDGPU resource check ${ARG_NAME}-${gfx}"
+        VERBATIM)
+      list(APPEND outputs "${base}.resources.txt")
+    endif()
+  endforeach()
+
+  add_custom_target(${ARG_NAME} ALL DEPENDS ${outputs})
+  set(${ARG_NAME}_CODE_OBJECTS "${code_objects}" PARENT_SCOPE)
+  set(${ARG_NAME}_NOTES "${notes_files}" PARENT_SCOPE)
+  set(${ARG_NAME}_ASM "${asm_files}" PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,71 @@
+// hipattn/kernels/split_kv_3d.hpp: the 3D split-KV unified attention kernel and its reduce.
+//
+// Grid (q-blocks, kv heads x head chunks, segments). Segment s of a q-block covers the s-th of
+// num_segments near-equal parts of the q-block's visible KV tiles and writes a partial state
+// (O normalized within the segment, lse in log2 units; -inf for an empty segment) to an fp32
+// workspace. The reduce merges the segments of each (token, q head) with the LSE-weighted merge,
+// adds the sink exactly once, and writes the output and the LSE.
+#pragma once
+#include "hipattn/kernels/unified_mainloop.hpp"
+
+#if defined(HIPATTN_HAS_DEVICE)
+namespace hipattn {
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads)
+    split_kv_3d_kernel(const UnifiedKernelArgs<typename Cfg::Offset, Cfg::kPageSize> args) {
+  extern __shared__ __align__(16) char hipattn_smem[];
+  detail::unified_attention_body<Cfg, true>(args, hipattn_smem);
+}
+
+// Arguments of the reduce.
+struct SplitKvReduceArgs {
+  const float* ws_o = nullptr;    // [num_segments, num_tokens, num_q_heads, D]
+  const float* ws_lse = nullptr;  // [num_segments, num_tokens, num_q_heads], log2 units
+  int32_t num_segments = 1, num_tokens = 0, num_q_heads = 0;
+  const float* sinks = nullptr;  // [num_q_heads], natural units
+  uint16_t* out = nullptr;
+  int64_t o_stride_token = 0, o_stride_head = 0;
+  float* lse = nullptr;
+  int64_t lse_stride_head = 0;
+};
+
+// kD / 4 threads per (token, q head), each merging 4 columns; kThreads / (kD / 4) items per block.
+template <bool kBf16, int kD, int kThreads = 128>
+__global__ void __launch_bounds__(kThreads) split_kv_reduce_kernel(const SplitKvReduceArgs a) {
+  using Arch = DeviceArch;
+  constexpr int kPer = kD / 4;
+  static_assert(kThreads % kPer == 0, "threads per block must be a multiple of kD / 4");
+  const int64_t item = static_cast<int64_t>(blockIdx.x) * (kThreads / kPer) + threadIdx.x / kPer;
+  const int c4 = static_cast<int>(threadIdx.x % kPer) * 4;
+  const int64_t items = static_cast<int64_t>(a.num_tokens) * a.num_q_heads;
+  if (item >= items) return;
+  const int32_t token = static_cast<int32_t>(item / a.num_q_heads);
+  const int32_t head = static_cast<int32_t>(item % a.num_q_heads);
+  float m = a.sinks != nullptr ? a.sinks[head] * kLog2e : -INFINITY;
+  const float sink2 = m;
+  for (int s = 0; s < a.num_segments; ++s) m = fmaxf(m, a.ws_lse[s * items + item]);
+  const float ms = safe_max(m);
+  float l = sink2 != -INFINITY ? Arch::exp2(sink2 - ms) : 0.f;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  for (int s = 0; s < a.num_segments; ++s) {
+    const float ls = a.ws_lse[s * items + item];
+    if (ls == -INFINITY) continue;  // empty segment: its O was never meaningful
+    const float w = Arch::exp2(ls - ms);
+    l += w;
+    const float4 o = *reinterpret_cast<const float4*>(a.ws_o + (s * items + item) * kD + c4);
+    acc[0] += w * o.x;
+    acc[1] += w * o.y;
+    acc[2] += w * o.z;
+    acc[3] += w * o.w;
+  }
+  const float inv = l > 0.f ? 1.f / l : 0.f;
+  uint16_t* dst = a.out + static_cast<int64_t>(token) * a.o_stride_token + static_cast<int64_t>(head) * a.o_stride_head + c4;
+  *reinterpret_cast<uint2*>(dst) = make_uint2(Arch::template pack2<kBf16>(acc[0] * inv, acc[1] * inv),
+                                              Arch::template pack2<kBf16>(acc[2] * inv, acc[3] * inv));
+  if (a.lse != nullptr && c4 == 0)
+    a.lse[static_cast<int64_t>(head) * a.lse_stride_head + token] = l > 0.f ? (m + __log2f(l)) * kLn2 : -INFINITY;
+}
+
+}  // namespace hipattn
+#endif

@@ -1,0 +1,79 @@
+// hipattn/kernels/unified_args.hpp: kernel arguments and compile-time configuration of the unified
+// attention kernels (2D and 3D split-KV share one mainloop, kernels/unified_mainloop.hpp).
+#pragma once
+#include <cstdint>
+
+#include "hipattn/numeric/fast_div.hpp"
+#include "hipattn/paged/paged_kv.hpp"
+#include "hipattn/tile/variants.hpp"
+
+namespace hipattn {
+
+// How KV elements are stored: like Q (16-bit) or as fp8 codes dequantized in LDS.
+enum class KvKind : uint8_t { same16, e4m3fn, e4m3fnuz };
+
+// Compile-time configuration of one unified-attention instance.
+//   rows of a workgroup: kBM = kWarpsM * 16 * kMT (q tokens x GQA heads packed)
+//   keys of a KV tile:  kBN = kWarpsN * kKN (each warp takes kKN keys of every tile)
+template <bool kBf16_, KvKind kKv_, int kD_, int kWarpsM_, int kWarpsN_, int kMT_, int kKN_, int kStages_,
+          class Variant_, class Offset_ = int64_t, int kPageSize_ = 0, int kWaveSize_ = 32>
+struct UnifiedConfig {
+  static constexpr bool kBf16 = kBf16_;
+  static constexpr KvKind kKv = kKv_;
+  static constexpr bool kFp8 = kKv_ != KvKind::same16;
+  static constexpr int kD = kD_;
+  static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kMT = kMT_, kKN = kKN_, kStages = kStages_;
+  static constexpr int kWaveSize = kWaveSize_;
+  static constexpr int kWarps = kWarpsM * kWarpsN;
+  static constexpr int kThreads = kWarps * kWaveSize;
+  static constexpr int kBM = kWarpsM * 16 * kMT;
+  static constexpr int kBN = kWarpsN * kKN;
+  static constexpr int kPageSize = kPageSize_;
+  using Variant = Variant_;
+  using Offset = Offset_;
+
+  // LDS bytes: Q tile, K and V stages (16-bit, or fp8 staging + one 16-bit buffer each), per-key scales.
+  static constexpr int kQBytes = kBM * kD * 2;
+  static constexpr int kTile16Bytes = kBN * kD * 2;
+  static constexpr int kStageBytes = kFp8 ? kBN * kD : kTile16Bytes;  // one K (or V) stage
+  static constexpr int kKvBytes = 2 * kStages * kStageBytes + (kFp8 ? 2 * kTile16Bytes : 0);
+  static constexpr int kScaleBytes = 2 * kStages * kBN * 4;
+  static constexpr int kMergeBytes = kWarpsN > 1 ? kWarpsN * kBM * (kD + 2) * 4 : 0;
+  static constexpr int kMainBytes = kQBytes + kKvBytes + kScaleBytes;
+  static constexpr int kSmemBytes = kMainBytes > kMergeBytes ? kMainBytes : kMergeBytes;
+};
+
+// Runtime arguments (built on the host by dispatch/unified_attention.hpp).
+template <class Offset, int kPageSize>
+struct UnifiedKernelArgs {
+  const uint16_t* q = nullptr;  // [num_tokens, num_q_heads, D], 16-bit
+  int64_t q_stride_token = 0, q_stride_head = 0;
+  PagedKvView<Offset, kPageSize> kv;
+  bool per_token_head_scale = false;
+  const int32_t* cu_seqlens_q = nullptr;
+  const int32_t* seq_lens_k = nullptr;
+  int32_t num_seqs = 0, num_tokens = 0, num_q_heads = 0;
+  int32_t group = 1;          // q heads per kv head
+  int32_t rows_per_token = 1; // min(group, BM): q heads of one token packed in a workgroup
+  int32_t block_q = 1;        // tokens per q-block = BM / rows_per_token
+  int32_t head_chunks = 1;    // ceil(group / rows_per_token)
+  FastDivmod rows_div;        // division by rows_per_token
+  bool decode_grid = false;   // every q length is 1: blockIdx.x is the sequence (no search)
+  float qk_scale = 1.f;       // scale * per-tensor k scale (natural units)
+  float qk_scale_log2 = 1.f;  // qk_scale * log2(e)
+  float v_scale = 1.f;        // per-tensor v scale (1 when none)
+  bool causal = true;
+  int32_t window_left = -1;
+  LogitArgs logit;
+  const float* sinks = nullptr;  // [num_q_heads] natural units
+  uint16_t* out = nullptr;       // [num_tokens, num_q_heads, D]
+  int64_t o_stride_token = 0, o_stride_head = 0;
+  float* lse = nullptr;  // [num_q_heads, lse_stride_head]
+  int64_t lse_stride_head = 0;
+  // split-KV (3D): partial states [num_segments, num_tokens, num_q_heads, D] and [.., num_q_heads]
+  int32_t num_segments = 1;
+  float* ws_o = nullptr;
+  float* ws_lse = nullptr;  // log2 units
+};
+
+}  // namespace hipattn

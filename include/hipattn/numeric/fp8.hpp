@@ -1,0 +1,147 @@
+// hipattn/numeric/fp8.hpp: the two 8-bit E4M3 float storage types (OCP "fn" and AMD "fnuz").
+//
+// fp8_e4m3fn_t (OCP FP8 E4M3, NVIDIA sm_89+/sm_90, AMD gfx950):
+//   1 sign, 4 exponent (bias 7), 3 mantissa bits. No infinities. NaN = S.1111.111 (0x7f, 0xff).
+//   Max finite 448 (0x7e), min normal 2^-6, min subnormal 2^-9, has -0 (0x80).
+// fp8_e4m3fnuz_t (AMD gfx942 "fnuz" = finite, no negative zero):
+//   1 sign, 4 exponent (bias 8), 3 mantissa bits. No infinities. The single NaN is 0x80.
+//   Max finite 240 (0x7f), min normal 2^-7, min subnormal 2^-10, zero is 0x00 only.
+//
+// Conversion rules (bit-exact, the same on host and device; no hardware intrinsics here):
+//   float -> fp8 (from_float) is "satfinite", as used by hardware for KV-cache quantization:
+//     * round to nearest, ties to even (RNE), including into and within the subnormal range.
+//     * saturation: any finite |x| above max finite, and +-inf, give +-max (448 / 240). (Below the
+//       rounding midpoint above max, RNE gives max anyway, so the result is simply clamped.)
+//     * fn:   NaN -> 0x7f, or 0xff when the float NaN has its sign bit set (sign is kept).
+//             -0 and negative values rounding to zero -> 0x80 (-0).
+//     * fnuz: NaN (either sign) -> 0x80. -0 and every value rounding to zero -> 0x00.
+//   fp8 -> float (to_float): exact for all 256 codes. fn NaN codes give a quiet float NaN with the
+//     code's sign; fnuz 0x80 gives +quiet NaN (0x7fc00000).
+// from_float_nonsat is not provided (both formats have no infinity to overflow to).
+#pragma once
+#include <cstdint>
+
+#include "hipattn/platform/config.hpp"
+
+namespace hipattn {
+
+namespace detail {
+
+// |float| (as bits, finite, not NaN) -> magnitude code of a small float with MB mantissa bits and
+// exponent bias BIAS, RNE. The caller handles saturation (it clamps |x| to max first) and NaN.
+template <int MB, int BIAS>
+HIPATTN_HOST_DEVICE constexpr uint32_t f32_abs_to_mini(uint32_t ax) {
+  constexpr uint32_t kMinNormal = static_cast<uint32_t>(128 - BIAS) << 23;  // 2^(1-BIAS) as bits
+  constexpr uint32_t kDrop = 23u - MB;
+  if (ax >= kMinNormal) {  // normal result (a carry into the exponent field is still correct)
+    const uint32_t r = ax - (static_cast<uint32_t>(127 - BIAS) << 23);
+    return (r + ((1u << (kDrop - 1u)) - 1u) + ((r >> kDrop) & 1u)) >> kDrop;
+  }
+  // Subnormal (or zero) result: code = M * 2^(e - (151 - BIAS - MB)), M the 24-bit significand.
+  const uint32_t e = ax >> 23;
+  constexpr uint32_t kShiftBase = 151u - BIAS - MB;
+  if (e == 0 || kShiftBase - e > 24u) return 0;  // below half the min subnormal: zero
+  const uint32_t m = (ax & 0x007fffffu) | 0x00800000u;
+  const uint32_t shift = kShiftBase - e;  // >= 24 - MB here
+  uint32_t q = m >> shift;
+  const uint32_t rem = m & ((1u << shift) - 1u);
+  const uint32_t half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (q & 1u))) ++q;  // may become 1 << MB = min normal: correct
+  return q;
+}
+
+// Finite, non-NaN magnitude code (sign stripped) of a small float -> float bits (exact).
+template <int MB, int BIAS>
+HIPATTN_HOST_DEVICE constexpr uint32_t mini_abs_to_f32(uint32_t mag) {
+  const uint32_t e = mag >> MB;
+  const uint32_t m = mag & ((1u << MB) - 1u);
+  if (e == 0) {  // zero / subnormal: m * 2^(1-BIAS-MB), exact and a normal float
+    constexpr float kUnit = __builtin_bit_cast(float, static_cast<uint32_t>(128 - BIAS - MB) << 23);
+    return __builtin_bit_cast(uint32_t, static_cast<float>(m) * kUnit);
+  }
+  return ((e + static_cast<uint32_t>(127 - BIAS)) << 23) | (m << (23u - MB));
+}
+
+}  // namespace detail
+
+// OCP FP8 E4M3 ("e4m3fn") value held as its 8 raw bits.
+struct fp8_e4m3fn_t {
+  uint8_t bits;
+
+  static constexpr float kMax = 448.0f;
+
+  // The value whose encoding is `b` (no conversion).
+  HIPATTN_HOST_DEVICE static constexpr fp8_e4m3fn_t from_bits(uint32_t b) {
+    return fp8_e4m3fn_t{static_cast<uint8_t>(b)};
+  }
+
+  // float -> e4m3fn, RNE, saturating to +-448, NaN -> 0x7f | sign (rules at the top of the file).
+  HIPATTN_HOST_DEVICE static constexpr fp8_e4m3fn_t from_float(float f) {
+    const uint32_t x = __builtin_bit_cast(uint32_t, f);
+    const uint32_t sign = (x >> 24) & 0x80u;
+    const uint32_t ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return from_bits(sign | 0x7fu);  // NaN
+    if (ax >= 0x43e00000u) return from_bits(sign | 0x7eu);  // >= 448 (incl. inf): saturate
+    return from_bits(sign | detail::f32_abs_to_mini<3, 7>(ax));
+  }
+
+  // Exact e4m3fn -> float.
+  HIPATTN_HOST_DEVICE constexpr float to_float() const {
+    const uint32_t sign = static_cast<uint32_t>(bits & 0x80u) << 24;
+    const uint32_t mag = bits & 0x7fu;
+    if (mag == 0x7fu) return __builtin_bit_cast(float, sign | 0x7fc00000u);  // NaN
+    return __builtin_bit_cast(float, sign | detail::mini_abs_to_f32<3, 7>(mag));
+  }
+
+  HIPATTN_HOST_DEVICE explicit constexpr operator float() const { return to_float(); }
+};
+
+// AMD FP8 E4M3 "fnuz" value held as its 8 raw bits.
+struct fp8_e4m3fnuz_t {
+  uint8_t bits;
+
+  static constexpr float kMax = 240.0f;
+
+  // The value whose encoding is `b` (no conversion).
+  HIPATTN_HOST_DEVICE static constexpr fp8_e4m3fnuz_t from_bits(uint32_t b) {
+    return fp8_e4m3fnuz_t{static_cast<uint8_t>(b)};
+  }
+
+  // float -> e4m3fnuz, RNE, saturating to +-240, NaN -> 0x80, no -0 (rules at the top of the file).
+  HIPATTN_HOST_DEVICE static constexpr fp8_e4m3fnuz_t from_float(float f) {
+    const uint32_t x = __builtin_bit_cast(uint32_t, f);
+    const uint32_t ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return from_bits(0x80u);  // NaN
+    uint32_t mag = ax >= 0x43700000u ? 0x7fu : detail::f32_abs_to_mini<3, 8>(ax);  // >= 240: sat
+    if (mag == 0) return from_bits(0);  // no negative zero
+    return from_bits(((x >> 24) & 0x80u) | mag);
+  }
+
+  // Exact e4m3fnuz -> float.
+  HIPATTN_HOST_DEVICE constexpr float to_float() const {
+    if (bits == 0x80u) return __builtin_bit_cast(float, 0x7fc00000u);  // NaN
+    const uint32_t sign = static_cast<uint32_t>(bits & 0x80u) << 24;
+    return __builtin_bit_cast(float, sign | detail::mini_abs_to_f32<3, 8>(bits & 0x7fu));
+  }
+
+  HIPATTN_HOST_DEVICE explicit constexpr operator float() const { return to_float(); }
+};
+
+// fp8 -> float (exact).
+HIPATTN_HOST_DEVICE constexpr float to_float(fp8_e4m3fn_t x) { return x.to_float(); }
+HIPATTN_HOST_DEVICE constexpr float to_float(fp8_e4m3fnuz_t x) { return x.to_float(); }
+
+// float -> T, one explicit specialization per numeric type (declared again by each type's header).
+template <class T>
+HIPATTN_HOST_DEVICE constexpr T from_float(float f);
+
+template <>
+HIPATTN_HOST_DEVICE constexpr fp8_e4m3fn_t from_float<fp8_e4m3fn_t>(float f) {
+  return fp8_e4m3fn_t::from_float(f);
+}
+template <>
+HIPATTN_HOST_DEVICE constexpr fp8_e4m3fnuz_t from_float<fp8_e4m3fnuz_t>(float f) {
+  return fp8_e4m3fnuz_t::from_float(f);
+}
+
+}  // namespace hipattn

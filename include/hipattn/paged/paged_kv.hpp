@@ -1,0 +1,65 @@
+// hipattn/paged/paged_kv.hpp: a paged KV cache seen through a block table.
+//
+// Cache tensors are [num_blocks, block_size, num_kv_heads, head_size] (NHD) or
+// [num_blocks, num_kv_heads, block_size, head_size] (HND): the three strides say which. Offsets are
+// computed in `Offset` (int64_t whenever num_blocks * block_stride can pass 2^31 elements; the host
+// decides with needs_64bit_offsets). The page size is a runtime value; kPageSize > 0 makes it a
+// compile-time constant (fast paths 16, 32, 64, 128), kPageSize == 0 divides with FastDivmod.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/numeric/fast_div.hpp"
+#include "hipattn/platform/config.hpp"
+
+namespace hipattn {
+
+enum class KvScaleMode : uint8_t;
+
+template <class Offset, int kPageSize = 0>
+struct PagedKvView {
+  const void* k = nullptr;  // cache base pointers (element type known to the caller)
+  const void* v = nullptr;
+  int64_t k_stride_block = 0, k_stride_slot = 0, k_stride_head = 0;
+  int64_t v_stride_block = 0, v_stride_slot = 0, v_stride_head = 0;
+  const float* k_scale = nullptr;  // per (slot, head) scales, or null
+  const float* v_scale = nullptr;
+  int64_t s_stride_block = 0, s_stride_slot = 0, s_stride_head = 0;
+  const int32_t* block_table = nullptr;  // [num_seqs, block_table_stride]
+  int64_t block_table_stride = 0;
+  int32_t page_size = 0;
+  FastDivmod page_div;  // used when kPageSize == 0
+
+  // (page, slot) of key j.
+  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void locate(int32_t j, int32_t& page, int32_t& slot) const {
+    if constexpr (kPageSize > 0) {
+      page = j / kPageSize;
+      slot = j % kPageSize;
+    } else {
+      uint32_t q, r;
+      page_div.divmod(static_cast<uint32_t>(j), q, r);
+      page = static_cast<int32_t>(q);
+      slot = static_cast<int32_t>(r);
+    }
+  }
+  // Physical block of logical page `page` of sequence `seq`.
+  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE int32_t physical_block(int32_t seq, int32_t page) const {
+    return block_table[static_cast<int64_t>(seq) * block_table_stride + page];
+  }
+  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE Offset k_offset(int32_t blk, int32_t slot, int32_t kvh) const {
+    return static_cast<Offset>(blk) * static_cast<Offset>(k_stride_block) +
+           static_cast<Offset>(slot) * static_cast<Offset>(k_stride_slot) +
+           static_cast<Offset>(kvh) * static_cast<Offset>(k_stride_head);
+  }
+  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE Offset v_offset(int32_t blk, int32_t slot, int32_t kvh) const {
+    return static_cast<Offset>(blk) * static_cast<Offset>(v_stride_block) +
+           static_cast<Offset>(slot) * static_cast<Offset>(v_stride_slot) +
+           static_cast<Offset>(kvh) * static_cast<Offset>(v_stride_head);
+  }
+  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE Offset scale_offset(int32_t blk, int32_t slot, int32_t kvh) const {
+    return static_cast<Offset>(blk) * static_cast<Offset>(s_stride_block) +
+           static_cast<Offset>(slot) * static_cast<Offset>(s_stride_slot) +
+           static_cast<Offset>(kvh) * static_cast<Offset>(s_stride_head);
+  }
+};
+
+}  // namespace hipattn

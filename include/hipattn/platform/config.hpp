@@ -1,0 +1,45 @@
+// hipattn/platform/config.hpp: compiler/backend detection and the function-qualifier macros.
+//
+// Three ways to compile the same headers:
+//   HIP  (clang / hipcc, -x hip):   HIPATTN_BACKEND_HIP  = 1
+//   CUDA (nvcc):                    HIPATTN_BACKEND_CUDA = 1
+//   host (g++ / clang++ plain C++): HIPATTN_BACKEND_HOST = 1 (reference, validation, planners only)
+#pragma once
+
+#if defined(__HIP__) || defined(__HIPCC__)
+#define HIPATTN_BACKEND_HIP 1
+#elif defined(__CUDACC__)
+#define HIPATTN_BACKEND_CUDA 1
+#else
+#define HIPATTN_BACKEND_HOST 1
+#endif
+
+#if defined(HIPATTN_BACKEND_HIP) || defined(HIPATTN_BACKEND_CUDA)
+#define HIPATTN_HAS_DEVICE 1
+#define HIPATTN_HOST_DEVICE __host__ __device__
+#define HIPATTN_DEVICE __device__
+#define HIPATTN_GLOBAL __global__
+#define HIPATTN_FORCEINLINE __forceinline__
+#else
+#define HIPATTN_HOST_DEVICE
+#define HIPATTN_DEVICE
+#define HIPATTN_GLOBAL
+#define HIPATTN_FORCEINLINE inline __attribute__((always_inline))
+#endif
+
+// True while compiling device code (the device pass of clang-HIP or nvcc).
+#if (defined(HIPATTN_BACKEND_HIP) && defined(__HIP_DEVICE_COMPILE__)) || \
+    (defined(HIPATTN_BACKEND_CUDA) && defined(__CUDA_ARCH__))
+#define HIPATTN_DEVICE_PASS 1
+#endif
+
+// The one place that names the hardware targets. Everything else asks platform/target.hpp.
+#if defined(HIPATTN_DEVICE_PASS) && defined(__gfx950__)
+#define HIPATTN_TARGET_GFX950 1
+#elif defined(HIPATTN_DEVICE_PASS) && defined(__gfx942__)
+#define HIPATTN_TARGET_GFX942 1
+#elif defined(HIPATTN_DEVICE_PASS) && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+#define HIPATTN_TARGET_SM90 1
+#elif defined(HIPATTN_DEVICE_PASS)
+#define HIPATTN_TARGET_OTHER_DEVICE 1
+#endif

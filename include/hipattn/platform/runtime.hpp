@@ -1,0 +1,143 @@
+// hipattn/platform/runtime.hpp: one runtime vocabulary over the HIP runtime and the CUDA runtime.
+//
+// On AMD this is a thin alias layer over <hip/hip_runtime.h>. On NVIDIA it is our own shim over
+// <cuda_runtime.h> (Debian's HIP-on-NVIDIA headers do not build with CUDA 13). Kernel launches use
+// the triple-chevron syntax, which both compilers accept. In a host-only build this header is empty.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "hipattn/platform/config.hpp"
+#include "hipattn/platform/error.hpp"
+#include "hipattn/platform/target.hpp"
+
+#if defined(HIPATTN_BACKEND_HIP)
+#include <hip/hip_runtime.h>
+#elif defined(HIPATTN_BACKEND_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+#if defined(HIPATTN_HAS_DEVICE)
+namespace hipattn::rt {
+
+#if defined(HIPATTN_BACKEND_HIP)
+using error_t = hipError_t;
+using stream_t = hipStream_t;
+using event_t = hipEvent_t;
+inline constexpr error_t success = hipSuccess;
+inline const char* error_string(error_t e) { return hipGetErrorString(e); }
+inline error_t get_last_error() { return hipGetLastError(); }
+inline error_t malloc_device(void** p, size_t n) { return hipMalloc(p, n); }
+inline error_t free_device(void* p) { return hipFree(p); }
+inline error_t memcpy_h2d(void* d, const void* s, size_t n) { return hipMemcpy(d, s, n, hipMemcpyHostToDevice); }
+inline error_t memcpy_d2h(void* d, const void* s, size_t n) { return hipMemcpy(d, s, n, hipMemcpyDeviceToHost); }
+inline error_t memcpy_d2d_async(void* d, const void* s, size_t n, stream_t st) {
+  return hipMemcpyAsync(d, s, n, hipMemcpyDeviceToDevice, st);
+}
+inline error_t memset_async(void* d, int v, size_t n, stream_t st) { return hipMemsetAsync(d, v, n, st); }
+inline error_t device_synchronize() { return hipDeviceSynchronize(); }
+inline error_t stream_synchronize(stream_t s) { return hipStreamSynchronize(s); }
+inline error_t event_create(event_t* e) { return hipEventCreate(e); }
+inline error_t event_destroy(event_t e) { return hipEventDestroy(e); }
+inline error_t event_record(event_t e, stream_t s) { return hipEventRecord(e, s); }
+inline error_t event_synchronize(event_t e) { return hipEventSynchronize(e); }
+inline error_t event_elapsed_ms(float* ms, event_t a, event_t b) { return hipEventElapsedTime(ms, a, b); }
+inline error_t get_device(int* d) { return hipGetDevice(d); }
+inline error_t get_device_count(int* n) { return hipGetDeviceCount(n); }
+#else
+using error_t = cudaError_t;
+using stream_t = cudaStream_t;
+using event_t = cudaEvent_t;
+inline constexpr error_t success = cudaSuccess;
+inline const char* error_string(error_t e) { return cudaGetErrorString(e); }
+inline error_t get_last_error() { return cudaGetLastError(); }
+inline error_t malloc_device(void** p, size_t n) { return cudaMalloc(p, n); }
+inline error_t free_device(void* p) { return cudaFree(p); }
+inline error_t memcpy_h2d(void* d, const void* s, size_t n) { return cudaMemcpy(d, s, n, cudaMemcpyHostToDevice); }
+inline error_t memcpy_d2h(void* d, const void* s, size_t n) { return cudaMemcpy(d, s, n, cudaMemcpyDeviceToHost); }
+inline error_t memcpy_d2d_async(void* d, const void* s, size_t n, stream_t st) {
+  return cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, st);
+}
+inline error_t memset_async(void* d, int v, size_t n, stream_t st) { return cudaMemsetAsync(d, v, n, st); }
+inline error_t device_synchronize() { return cudaDeviceSynchronize(); }
+inline error_t stream_synchronize(stream_t s) { return cudaStreamSynchronize(s); }
+inline error_t event_create(event_t* e) { return cudaEventCreate(e); }
+inline error_t event_destroy(event_t e) { return cudaEventDestroy(e); }
+inline error_t event_record(event_t e, stream_t s) { return cudaEventRecord(e, s); }
+inline error_t event_synchronize(event_t e) { return cudaEventSynchronize(e); }
+inline error_t event_elapsed_ms(float* ms, event_t a, event_t b) { return cudaEventElapsedTime(ms, a, b); }
+inline error_t get_device(int* d) { return cudaGetDevice(d); }
+inline error_t get_device_count(int* n) { return cudaGetDeviceCount(n); }
+#endif
+
+// Throw hipattn::Error{runtime} naming the failing call, file and line, and the runtime's message.
+inline void check(error_t e, const char* call, const char* file, int line) {
+  if (e != success) {
+    throw Error(ErrorCode::runtime, call,
+                std::string(error_string(e)) + " (" + file + ":" + std::to_string(line) + ")");
+  }
+}
+
+// What the kernels and the dispatcher need to know about a device.
+struct DeviceProperties {
+  int device = 0;
+  Target target = Target::other;
+  std::string arch_name;           // "gfx942", "gfx950", "sm_90", ...
+  int multiprocessor_count = 0;    // CUs on AMD, SMs on NVIDIA
+  size_t lds_per_block_optin = 0;  // the most shared memory one block may opt in to, bytes
+  size_t l2_bytes = 0;
+  int wave_size = 0;
+};
+
+// Properties of device `device` (the current device when -1).
+inline DeviceProperties device_properties(int device = -1);
+
+// Raise the dynamic shared-memory limit of `kernel` to `bytes` (needed above 48 KiB on NVIDIA).
+template <class Kernel>
+inline error_t set_max_dynamic_shared(Kernel kernel, int bytes) {
+#if defined(HIPATTN_BACKEND_HIP)
+  return hipFuncSetAttribute(reinterpret_cast<const void*>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
+#else
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+#endif
+}
+
+}  // namespace hipattn::rt
+
+#define HIPATTN_CHECK(call) ::hipattn::rt::check((call), #call, __FILE__, __LINE__)
+// Check the launch that just happened (configuration errors surface here).
+#define HIPATTN_CHECK_LAUNCH() ::hipattn::rt::check(::hipattn::rt::get_last_error(), "kernel launch", __FILE__, __LINE__)
+
+namespace hipattn::rt {
+inline DeviceProperties device_properties(int device) {
+  DeviceProperties p;
+  if (device < 0) HIPATTN_CHECK(get_device(&device));
+  p.device = device;
+#if defined(HIPATTN_BACKEND_HIP)
+  hipDeviceProp_t prop;
+  HIPATTN_CHECK(hipGetDeviceProperties(&prop, device));
+  p.arch_name = prop.gcnArchName;
+  p.multiprocessor_count = prop.multiProcessorCount;
+  p.lds_per_block_optin = prop.sharedMemPerBlock;
+  p.l2_bytes = static_cast<size_t>(prop.l2CacheSize);
+  p.wave_size = prop.warpSize;
+#else
+  int major = 0, minor = 0, sms = 0, optin = 0, l2 = 0, warp = 0;
+  HIPATTN_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  HIPATTN_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  HIPATTN_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  HIPATTN_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  HIPATTN_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  HIPATTN_CHECK(cudaDeviceGetAttribute(&warp, cudaDevAttrWarpSize, device));
+  p.arch_name = "sm_" + std::to_string(major) + std::to_string(minor);
+  p.multiprocessor_count = sms;
+  p.lds_per_block_optin = static_cast<size_t>(optin);
+  p.l2_bytes = static_cast<size_t>(l2);
+  p.wave_size = warp;
+#endif
+  p.target = target_from_arch_name(p.arch_name);
+  return p;
+}
+}  // namespace hipattn::rt
+#endif  // HIPATTN_HAS_DEVICE

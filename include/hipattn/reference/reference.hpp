@@ -1,0 +1,6 @@
+// hipattn/reference/reference.hpp: umbrella header of the float64 host references (attention, merge, MLA decode).
+#pragma once
+
+#include "hipattn/reference/merge.hpp"
+#include "hipattn/reference/mla_decode.hpp"
+#include "hipattn/reference/unified_attention.hpp"

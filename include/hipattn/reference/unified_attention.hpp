@@ -1,0 +1,218 @@
+// hipattn/reference/unified_attention.hpp: float64 host reference of unified paged attention (the parity oracle).
+//
+// Follows ALGORITHM.md sections 1-3 literally: one query, one head at a time, the logit order
+// (dot -> softcap -> mask -> ALiBi -> QQ-bias), a two-pass softmax with the sink in the denominator.
+// Every input is read through hipattn::load_as_float by dtype, everything after the load is double.
+// Masked keys (and keys >= kv_len, and padded block-table entries) are never read.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "hipattn/dispatch/unified_params.hpp"
+#include "hipattn/numeric/numeric.hpp"
+#include "hipattn/platform/error.hpp"
+
+namespace hipattn::reference {
+
+// Outputs of a reference run, in double. out: [num_tokens][num_q_heads][head_size] (contiguous);
+// lse: [num_q_heads][num_tokens] (contiguous), natural log, -inf for a query that saw nothing.
+struct AttentionResult {
+  std::vector<double> out;  // [num_tokens][num_q_heads][head_size]
+  std::vector<double> lse;  // [num_q_heads][num_tokens]
+};
+
+// The keys a query may see, before any range restriction: the half-open interval [begin, end).
+// Empty when begin >= end.
+struct KeyRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+// Visible keys of a query at absolute position `pos` in a sequence of `kv_len` keys (ALGORITHM.md 2, step 3):
+// [0, kv_len) intersected with j <= pos (causal) and j >= pos - window_left (window_left >= 0).
+inline KeyRange visible_keys(const UnifiedAttentionParams& p, int64_t pos, int64_t kv_len) {
+  KeyRange r{0, kv_len};
+  if (p.causal) r.end = std::min(r.end, pos + 1);
+  if (p.window_left >= 0) r.begin = std::max<int64_t>(r.begin, pos - p.window_left);
+  if (r.end < r.begin) r.end = r.begin;
+  return r;
+}
+
+namespace detail {
+
+inline void require(bool ok, const char* field, const char* message) {
+  if (!ok) throw Error(ErrorCode::invalid_argument, field, message);
+}
+
+// The checks the reference needs to not read out of bounds; full validation is the dispatcher's job.
+inline void check_params(const UnifiedAttentionParams& p) {
+  require(p.q != nullptr, "q", "null");
+  require(p.k_cache != nullptr && p.v_cache != nullptr, "k_cache/v_cache", "null");
+  require(p.cu_seqlens_q != nullptr, "cu_seqlens_q", "null");
+  require(p.seq_lens_k != nullptr, "seq_lens_k", "null");
+  require(p.block_table != nullptr, "block_table", "null");
+  require(p.num_seqs >= 0 && p.num_tokens >= 0, "num_seqs/num_tokens", "negative");
+  require(p.num_q_heads > 0 && p.num_kv_heads > 0, "num_q_heads/num_kv_heads", "must be > 0");
+  require(p.num_q_heads % p.num_kv_heads == 0, "num_q_heads", "not a multiple of num_kv_heads");
+  require(p.head_size > 0, "head_size", "must be > 0");
+  require(p.block_size > 0, "block_size", "must be > 0");
+  require(p.q_dtype == DType::f16 || p.q_dtype == DType::bf16, "q_dtype", "must be fp16 or bf16");
+  require(p.cu_seqlens_q[0] == 0 && p.cu_seqlens_q[p.num_seqs] == p.num_tokens, "cu_seqlens_q",
+          "must start at 0 and end at num_tokens");
+  if (is_fp8(p.kv_dtype) && p.kv_scale_mode != KvScaleMode::none)
+    require(p.k_scale != nullptr && p.v_scale != nullptr, "k_scale/v_scale", "null with a scale mode");
+}
+
+// The scale of one (slot, kv head) of K or V: 1 unless the cache is fp8 with a scale mode.
+inline double kv_scale(const UnifiedAttentionParams& p, const float* scale, int64_t blk, int64_t slot, int64_t kvh) {
+  if (!is_fp8(p.kv_dtype)) return 1.0;
+  switch (p.kv_scale_mode) {
+    case KvScaleMode::none: return 1.0;
+    case KvScaleMode::per_tensor: return double(scale[0]);
+    case KvScaleMode::per_token_head:
+      return double(scale[blk * p.scale_stride_block + slot * p.scale_stride_slot + kvh * p.scale_stride_head]);
+  }
+  return 1.0;
+}
+
+// Softmax of `scores` (the logits of the visible keys, in key order) with an optional sink, weighting the
+// value rows given by `value(k, d)` (k indexes `scores`). Writes `out[0, dv)` and returns the LSE.
+// No key and no sink: out = 0, LSE = -inf. All logits -inf and no sink: the same (nothing has weight).
+template <class ValueFn>
+double softmax_weighted_sum(const std::vector<double>& scores, bool has_sink, double sink, int dv, ValueFn&& value,
+                            double* out) {
+  constexpr double neg_inf = -std::numeric_limits<double>::infinity();
+  double m = has_sink ? sink : neg_inf;
+  for (double s : scores) {
+    if (std::isnan(s)) {  // a NaN logit of a visible key poisons the row, as it would in any kernel
+      std::fill(out, out + dv, s);
+      return s;
+    }
+    m = std::max(m, s);
+  }
+  std::fill(out, out + dv, 0.0);
+  if (m == neg_inf) return neg_inf;
+  double denom = has_sink ? std::exp(sink - m) : 0.0;
+  std::vector<double> acc(size_t(dv), 0.0);
+  for (size_t k = 0; k < scores.size(); ++k) {
+    const double w = std::exp(scores[k] - m);
+    if (w == 0.0) continue;  // a -inf logit (e.g. from a -inf QQ-bias) carries no weight: its V is not read
+    denom += w;
+    for (int d = 0; d < dv; ++d) acc[size_t(d)] += w * value(k, d);
+  }
+  for (int d = 0; d < dv; ++d) out[d] = acc[size_t(d)] / denom;
+  return m + std::log(denom);
+}
+
+// One (query token, q head) over keys j in [kv_begin, kv_end) of its sequence, with or without the sink.
+inline void attend_one(const UnifiedAttentionParams& p, int32_t b, int32_t i, int32_t h, int64_t kv_begin,
+                       int64_t kv_end, bool with_sink, double* out, double& lse) {
+  const int64_t q0 = p.cu_seqlens_q[b];
+  const int64_t q_len = int64_t(p.cu_seqlens_q[b + 1]) - q0;
+  const int64_t kv_len = p.seq_lens_k[b];
+  const int64_t context_len = kv_len - q_len;
+  const int64_t t = q0 + i;
+  const int64_t pos = context_len + i;
+  const int32_t group = p.num_q_heads / p.num_kv_heads;
+  const int64_t kvh = h / group;
+  const int D = p.head_size;
+
+  std::vector<double> q(static_cast<size_t>(D));
+  for (int d = 0; d < D; ++d)
+    q[size_t(d)] = double(load_as_float(p.q, p.q_dtype, t * p.q_stride_token + h * p.q_stride_head + d));
+
+  KeyRange r = visible_keys(p, pos, kv_len);
+  r.begin = std::max(r.begin, kv_begin);
+  r.end = std::min(r.end, kv_end);
+
+  std::vector<double> scores;
+  std::vector<int64_t> v_base;  // element offset of each visible key's V row
+  std::vector<double> v_mult;   // its V dequant scale
+  for (int64_t j = r.begin; j < r.end; ++j) {
+    const int64_t blk = p.block_table[int64_t(b) * p.block_table_stride + j / p.block_size];
+    const int64_t slot = j % p.block_size;
+    // 1. s = scale * q.k, k dequantized
+    const int64_t k_base = blk * p.k_stride_block + slot * p.k_stride_slot + kvh * p.k_stride_head;
+    const double ks = kv_scale(p, p.k_scale, blk, slot, kvh);
+    double dot = 0.0;
+    for (int d = 0; d < D; ++d) dot += q[size_t(d)] * (double(load_as_float(p.k_cache, p.kv_dtype, k_base + d)) * ks);
+    double s = double(p.scale) * dot;
+    // 2. softcap
+    if (p.softcap > 0.f) s = double(p.softcap) * std::tanh(s / double(p.softcap));
+    // 3. mask: already applied (j ranges over the visible keys only)
+    // 4. ALiBi
+    if (p.alibi_slopes != nullptr) s += double(p.alibi_slopes[h]) * double(j - pos);
+    // 5. QQ-bias among the sequence's own new tokens
+    if (p.qq_bias != nullptr) {
+      const int64_t rr = j - context_len - 1;
+      if (rr >= 0 && rr < p.qq_bias_stride) s += double(p.qq_bias[int64_t(i) * p.qq_bias_stride + rr]);
+    }
+    scores.push_back(s);
+    v_base.push_back(blk * p.v_stride_block + slot * p.v_stride_slot + kvh * p.v_stride_head);
+    v_mult.push_back(kv_scale(p, p.v_scale, blk, slot, kvh));
+  }
+
+  const bool has_sink = with_sink && p.sinks != nullptr;
+  const double sink = has_sink ? double(p.sinks[h]) : 0.0;
+  lse = softmax_weighted_sum(
+      scores, has_sink, sink, D,
+      [&](size_t k, int d) { return double(load_as_float(p.v_cache, p.kv_dtype, v_base[k] + d)) * v_mult[k]; }, out);
+}
+
+inline AttentionResult run(const UnifiedAttentionParams& p, int64_t kv_begin, int64_t kv_end, bool with_sink) {
+  check_params(p);
+  const int64_t T = p.num_tokens, H = p.num_q_heads, D = p.head_size;
+  AttentionResult res;
+  res.out.assign(size_t(T * H * D), 0.0);
+  res.lse.assign(size_t(H * T), -std::numeric_limits<double>::infinity());
+  for (int32_t b = 0; b < p.num_seqs; ++b) {
+    const int32_t q0 = p.cu_seqlens_q[b];
+    const int32_t q_len = p.cu_seqlens_q[b + 1] - q0;
+    for (int32_t i = 0; i < q_len; ++i)
+      for (int32_t h = 0; h < p.num_q_heads; ++h) {
+        const int64_t t = q0 + i;
+        attend_one(p, b, i, h, kv_begin, kv_end, with_sink, &res.out[size_t((t * H + h) * D)],
+                   res.lse[size_t(h * T + t)]);
+      }
+  }
+  return res;
+}
+
+}  // namespace detail
+
+// The full unified attention of `p` (host pointers), sinks included; reads p's inputs, does not write p.out.
+inline AttentionResult unified_attention(const UnifiedAttentionParams& p) {
+  return detail::run(p, 0, std::numeric_limits<int64_t>::max(), true);
+}
+
+// A partial state: the same restricted to keys j in [kv_begin, kv_end) of every sequence, WITHOUT sinks.
+// out is normalized within the range, lse is the range's LSE (-inf where the range holds no visible key).
+// The full result equals the merge of range results whose ranges partition [0, max kv_len), plus the sink:
+// merge_results(parts, p.num_tokens, p.num_q_heads, p.head_size, p.sinks) (reference/merge.hpp); the sink
+// enters once, in the merge.
+inline AttentionResult unified_attention_range(const UnifiedAttentionParams& p, int kv_begin, int kv_end) {
+  return detail::run(p, kv_begin, kv_end, false);
+}
+
+// Writes a result into p.out (q_dtype, via store_from_float, strides o_stride_token / o_stride_head) and,
+// when p.lse != null, into p.lse[h * lse_stride_head + t] as float.
+inline void write_outputs(const AttentionResult& r, const UnifiedAttentionParams& p) {
+  const int64_t T = p.num_tokens, H = p.num_q_heads, D = p.head_size;
+  detail::require(r.out.size() == size_t(T * H * D) && r.lse.size() == size_t(H * T), "result",
+                  "shape does not match the params");
+  detail::require(p.out != nullptr, "out", "null");
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t d = 0; d < D; ++d)
+        store_from_float(p.out, p.q_dtype, t * p.o_stride_token + h * p.o_stride_head + d,
+                         float(r.out[size_t((t * H + h) * D + d)]));
+  if (p.lse != nullptr)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t) p.lse[h * p.lse_stride_head + t] = float(r.lse[size_t(h * T + t)]);
+}
+
+}  // namespace hipattn::reference
