@@ -5,7 +5,8 @@
 #
 # DIR defaults to $HIPATTN_AMD_TOOLCHAIN_DIR, else <repo>/.cache/amd-toolchain.
 #
-# What it installs (Debian 12 "bookworm" host, amd64, run as root):
+# What it installs (Debian 12 "bookworm" host, amd64; root is only needed to
+# `apt-get install patchelf` from the system's sources when it is missing):
 #   * clang/lld/llvm 21 from Debian trixie-backports, with their runtime
 #     libraries (glibc, libstdc++, libLLVM, ...) from trixie;
 #   * a small trixie "sysroot" (libc6-dev, libstdc++-N-dev, libgcc-N-dev,
@@ -60,7 +61,7 @@ DIR=""
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
-    -h|--help) sed -n '2,45p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
     -*) die "unknown option: $arg" ;;
     *) [[ -z "$DIR" ]] || die "more than one DIR given"; DIR=$arg ;;
   esac
@@ -115,11 +116,11 @@ rm -f "$ENV_SH" "$ENV_CMAKE"   # env.sh is (re)written only after the self-test 
 # ----------------------------------------------------------------------------
 # Host checks
 # ----------------------------------------------------------------------------
-[[ $(id -u) == 0 ]] || die "must run as root (needs apt-get for patchelf and the _apt-free download)"
 command -v apt-get >/dev/null && command -v dpkg >/dev/null || die "apt-get/dpkg not found: a Debian host is required"
 [[ $(dpkg --print-architecture) == amd64 ]] || die "only amd64 hosts are supported (got $(dpkg --print-architecture))"
 
 if ! command -v patchelf >/dev/null; then
+  [[ $(id -u) == 0 ]] || die "patchelf is missing: install it (apt-get install patchelf) or run this script as root"
   msg "installing patchelf from the system's apt sources"
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends patchelf >/dev/null 2>&1 || {
     DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
@@ -265,7 +266,7 @@ deps_of() { papt_cache depends --important "$@" | awk '/^ / && $1 ~ /Depends:$/ 
 have_pkg() { [[ -n $(papt_cache policy "$1" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" { print $2 }') ]]; }
 
 # 1. the tools themselves (trixie-backports)
-TOOL_PKGS=(clang-$LLVM_MAJOR lld-$LLVM_MAJOR llvm-$LLVM_MAJOR libclang-common-$LLVM_MAJOR-dev)
+TOOL_PKGS=("clang-$LLVM_MAJOR" "lld-$LLVM_MAJOR" "llvm-$LLVM_MAJOR" "libclang-common-$LLVM_MAJOR-dev")
 for p in "${TOOL_PKGS[@]}"; do have_pkg "$p" || die "package $p not found in trixie-backports at $MIRROR"; done
 TOOL_DEPS=$(deps_of "${TOOL_PKGS[@]}")
 
@@ -290,7 +291,7 @@ done
 [[ ${#SYSROOT_PKGS[@]} -ge 4 ]] || die "could not determine the libc/libstdc++/libgcc dev packages from clang-$LLVM_MAJOR's dependencies"
 
 # 4. HIP headers, rocPRIM and device bitcode libraries (sid)
-SID_PKGS=(libamdhip64-dev librocprim-dev rocm-device-libs-$LLVM_MAJOR)
+SID_PKGS=(libamdhip64-dev librocprim-dev "rocm-device-libs-$LLVM_MAJOR")
 for p in "${SID_PKGS[@]}"; do
   [[ $(papt_cache policy "$p") == *" sid/main "* ]] || die "package $p not found in sid at $MIRROR"
 done

@@ -30,9 +30,9 @@
 # Toolchain lookup (first match wins):
 #   1. -DHIPATTN_AMD_CLANG=... (then also HIPATTN_AMD_READELF,
 #      HIPATTN_AMD_OBJDUMP, HIPATTN_AMD_CXXFLAGS) given as cache variables;
-#   2. ${HIPATTN_AMD_TOOLCHAIN_DIR}/env.cmake, written by .ci/amd-toolchain.sh.
-#      HIPATTN_AMD_TOOLCHAIN_DIR is a cache variable defaulting to the
-#      environment variable of that name, else <repo>/.cache/amd-toolchain.
+#   2. <dir>/env.cmake, written by .ci/amd-toolchain.sh, where <dir> is
+#      HIPATTN_AMD_TOOLCHAIN_DIR if non-empty, else the environment variable
+#      of that name, else <repo>/.cache/amd-toolchain.
 # HIPATTN_AMDGPU_FOUND tells whether a toolchain was found.
 
 # ---------------------------------------------------------------------------
@@ -57,7 +57,9 @@ if(CMAKE_SCRIPT_MODE_FILE AND HIPATTN_AMDGPU_DUMP)
 endif()
 
 include_guard(GLOBAL)
-cmake_minimum_required(VERSION 3.20)  # DEPFILE for Makefile generators
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  message(FATAL_ERROR "HipattnAmdgpu needs CMake >= 3.20 (DEPFILE with Makefile generators)")
+endif()
 
 # Policies are recorded when the function below is defined.
 if(POLICY CMP0116)
@@ -71,13 +73,20 @@ set(_HIPATTN_AMDGPU_RESOURCES_PY "${_HIPATTN_AMDGPU_REPO}/tools/amdgpu_resources
 # ---------------------------------------------------------------------------
 # Toolchain discovery
 # ---------------------------------------------------------------------------
-if(DEFINED ENV{HIPATTN_AMD_TOOLCHAIN_DIR} AND NOT "$ENV{HIPATTN_AMD_TOOLCHAIN_DIR}" STREQUAL "")
-  set(_hipattn_amd_default_dir "$ENV{HIPATTN_AMD_TOOLCHAIN_DIR}")
+# The toolchain dir: ${HIPATTN_AMD_TOOLCHAIN_DIR} if non-empty (cache or normal
+# variable; the top-level CMakeLists may declare it empty), else the
+# environment variable, else <repo>/.cache/amd-toolchain.
+if(NOT "${HIPATTN_AMD_TOOLCHAIN_DIR}" STREQUAL "")
+  set(_hipattn_amd_dir "${HIPATTN_AMD_TOOLCHAIN_DIR}")
+elseif(NOT "$ENV{HIPATTN_AMD_TOOLCHAIN_DIR}" STREQUAL "")
+  set(_hipattn_amd_dir "$ENV{HIPATTN_AMD_TOOLCHAIN_DIR}")
 else()
-  set(_hipattn_amd_default_dir "${_HIPATTN_AMDGPU_REPO}/.cache/amd-toolchain")
+  set(_hipattn_amd_dir "${_HIPATTN_AMDGPU_REPO}/.cache/amd-toolchain")
 endif()
-set(HIPATTN_AMD_TOOLCHAIN_DIR "${_hipattn_amd_default_dir}" CACHE PATH
-    "Directory of the AMDGPU toolchain installed by .ci/amd-toolchain.sh")
+if(NOT DEFINED HIPATTN_AMD_TOOLCHAIN_DIR)
+  set(HIPATTN_AMD_TOOLCHAIN_DIR "" CACHE PATH
+      "Directory of the AMDGPU toolchain installed by .ci/amd-toolchain.sh (empty: the environment variable of that name, else <repo>/.cache/amd-toolchain)")
+endif()
 
 set(HIPATTN_AMDGPU_FOUND FALSE)
 if(HIPATTN_AMD_CLANG)
@@ -88,22 +97,38 @@ if(HIPATTN_AMD_CLANG)
     endif()
   endforeach()
   set(HIPATTN_AMDGPU_FOUND TRUE)
-elseif(EXISTS "${HIPATTN_AMD_TOOLCHAIN_DIR}/env.cmake")
-  include("${HIPATTN_AMD_TOOLCHAIN_DIR}/env.cmake")
+elseif(EXISTS "${_hipattn_amd_dir}/env.cmake")
+  # env.cmake sets HIPATTN_AMD_* (including HIPATTN_AMD_TOOLCHAIN_DIR) as
+  # normal variables in this scope.
+  include("${_hipattn_amd_dir}/env.cmake")
   # Re-configure when the toolchain is reinstalled.
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${HIPATTN_AMD_TOOLCHAIN_DIR}/env.cmake")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_hipattn_amd_dir}/env.cmake")
   if(EXISTS "${HIPATTN_AMD_CLANG}")
     set(HIPATTN_AMDGPU_FOUND TRUE)
   endif()
 endif()
 
 if(HIPATTN_AMDGPU_FOUND)
-  message(STATUS "HipattnAmdgpu: clang ${HIPATTN_AMD_CLANG_VERSION} at ${HIPATTN_AMD_CLANG}"
-                 " (HIP ${HIPATTN_AMD_HIP_VERSION}, rocPRIM ${HIPATTN_AMD_ROCPRIM_VERSION})")
+  if(HIPATTN_AMD_CLANG_VERSION)  # from env.cmake
+    message(STATUS "HipattnAmdgpu: clang ${HIPATTN_AMD_CLANG_VERSION} at ${HIPATTN_AMD_CLANG}"
+                   " (HIP ${HIPATTN_AMD_HIP_VERSION}, rocPRIM ${HIPATTN_AMD_ROCPRIM_VERSION})")
+  else()
+    message(STATUS "HipattnAmdgpu: clang at ${HIPATTN_AMD_CLANG}")
+  endif()
 else()
-  message(STATUS "HipattnAmdgpu: no AMDGPU toolchain in ${HIPATTN_AMD_TOOLCHAIN_DIR} "
-                 "(run: bash .ci/amd-toolchain.sh ${HIPATTN_AMD_TOOLCHAIN_DIR})")
+  message(STATUS "HipattnAmdgpu: no AMDGPU toolchain in ${_hipattn_amd_dir} "
+                 "(run: bash .ci/amd-toolchain.sh ${_hipattn_amd_dir})")
 endif()
+
+# The function may be called from any directory (the module is included once,
+# globally), so it reads the toolchain from global properties.
+set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_FOUND "${HIPATTN_AMDGPU_FOUND}")
+set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_DIR "${_hipattn_amd_dir}")
+set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_MODULE "${_HIPATTN_AMDGPU_MODULE}")
+set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_RESOURCES_PY "${_HIPATTN_AMDGPU_RESOURCES_PY}")
+foreach(_v CLANG READELF OBJDUMP CXXFLAGS)
+  set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_${_v} "${HIPATTN_AMD_${_v}}")
+endforeach()
 
 # ---------------------------------------------------------------------------
 # hipattn_amdgpu_code_objects(NAME <name> SOURCE <file> TARGETS <gfx>...
@@ -120,9 +145,12 @@ function(hipattn_amdgpu_code_objects)
   if(NOT ARG_NAME OR NOT ARG_SOURCE OR NOT ARG_TARGETS)
     message(FATAL_ERROR "hipattn_amdgpu_code_objects: NAME, SOURCE and TARGETS are required")
   endif()
-  if(NOT HIPATTN_AMDGPU_FOUND)
+  foreach(v FOUND DIR MODULE RESOURCES_PY CLANG READELF OBJDUMP CXXFLAGS)
+    get_property(${v} GLOBAL PROPERTY _HIPATTN_AMDGPU_${v})
+  endforeach()
+  if(NOT FOUND)
     message(FATAL_ERROR "hipattn_amdgpu_code_objects(${ARG_NAME}): no AMDGPU toolchain found in "
-                        "'${HIPATTN_AMD_TOOLCHAIN_DIR}'. Run `bash .ci/amd-toolchain.sh` "
+                        "'${DIR}'. Run `bash .ci/amd-toolchain.sh` "
                         "(or set HIPATTN_AMD_TOOLCHAIN_DIR), or guard the call with "
                         "if(HIPATTN_AMDGPU_FOUND).")
   endif()
@@ -168,9 +196,9 @@ function(hipattn_amdgpu_code_objects)
     #    HIP compiles, so the depfile is requested from cc1 directly.
     add_custom_command(
       OUTPUT "${co}"
-      COMMAND "${HIPATTN_AMD_CLANG}" -x hip "--offload-arch=${gfx}"
+      COMMAND "${CLANG}" -x hip "--offload-arch=${gfx}"
               --cuda-device-only --no-gpu-bundle-output
-              -O3 -std=c++20 ${HIPATTN_AMD_CXXFLAGS} ${flags} ${ARG_OPTIONS}
+              -O3 -std=c++20 ${CXXFLAGS} ${flags} ${ARG_OPTIONS}
               -Xclang -dependency-file -Xclang "${depfile}" -Xclang -MT -Xclang "${co}"
               "${src}" -o "${co}"
       DEPENDS "${src}" ${extra_deps}
@@ -182,10 +210,10 @@ function(hipattn_amdgpu_code_objects)
     add_custom_command(
       OUTPUT "${base}.notes.txt" "${base}.s"
       COMMAND "${CMAKE_COMMAND}" -DHIPATTN_AMDGPU_DUMP=1
-              "-DREADELF=${HIPATTN_AMD_READELF}" "-DOBJDUMP=${HIPATTN_AMD_OBJDUMP}"
+              "-DREADELF=${READELF}" "-DOBJDUMP=${OBJDUMP}"
               "-DGFX=${gfx}" "-DCO=${co}" "-DNOTES=${base}.notes.txt" "-DASM=${base}.s"
-              -P "${_HIPATTN_AMDGPU_MODULE}"
-      DEPENDS "${co}" "${_HIPATTN_AMDGPU_MODULE}"
+              -P "${MODULE}"
+      DEPENDS "${co}" "${MODULE}"
       COMMENT "AMDGPU notes/disassembly ${ARG_NAME}-${gfx}"
       VERBATIM)
     list(APPEND outputs "${co}" "${base}.notes.txt" "${base}.s")
@@ -197,9 +225,9 @@ function(hipattn_amdgpu_code_objects)
     if(ARG_CHECK_RESOURCES)
       add_custom_command(
         OUTPUT "${base}.resources.txt"
-        COMMAND "${Python3_EXECUTABLE}" "${_HIPATTN_AMDGPU_RESOURCES_PY}" ${check_flags}
+        COMMAND "${Python3_EXECUTABLE}" "${RESOURCES_PY}" ${check_flags}
                 --output "${base}.resources.txt" "${base}.notes.txt"
-        DEPENDS "${base}.notes.txt" "${_HIPATTN_AMDGPU_RESOURCES_PY}"
+        DEPENDS "${base}.notes.txt" "${RESOURCES_PY}"
         COMMENT "AMDGPU resource check ${ARG_NAME}-${gfx}"
         VERBATIM)
       list(APPEND outputs "${base}.resources.txt")

@@ -339,8 +339,9 @@ struct Problem {
     p.alibi_slopes = alibi.data();
   }
   void enable_qq_bias(int64_t stride) {
-    qq.assign(size_t(p.max_seqlen_q * stride), 0.f);
-    for (float& x : qq) x = float(uniform(rng, -1.5, 1.5));
+    // [max_seqlen_q, stride] plus one trailing NaN row, so a read past the last column is seen
+    qq.assign(size_t((p.max_seqlen_q + 1) * stride), std::numeric_limits<float>::quiet_NaN());
+    for (size_t n = 0; n < size_t(p.max_seqlen_q * stride); ++n) qq[n] = float(uniform(rng, -1.5, 1.5));
     p.qq_bias = qq.data();
     p.qq_bias_stride = stride;
   }

@@ -30,6 +30,12 @@ inline size_t unified_attention_workspace_size(const UnifiedAttentionParams& p, 
 
 namespace detail {
 
+#if defined(HIPATTN_BACKEND_CUDA)
+inline constexpr int kBackendWave = 32;
+#else
+inline constexpr int kBackendWave = 64;
+#endif
+
 template <class Cfg>
 void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
                              rt::stream_t stream) {
@@ -185,6 +191,27 @@ void launch_unified_variant(const UnifiedAttentionParams& p, const UnifiedPlan& 
 
 }  // namespace detail
 
+// The instance groups the dispatcher can reach: (bf16?, kv kind, variant). Each group holds the head
+// sizes x tile kinds x {2D, 3D} kernels. A build that defines HIPATTN_UNIFIED_EXTERN_INSTANCES gets
+// extern declarations here and compiles the groups in separate translation units with
+// HIPATTN_UNIFIED_INSTANTIATE(group...) (see tests/instances/), so they build in parallel.
+#define HIPATTN_UNIFIED_INSTANCE_GROUPS(X)                                                                     \
+  X(false, same16, PlainVariant) X(false, e4m3fn, PlainVariant) X(false, e4m3fnuz, PlainVariant)             \
+  X(true, same16, PlainVariant) X(true, e4m3fn, PlainVariant) X(true, e4m3fnuz, PlainVariant)                \
+  X(false, same16, FullVariant) X(false, e4m3fn, FullVariant) X(false, e4m3fnuz, FullVariant)                \
+  X(true, same16, FullVariant) X(true, e4m3fn, FullVariant) X(true, e4m3fnuz, FullVariant)
+
+#define HIPATTN_UNIFIED_INSTANTIATE(BF16, KV, VARIANT)                                                         \
+  template void ::hipattn::detail::launch_unified_head<BF16, ::hipattn::KvKind::KV, ::hipattn::VARIANT,        \
+                                                       ::hipattn::detail::kBackendWave>(                       \
+      const ::hipattn::UnifiedAttentionParams&, const ::hipattn::UnifiedPlan&, void*, ::hipattn::rt::stream_t);
+
+#if defined(HIPATTN_UNIFIED_EXTERN_INSTANCES)
+#define HIPATTN_UNIFIED_EXTERN_(BF16, KV, VARIANT) extern HIPATTN_UNIFIED_INSTANTIATE(BF16, KV, VARIANT)
+HIPATTN_UNIFIED_INSTANCE_GROUPS(HIPATTN_UNIFIED_EXTERN_)
+#undef HIPATTN_UNIFIED_EXTERN_
+#endif
+
 // Run unified attention. `workspace` must hold unified_attention_workspace_size(p, opt) bytes
 // (16-byte aligned); it may be null when that size is 0.
 inline void unified_attention(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes,
@@ -199,11 +226,7 @@ inline void unified_attention(const UnifiedAttentionParams& p, void* workspace, 
     if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
       throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
   }
-#if defined(HIPATTN_BACKEND_CUDA)
-  constexpr int kWave = 32;
-#else
-  constexpr int kWave = 64;
-#endif
+  constexpr int kWave = detail::kBackendWave;
   if (props.wave_size != kWave)
     throw Error(ErrorCode::unsupported, "device", "wave size " + std::to_string(props.wave_size) + " of " +
                                                       props.arch_name + " does not match this build");

@@ -190,6 +190,8 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
   };
 
   // ---- per-lane row state ----
+  // Q fragments stay in registers up to d = 128; larger heads re-read Q from LDS at each k step.
+  constexpr bool kQInRegs = kD <= 128;
   typename WT::QFrag qf;
   typename WT::OFrag of;
   typename WT::SFrag sf;
@@ -216,7 +218,7 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
   }
   Arch::template copy_wait<kStages - 1>();  // Q has landed (the oldest group)
   Arch::sync();
-  WT::load_q(qf, lds_q, wm * WT::kRows);
+  if constexpr (kQInRegs) WT::load_q(qf, lds_q, wm * WT::kRows);
 
   for (int t = t_begin; t < t_end; ++t) {
     const int it = t - t_begin;
@@ -251,7 +253,8 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
 
     // S = Q K^T for this warp's keys
     const int key_w0 = wn * Cfg::kKN;  // first key of this warp within the tile
-    WT::qk(sf, qf, lk, key_w0);
+    if constexpr (kQInRegs) WT::qk(sf, qf, lk, key_w0);
+    else WT::qk_lds(sf, lds_q, wm * WT::kRows, lk, key_w0);
 
     // logits -> log2 domain, masks on edge tiles
     const bool edge = !range.is_interior(t);

@@ -5,6 +5,9 @@
 // Every input is read through hipattn::load_as_float by dtype, everything after the load is double.
 // Masked keys (and keys >= kv_len, and padded block-table entries) are never read.
 #pragma once
+#include <atomic>
+#include <thread>
+#include <utility>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -148,7 +151,7 @@ inline void attend_one(const UnifiedAttentionParams& p, int32_t b, int32_t i, in
     if (p.alibi_slopes != nullptr) s += double(p.alibi_slopes[h]) * double(j - pos);
     // 5. QQ-bias among the sequence's own new tokens
     if (p.qq_bias != nullptr) {
-      const int64_t rr = j - context_len - 1;
+      const int64_t rr = j - context_len;
       if (rr >= 0 && rr < p.qq_bias_stride) s += double(p.qq_bias[int64_t(i) * p.qq_bias_stride + rr]);
     }
     scores.push_back(s);
@@ -169,16 +172,25 @@ inline AttentionResult run(const UnifiedAttentionParams& p, int64_t kv_begin, in
   AttentionResult res;
   res.out.assign(size_t(T * H * D), 0.0);
   res.lse.assign(size_t(H * T), -std::numeric_limits<double>::infinity());
-  for (int32_t b = 0; b < p.num_seqs; ++b) {
-    const int32_t q0 = p.cu_seqlens_q[b];
-    const int32_t q_len = p.cu_seqlens_q[b + 1] - q0;
-    for (int32_t i = 0; i < q_len; ++i)
-      for (int32_t h = 0; h < p.num_q_heads; ++h) {
-        const int64_t t = q0 + i;
+  // Every (query token, q head) is independent: spread the tokens over the host's cores.
+  std::vector<std::pair<int32_t, int32_t>> rows;  // (sequence, query index)
+  for (int32_t b = 0; b < p.num_seqs; ++b)
+    for (int32_t i = 0; i < p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b]; ++i) rows.emplace_back(b, i);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t r = next++; r < rows.size(); r = next++) {
+      const auto [b, i] = rows[r];
+      const int64_t t = int64_t(p.cu_seqlens_q[b]) + i;
+      for (int32_t h = 0; h < p.num_q_heads; ++h)
         attend_one(p, b, i, h, kv_begin, kv_end, with_sink, &res.out[size_t((t * H + h) * D)],
                    res.lse[size_t(h * T + t)]);
-      }
-  }
+    }
+  };
+  const size_t n_threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), (rows.size() + 7) / 8);
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < n_threads; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
   return res;
 }
 

@@ -57,6 +57,35 @@ struct WarpTile {
       }
   }
 
+  // S = Q K^T with Q read from LDS at each k step (for large heads, where holding Q in registers
+  // would spill): rows [row0, row0 + kRows) of the swizzled Q tile.
+  HIPATTN_DEVICE static void qk_lds(SFrag& s, const uint16_t* lds_q, int row0, const uint16_t* lds_k, int key0) {
+    using L = SwizzledTile<1, kD>;
+    const int lane = lane_id();
+    const int mi = lane / 8;
+#pragma unroll
+    for (int e = 0; e < kSElems; ++e) s.r[e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < kQK; ++kk) {
+      uint32_t a[kMT][4];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+        ldmatrix_x4(a[mt], lds_q + L::chunk_index(row0 + mt * 16 + (mi % 2) * 8 + lane % 8, kk * 2 + mi / 2));
+#pragma unroll
+      for (int np = 0; np < kSN / 2; ++np) {
+        uint32_t b[4];
+        const int key = key0 + (np * 2 + mi / 2) * 8 + lane % 8;
+        ldmatrix_x4(b, lds_k + L::chunk_index(key, kk * 2 + mi % 2));
+        const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          mma(*reinterpret_cast<float(*)[4]>(&s.r[(mt * kSN + np * 2) * 4]), a[mt], b0);
+          mma(*reinterpret_cast<float(*)[4]>(&s.r[(mt * kSN + np * 2 + 1) * 4]), a[mt], b1);
+        }
+      }
+    }
+  }
+
   // S = Q K^T for keys [key0, key0 + kKN) of a swizzled [*, kD] LDS tile.
   HIPATTN_DEVICE static void qk(SFrag& s, const QFrag& q, const uint16_t* lds_k, int key0) {
     using L = SwizzledTile<1, kD>;

@@ -1,0 +1,205 @@
+// Benchmark sweep of unified attention: every default and serving scenario x path {auto, 2d, 3d},
+// on a paged cache of at least 2 GiB (K and V each) with randomly permuted block tables, next to the
+// two ceilings of the same run: device copy bandwidth and the mma.sync matrix-unit peak.
+//
+// Method (the one of ../shared/scenarios/h200-peers.md): before each timed launch the L2 is flushed
+// by a 256 MiB write; each launch is timed with device events; the figure is the median.
+// Counters: us (median), TB/s over compulsory bytes (Q + O + the K/V of attended keys, + fp8 scales),
+// TFLOP/s over exact attended (q, k) pairs (4 * pairs * head_size per q head), and both as fractions
+// of the ceilings (bw_frac, mma_frac).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../tests/common/paged_problem.hpp"
+#include "../tests/data/unified_scenarios.hpp"
+#include "hipattn/arch/sm90/atoms.hpp"
+#include "hipattn/dispatch/unified_attention.hpp"
+
+namespace {
+using namespace hipattn;
+using namespace hipattn::testing;
+
+constexpr size_t kFlushBytes = size_t(256) << 20;
+constexpr int kReps = 40;
+
+struct Timer {
+  rt::event_t a, b;
+  Timer() { HIPATTN_CHECK(rt::event_create(&a)); HIPATTN_CHECK(rt::event_create(&b)); }
+  ~Timer() { (void)rt::event_destroy(a); (void)rt::event_destroy(b); }
+};
+
+// Median time in ms of `fn` over kReps launches, each after an L2 flush.
+template <class Fn>
+double median_ms(Fn&& fn, void* flush, std::vector<double>* all = nullptr) {
+  Timer t;
+  std::vector<double> ms;
+  for (int i = 0; i < kReps + 3; ++i) {
+    HIPATTN_CHECK(rt::memset_async(flush, i & 0xFF, kFlushBytes, nullptr));
+    HIPATTN_CHECK(rt::event_record(t.a, nullptr));
+    fn();
+    HIPATTN_CHECK(rt::event_record(t.b, nullptr));
+    HIPATTN_CHECK(rt::event_synchronize(t.b));
+    float x = 0;
+    HIPATTN_CHECK(rt::event_elapsed_ms(&x, t.a, t.b));
+    if (i >= 3) ms.push_back(x);  // the first launches warm up
+  }
+  std::sort(ms.begin(), ms.end());
+  if (all) *all = ms;
+  return ms[ms.size() / 2];
+}
+
+// ---- ceilings ----
+double g_copy_tbps = 0, g_mma_tflops = 0;
+void* g_flush = nullptr;
+
+double measure_copy_tbps() {
+  const size_t n = size_t(2) << 30;
+  DeviceBuffer a(n), b(n);
+  HIPATTN_CHECK(rt::memset_async(a.ptr, 1, n, nullptr));
+  const double ms = median_ms([&] { HIPATTN_CHECK(rt::memcpy_d2d_async(b.ptr, a.ptr, n, nullptr)); }, g_flush);
+  return 2.0 * n / (ms * 1e-3) / 1e12;  // read + write
+}
+
+// Back-to-back independent mma.sync m16n8k16 bf16 in registers: the peak of the atom the kernels use.
+__global__ void mma_peak_kernel(float* sink, int iters) {
+  uint32_t a[4] = {threadIdx.x, threadIdx.x * 3u, threadIdx.x * 5u, threadIdx.x * 7u};
+  uint32_t b[2] = {threadIdx.x * 11u, threadIdx.x * 13u};
+  float c[8][4] = {};
+  for (int i = 0; i < iters; ++i)
+#pragma unroll
+    for (int k = 0; k < 8; ++k) sm90::mma_16816_bf16(c[k], a, b);
+  float s = 0;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+  if (s == 1234.5f) *sink = s;
+}
+
+double measure_mma_tflops(int sms) {
+  DeviceBuffer sink(64);
+  const int iters = 4096, blocks = sms * 8, threads = 256;
+  const double ms = median_ms([&] { mma_peak_kernel<<<blocks, threads>>>(sink.as<float>(), iters); HIPATTN_CHECK_LAUNCH(); }, g_flush);
+  const double flops = double(blocks) * (threads / 32) * iters * 8 * (2.0 * 16 * 8 * 16);
+  return flops / (ms * 1e-3) / 1e12;
+}
+
+// ---- scenario problems (built once, shared by the three paths) ----
+struct Built {
+  std::unique_ptr<HostProblem> h;
+  std::unique_ptr<DeviceProblem> d;
+  double bytes = 0, flops = 0;
+};
+std::map<std::string, Built> g_built;
+
+Built& build(const scenarios::UnifiedScenario& sc, DType kv, KvScaleMode mode) {
+  const std::string key = std::string(sc.name) + "/" + std::string(dtype_name(kv)) + std::to_string(int(mode));
+  auto it = g_built.find(key);
+  if (it != g_built.end()) return it->second;
+  g_built.clear();  // keep one problem on the device at a time
+  ProblemSpec s;
+  s.bf16 = sc.bf16;
+  s.kv_dtype = kv;
+  s.scale_mode = mode;
+  s.num_q_heads = sc.num_q_heads;
+  s.num_kv_heads = sc.num_kv_heads;
+  s.head_size = sc.head_size;
+  s.block_size = sc.block_size;
+  s.seqs = sc.seqs;
+  s.window_left = sc.sliding_window > 0 ? sc.sliding_window - 1 : -1;
+  s.softcap = sc.softcap;
+  s.alibi = sc.alibi;
+  s.qq_bias = sc.qq_bias;
+  s.qq_bias_stride = sc.qq_bias_stride;
+  s.lse = false;
+  s.min_cache_bytes = int64_t(2) << 30;
+  s.fill_reference_data = false;
+  Built b;
+  b.h = std::make_unique<HostProblem>(s);
+  b.d = std::make_unique<DeviceProblem>(*b.h);
+  // Compulsory bytes and exact attended pairs.
+  const int d = s.head_size;
+  double pairs = 0, keys_read = 0;
+  for (auto [ql, kl] : s.seqs) {
+    const int ctx = kl - ql;
+    int64_t lo_union = kl;
+    for (int i = 0; i < ql; ++i) {
+      const int pos = ctx + i;
+      const int hi = std::min(kl, pos + 1);
+      const int lo = s.window_left >= 0 ? std::max(0, pos - s.window_left) : 0;
+      pairs += std::max(0, hi - lo);
+      lo_union = std::min<int64_t>(lo_union, lo);
+    }
+    if (ql > 0) keys_read += double(kl - lo_union);
+  }
+  const double kv_elem = dtype_size(kv);
+  b.bytes = double(b.h->num_tokens) * s.num_q_heads * d * 2 * 2 +
+            keys_read * s.num_kv_heads * (2.0 * d * kv_elem + (mode == KvScaleMode::per_token_head ? 8.0 : 0.0));
+  b.flops = 4.0 * pairs * d * s.num_q_heads;
+  return g_built.emplace(key, std::move(b)).first->second;
+}
+
+void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DType kv_override, KvScaleMode mode) {
+  const auto& sc = scenarios::unified_scenarios()[scenario];
+  const DType kv = kv_override == DType::f32 ? (sc.bf16 ? DType::bf16 : DType::f16) : kv_override;
+  Built& b = build(sc, kv, mode);
+  UnifiedOptions opt;
+  opt.path = path;
+  const UnifiedAttentionParams p = b.d->params();
+  const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(rt::device_properties()));
+  DeviceBuffer ws(plan.workspace_bytes);
+  auto launch = [&] { unified_attention(p, ws.ptr, plan.workspace_bytes, nullptr, opt); };
+  double ms = 0;
+  for (auto _ : state) {
+    ms = median_ms(launch, g_flush);
+    state.SetIterationTime(ms * 1e-3);
+  }
+  const double s = ms * 1e-3;
+  state.counters["us"] = ms * 1e3;
+  state.counters["TB/s"] = b.bytes / s / 1e12;
+  state.counters["TFLOP/s"] = b.flops / s / 1e12;
+  state.counters["bw_frac"] = b.bytes / s / 1e12 / g_copy_tbps;
+  state.counters["mma_frac"] = b.flops / s / 1e12 / g_mma_tflops;
+  state.counters["segments"] = plan.split ? plan.num_segments : 0;
+  state.SetLabel(plan.split ? "3d" : "2d");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int n = 0;
+  if (rt::get_device_count(&n) != rt::success || n == 0) {
+    std::printf("no GPU present: benchmark sweep skipped\n");
+    return 0;
+  }
+  const rt::DeviceProperties props = rt::device_properties();
+  HIPATTN_CHECK(rt::malloc_device(&g_flush, kFlushBytes));
+  g_copy_tbps = measure_copy_tbps();
+  g_mma_tflops = measure_mma_tflops(props.multiprocessor_count);
+  std::printf("device %s (%s), %d SMs\nceilings: copy %.2f TB/s (read + write), mma.sync m16n8k16 bf16 %.0f TFLOP/s\n",
+              props.arch_name.c_str(), std::string(target_name(props.target)).c_str(), props.multiprocessor_count,
+              g_copy_tbps, g_mma_tflops);
+  const auto& all = scenarios::unified_scenarios();
+  for (int i = 0; i < int(all.size()); ++i) {
+    for (auto [path, pname] : {std::pair{UnifiedPath::automatic, "auto"}, std::pair{UnifiedPath::two_d, "2d"},
+                               std::pair{UnifiedPath::three_d, "3d"}}) {
+      benchmark::RegisterBenchmark((std::string("unified/") + all[i].name + "/" + pname).c_str(), bench_unified, i, path,
+                                   DType::f32, KvScaleMode::none)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    }
+    if (std::string(all[i].group) == "serving" && all[i].seqs[0].first == 1) {  // fp8 KV on serving decode
+      benchmark::RegisterBenchmark((std::string("unified/") + all[i].name + "/auto/fp8_e4m3fn_tensor").c_str(), bench_unified,
+                                   i, UnifiedPath::automatic, DType::fp8_e4m3fn, KvScaleMode::per_tensor)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  (void)rt::free_device(g_flush);
+  return 0;
+}

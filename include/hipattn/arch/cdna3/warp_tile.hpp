@@ -1,0 +1,246 @@
+// hipattn/arch/cdna3/warp_tile.hpp: the attention warp tile on gfx942 (16x16 MFMA), and the 16-row
+// MFMA tile that gfx950 (cdna4/warp_tile.hpp) shares.
+//
+// One wave64 owns kMT * 16 query rows and, per KV tile, kKN keys. Both products run transposed so
+// that the MFMA C layout of the first is the B layout of the second and every lane holds whole
+// rows (one query row per 16-row block):
+//   S^T[keys, rows] = K[keys, D] Q[rows, D]^T     A = K (16-byte LDS row reads), B = Q^T (Q rows)
+//   O^T[D, rows]   += V[keys, D]^T P[rows, keys]^T  A = V^T (column reads of V), B = P^T (the S^T
+//                                                 accumulators of this lane, packed to 16 bit)
+// With the 16x16 C layout (atoms.hpp: row = 4 * (l / 16) + e, col = l % 16) lane l holds, of each
+// 16-row block, query row l % 16 and, of each 16-key (16-column) block, 4 keys (columns). With
+// key_perm(m), the key that MFMA row m of S^T holds (a permutation of 0..15 chosen by the ISA
+// policy against LDS bank conflicts):
+//   row slot r (r < kMT):  row 16 * r + l % 16
+//   S element e:  slot e / (4 * kKN / 16),  key  16 * ((e / 4) % (kKN / 16)) + key_perm(4 * (l / 16) + e % 4)
+//   O element e:  slot e / (4 * kD / 16),   col  16 * ((e / 4) % (kD / 16))  + 4 * (l / 16) + e % 4
+// so O elements (2i, 2i + 1) are adjacent columns of one row (the epilogue's pair stores), and the
+// lanes sharing a row are {l, l ^ 16, l ^ 32, l ^ 48} (row_max / row_sum reduce over them; lanes
+// 0..15 hold one copy of each row: row_leader).
+// The MFMA K index is a free permutation as long as A and B agree: QK^T feeds each MFMA from one
+// 16-byte chunk per lane (chunk 4 * kc + l / 16 of a row: D columns 32 * kc + 8 * (l / 16) + 0..7);
+// PV gives P^T's k = 4 g + j (g = l / 16) the key key_perm(4 g + j) that the S^T accumulators hold,
+// and reads V^T accordingly.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/arch/cdna3/atoms.hpp"
+#include "hipattn/tile/lds_layout.hpp"
+
+namespace hipattn::cdna3 {
+
+// The 16-row MFMA attention tile; `Ops` is the ISA's MFMA / V-read / lane-op policy.
+template <class Ops, bool kBf16, int kD, int kMT, int kKN>
+struct Mfma16WarpTile {
+  static_assert(kKN % 16 == 0 && kD % 32 == 0, "keys per wave must be a multiple of 16, head size of 32");
+  static constexpr int kRowSlots = kMT;   // rows held per lane
+  static constexpr int kRows = 16 * kMT;  // rows per wave
+  static constexpr int kSN = kKN / 16;    // 16-key blocks of S
+  static constexpr int kON = kD / 16;     // 16-column blocks of O
+  static constexpr int kSElems = kMT * kSN * 4;
+  static constexpr int kOElems = kMT * kON * 4;
+  static constexpr int kQK = kD / 32;     // 32-column steps of QK^T (one 16-byte chunk per lane)
+
+#if defined(HIPATTN_BACKEND_HIP)
+  struct QFrag { b16x8 r[kMT][kQK]; };
+#else
+  struct QFrag { uint32_t r[kMT][kQK][4]; };
+#endif
+  struct SFrag { float r[kSElems]; };
+  struct OFrag { float r[kOElems]; };
+
+  // Row (within the wave's rows) of row slot `slot` of lane `lane`.
+  HIPATTN_HOST_DEVICE static constexpr int slot_row(int lane, int slot) { return slot * 16 + lane % 16; }
+  // Row slot and column (within the wave's keys / head columns) of S (O) element e.
+  HIPATTN_HOST_DEVICE static constexpr int s_slot(int e) { return e / (kSN * 4); }
+  HIPATTN_HOST_DEVICE static constexpr int s_col(int lane, int e) { return ((e / 4) % kSN) * 16 + Ops::key_perm(4 * (lane / 16) + e % 4); }
+  HIPATTN_HOST_DEVICE static constexpr int o_slot(int e) { return e / (kON * 4); }
+  HIPATTN_HOST_DEVICE static constexpr int o_col(int lane, int e) { return ((e / 4) % kON) * 16 + 4 * (lane / 16) + e % 4; }
+  // True for exactly one of the lanes that hold each row (for per-row stores such as the LSE).
+  HIPATTN_HOST_DEVICE static constexpr bool row_leader(int lane) { return lane < 16; }
+  // The row (within a 16-row block) and 16-byte chunk a lane reads at 32-column step kc of QK^T:
+  // its 8 elements are the MFMA k values 8 * (l / 16) + i. A = K: key row key_perm(l % 16) (MFMA row
+  // m holds key key_perm(m), a bank-conflict-avoiding order of the ISA policy); B = Q^T: row l % 16.
+  HIPATTN_HOST_DEVICE static constexpr LaneElem k_chunk(int lane, int kc) { return {Ops::key_perm(lane % 16), kc * 4 + lane / 16}; }
+  HIPATTN_HOST_DEVICE static constexpr LaneElem q_chunk(int lane, int kc) { return {lane % 16, kc * 4 + lane / 16}; }
+
+#if defined(HIPATTN_BACKEND_HIP)
+  using L = SwizzledTile<1, kD>;
+
+  // Reductions over the lanes that share a row.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_max(float v) { return Ops::row_max(v); }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_sum(float v) { return Ops::row_sum(v); }
+
+  // Q rows [row0, row0 + kRows) of a swizzled [*, kD] LDS tile into B (Q^T) fragments.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void load_q(QFrag& q, const uint16_t* lds, int row0) {
+    const int lane = lane_id();
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int kc = 0; kc < kQK; ++kc)
+        q.r[mt][kc] = read_chunk(lds, row0 + mt * 16, q_chunk(lane, kc));
+  }
+
+  // S = Q K^T for keys [key0, key0 + kKN) of a swizzled [*, kD] LDS tile.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void qk(SFrag& s, const QFrag& q, const uint16_t* lds_k, int key0) {
+    const int lane = lane_id();
+    f32x4 acc[kMT][kSN];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int nb = 0; nb < kSN; ++nb) acc[mt][nb] = f32x4{0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int kc = 0; kc < kQK; ++kc)
+#pragma unroll
+      for (int nb = 0; nb < kSN; ++nb) {
+        const b16x8 a = read_chunk(lds_k, key0 + nb * 16, k_chunk(lane, kc));
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][nb], a, q.r[mt][kc]);
+      }
+    store_s(s, acc);
+  }
+
+  // S = Q K^T with Q read from LDS at each k step (for large heads, where holding Q in registers
+  // would spill): rows [row0, row0 + kRows) of the swizzled Q tile.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void qk_lds(SFrag& s, const uint16_t* lds_q, int row0, const uint16_t* lds_k,
+                                                        int key0) {
+    const int lane = lane_id();
+    f32x4 acc[kMT][kSN];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int nb = 0; nb < kSN; ++nb) acc[mt][nb] = f32x4{0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int kc = 0; kc < kQK; ++kc) {
+      b16x8 b[kMT];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+        b[mt] = read_chunk(lds_q, row0 + mt * 16, q_chunk(lane, kc));
+#pragma unroll
+      for (int nb = 0; nb < kSN; ++nb) {
+        const b16x8 a = read_chunk(lds_k, key0 + nb * 16, k_chunk(lane, kc));
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][nb], a, b[mt]);
+      }
+    }
+    store_s(s, acc);
+  }
+
+  // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kD] LDS tile; P given as floats in the
+  // S layout (converted to 16-bit here, round to nearest even).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void pv(OFrag& o, const SFrag& p, const uint16_t* lds_v, int key0) {
+    const int lane = lane_id();
+    f32x4 acc[kMT][kON];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int dn = 0; dn < kON; ++dn) {
+        const float* src = &o.r[(mt * kON + dn) * 4];
+        acc[mt][dn] = f32x4{src[0], src[1], src[2], src[3]};
+      }
+    if constexpr (Ops::kPvK32 && kKN % 32 == 0) {
+      // k = 8 * (l / 16) + i  <->  key 32 * kk + 16 * (i / 4) + 4 * (l / 16) + i % 4
+#pragma unroll
+      for (int kk = 0; kk < kKN / 32; ++kk) {
+        b16x8 bp[kMT];
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          const float* s0 = &p.r[(mt * kSN + 2 * kk) * 4];
+          const float* s1 = &p.r[(mt * kSN + 2 * kk + 1) * 4];
+          const u32x4 w = {pack(s0[0], s0[1]), pack(s0[2], s0[3]), pack(s1[0], s1[1]), pack(s1[2], s1[3])};
+          bp[mt] = __builtin_bit_cast(b16x8, w);
+        }
+#pragma unroll
+        for (int dn = 0; dn < kON; ++dn) {
+          const b16x8 a = Ops::template v_cols8<L>(lds_v, key0 + kk * 32, dn * 16, lane);
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][dn], a, bp[mt]);
+        }
+      }
+    } else {
+      // k = 4 * (l / 16) + i  <->  key 16 * kb + 4 * (l / 16) + i
+#pragma unroll
+      for (int kb = 0; kb < kSN; ++kb) {
+        b16x4 bp[kMT];
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          const float* s0 = &p.r[(mt * kSN + kb) * 4];
+          const u32x2 w = {pack(s0[0], s0[1]), pack(s0[2], s0[3])};
+          bp[mt] = __builtin_bit_cast(b16x4, w);
+        }
+#pragma unroll
+        for (int dn = 0; dn < kON; ++dn) {
+          const b16x4 a = Ops::template v_cols4<L>(lds_v, key0 + kb * 16, dn * 16, lane);
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k16<kBf16>(acc[mt][dn], a, bp[mt]);
+        }
+      }
+    }
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int dn = 0; dn < kON; ++dn)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) o.r[(mt * kON + dn) * 4 + i] = acc[mt][dn][i];
+  }
+
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack(float lo, float hi) { return Ops::template pack2<kBf16>(lo, hi); }
+
+ private:
+  typedef uint32_t u32x2 __attribute__((ext_vector_type(2)));
+  typedef uint32_t u32x4 __attribute__((ext_vector_type(4)));
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static b16x8 read_chunk(const uint16_t* lds, int row0, LaneElem rc) {
+    return lds_read_b128(lds + L::chunk_index(row0 + rc.row, rc.col));
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store_s(SFrag& s, const f32x4 (&acc)[kMT][kSN]) {
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int nb = 0; nb < kSN; ++nb)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) s.r[(mt * kSN + nb) * 4 + i] = acc[mt][nb][i];
+  }
+#endif
+};
+
+// The gfx942 policy: QK^T k-steps of 32 as two 16x16x16 MFMAs, V^T by 16-bit column gathers.
+struct Gfx942TileOps {
+  static constexpr bool kPvK32 = false;  // PV in 16-key steps (16x16x16)
+  // The key held by MFMA row m of S^T (and k index m of P^T) within a 16-key block. Rows 0..7 and
+  // 8..15 stay permutations of 8 consecutive keys, so the 8 lanes of a 16-byte K-row read pass hit
+  // 8 different chunk slots of the swizzled tile; the 4 lane groups of a V column gather (keys
+  // key_perm(4 g + j)) hit 4 different 32-byte slot pairs. m ^ 2 for m >= 8.
+  HIPATTN_HOST_DEVICE static constexpr int key_perm(int m) { return m ^ ((m & 8) >> 2); }
+  // (key, column) within a 16 x 16 block of V of element j of lane's V^T operand: A[m][k] with
+  // m = l % 16 (column), k = 4 * (l / 16) + j, the key of P^T's k.
+  HIPATTN_HOST_DEVICE static constexpr LaneElem v_elem(int lane, int j) { return {key_perm(4 * (lane / 16) + j), lane % 16}; }
+#if defined(HIPATTN_BACKEND_HIP)
+  // 32-deep step: elements 0..3 of each operand feed the first MFMA, 4..7 the second.
+  template <bool kBf16>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_k32(f32x4& c, b16x8 a, b16x8 b) {
+    mfma_16x16x16<kBf16>(c, a.lo, b.lo);
+    mfma_16x16x16<kBf16>(c, a.hi, b.hi);
+  }
+  template <bool kBf16>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_k16(f32x4& c, b16x4 a, b16x4 b) { mfma_16x16x16<kBf16>(c, a, b); }
+  // A operand of O^T: lane l gets V[row0 + 4 * (l / 16) + j][col0 + l % 16], j = 0..3.
+  template <class L>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static b16x4 v_cols4(const uint16_t* v, int row0, int col0, int lane) {
+    const LaneElem e0 = v_elem(lane, 0), e1 = v_elem(lane, 1), e2 = v_elem(lane, 2), e3 = v_elem(lane, 3);
+    return lds_gather4_b16(v + L::index(row0 + e0.row, col0 + e0.col), v + L::index(row0 + e1.row, col0 + e1.col),
+                           v + L::index(row0 + e2.row, col0 + e2.col), v + L::index(row0 + e3.row, col0 + e3.col));
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_max(float v) { return reduce_max_xor48(v); }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_sum(float v) { return reduce_sum_xor48(v); }
+  template <bool kBf16>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack2(float lo, float hi) {
+    if constexpr (kBf16) return pack_bf16x2(lo, hi); else return pack_f16x2(lo, hi);
+  }
+#endif
+};
+
+// The gfx942 attention warp tile (interface of sm90::WarpTile; layout in the header comment).
+template <bool kBf16, int kD, int kMT, int kKN>
+struct WarpTile : Mfma16WarpTile<Gfx942TileOps, kBf16, kD, kMT, kKN> {};
+
+}  // namespace hipattn::cdna3

@@ -1,0 +1,126 @@
+// hipattn/arch/cdna4/atoms.hpp: CDNA4 (gfx950, MI355X) wavefront MFMA atoms, transposing LDS reads and
+// lane ops. gfx950 keeps every gfx942 atom (cdna3/atoms.hpp, re-exported here) and adds:
+//
+// Lane layouts (the gfx9 pattern of cdna3/atoms.hpp; l = lane 0..63, e = element; B as {k, n}):
+//   16x16x32  f16/bf16 (8 per lane):  A row = l % 16, k = 8 * (l / 16) + e;  B k = 8 * (l / 16) + e, n = l % 16
+//                                     C row = 4 * (l / 16) + e, col = l % 16                (4 floats)
+//   32x32x16  f16/bf16 (8 per lane):  A row = l % 32, k = 8 * (l / 32) + e;  C row = 8 * (e / 4) + 4 * (l / 32) + e % 4
+//   16x16x128 fp8 e4m3fn (32 codes per lane in 8 VGPRs):  A row = l % 16, k = 32 * (l / 16) + e   (C as 16x16)
+//   32x32x64  fp8 e4m3fn (32 codes per lane):             A row = l % 32, k = 32 * (l / 32) + e   (C as 32x32)
+//   (the f8f6f4 shapes are the unscaled form of v_mfma_scale_*: scale operands 0 select it; their
+//   [K/32][M][32] per-lane blocking is the one IREE's data-tiled MFMA_SCALE_F32_16x16x128_B32 uses)
+//   16x16x32 / 32x32x16 fp8 (cdna3 layouts) read OCP e4m3fn on gfx950.
+//
+// ds_read_b64_tr_b16 (lds_read_tr16_b64): within each 16-lane row g of the wave, the lanes read a
+// 4 x 16 block of a row-major 16-bit matrix: lane i supplies the address of block row i / 4,
+// columns 4 * (i % 4) .. + 3 (8 contiguous bytes), and receives column i: element j = block row j.
+// That is the A operand of a 16x16 MFMA whose M runs along the matrix columns (V^T for PV): with
+// block rows 4 * g + j, lane 16 g + i holds A[m = i][k = 4 g + j]. (CDNA4 ISA "MFMA transpose load
+// from LDS": "each lane holds 4 consecutive M or N values"; Mojo's load_b_tr uses the same mapping.)
+//
+// Lane ops: v_permlane16_swap / v_permlane32_swap exchange 16-lane rows / 32-lane halves, so a
+// butterfly over lane-id bits 4 and 5 needs no LDS round trip.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/arch/cdna3/atoms.hpp"
+#include "hipattn/platform/config.hpp"
+
+namespace hipattn::cdna4 {
+
+using cdna3::LaneElem;
+using cdna3::MfmaLayout;
+using cdna3::Mfma16x16x16Layout;     // v_mfma_f32_16x16x16_{f16,bf16} (still on gfx950)
+using cdna3::Mfma32x32x8Layout;      // v_mfma_f32_32x32x8_{f16,bf16}
+using cdna3::Mfma16x16x32Fp8Layout;  // v_mfma_f32_16x16x32_fp8_fp8 (OCP e4m3fn here)
+using cdna3::Mfma32x32x16Fp8Layout;  // v_mfma_f32_32x32x16_fp8_fp8 (OCP e4m3fn here)
+using Mfma16x16x32Layout = MfmaLayout<16, 32, 16>;       // v_mfma_f32_16x16x32_{f16,bf16}
+using Mfma32x32x16Layout = MfmaLayout<32, 16, 16>;       // v_mfma_f32_32x32x16_{f16,bf16}
+using Mfma16x16x128Fp8Layout = MfmaLayout<16, 128, 8>;   // v_mfma_f32_16x16x128_f8f6f4 (fp8 x fp8)
+using Mfma32x32x64Fp8Layout = MfmaLayout<32, 64, 8>;     // v_mfma_f32_32x32x64_f8f6f4 (fp8 x fp8)
+
+#if defined(HIPATTN_BACKEND_HIP)
+using cdna3::b16x4;
+using cdna3::b16x8;
+using cdna3::f32x16;
+using cdna3::f32x2;
+using cdna3::f32x4;
+using cdna3::u32x4;
+using cdna3::to_global;
+using cdna3::to_lds;
+using cdna3::lane_id;
+using cdna3::lds_read_b128;
+using cdna3::mfma_16x16x16;
+using cdna3::mfma_32x32x8;
+using cdna3::mfma_16x16x32_fp8;
+using cdna3::mfma_32x32x16_fp8;
+using cdna3::fast_exp2;
+using cdna3::fast_tanh;
+typedef _Float16 f16x8 __attribute__((ext_vector_type(8)));
+typedef __bf16 bf16x8 __attribute__((ext_vector_type(8)));
+typedef _Float16 f16x2 __attribute__((ext_vector_type(2)));
+typedef __bf16 bf16x2 __attribute__((ext_vector_type(2)));
+typedef int i32x8 __attribute__((ext_vector_type(8)));  // 32 fp8 codes
+
+// ---- atoms (device) ----
+// D = A * B + C, 16-bit inputs (f16, or bf16 when kBf16), f32 accumulate. Layouts above.
+template <bool kBf16>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_16x16x32(f32x4& c, b16x8 a, b16x8 b) {
+  if constexpr (kBf16)
+    c = __builtin_amdgcn_mfma_f32_16x16x32_bf16(__builtin_bit_cast(bf16x8, a), __builtin_bit_cast(bf16x8, b), c, 0, 0, 0);
+  else
+    c = __builtin_amdgcn_mfma_f32_16x16x32_f16(__builtin_bit_cast(f16x8, a), __builtin_bit_cast(f16x8, b), c, 0, 0, 0);
+}
+template <bool kBf16>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x16(f32x16& c, b16x8 a, b16x8 b) {
+  if constexpr (kBf16)
+    c = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, a), __builtin_bit_cast(bf16x8, b), c, 0, 0, 0);
+  else
+    c = __builtin_amdgcn_mfma_f32_32x32x16_f16(__builtin_bit_cast(f16x8, a), __builtin_bit_cast(f16x8, b), c, 0, 0, 0);
+}
+// OCP e4m3fn x e4m3fn, 32 codes per lane (code e in byte e), f32 accumulate: the unscaled f8f6f4
+// MFMAs (format selectors cbsz = blgp = 0: fp8 e4m3; scale operands 0).
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_16x16x128_fp8(f32x4& c, i32x8 a, i32x8 b) {
+  c = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(a, b, c, 0, 0, 0, 0, 0, 0);
+}
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x64_fp8(f32x16& c, i32x8 a, i32x8 b) {
+  c = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(a, b, c, 0, 0, 0, 0, 0, 0);
+}
+
+// ---- LDS reads ----
+// ds_read_b64_tr_b16 at `p` (8-byte aligned; the per-lane address of the 4 x 16 block, see above).
+HIPATTN_DEVICE HIPATTN_FORCEINLINE b16x4 lds_read_tr16_b64(const uint16_t* p) {
+  return __builtin_amdgcn_ds_read_tr16_b64_v4i16(to_lds(reinterpret_cast<b16x4*>(const_cast<uint16_t*>(p))));
+}
+
+// ---- lane ops ----
+// {value of lane l & ~32, value of lane l | 32} by v_permlane32_swap; likewise bit 4 by permlane16_swap.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_max_xor48(float v) {
+  const unsigned u = __builtin_bit_cast(unsigned, v);
+  const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
+  v = fmaxf(__builtin_bit_cast(float, h[0]), __builtin_bit_cast(float, h[1]));
+  const unsigned w = __builtin_bit_cast(unsigned, v);
+  const auto r = __builtin_amdgcn_permlane16_swap(w, w, false, false);
+  return fmaxf(__builtin_bit_cast(float, r[0]), __builtin_bit_cast(float, r[1]));
+}
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_sum_xor48(float v) {
+  const unsigned u = __builtin_bit_cast(unsigned, v);
+  const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
+  v = __builtin_bit_cast(float, h[0]) + __builtin_bit_cast(float, h[1]);
+  const unsigned w = __builtin_bit_cast(unsigned, v);
+  const auto r = __builtin_amdgcn_permlane16_swap(w, w, false, false);
+  return __builtin_bit_cast(float, r[0]) + __builtin_bit_cast(float, r[1]);
+}
+
+// ---- conversions ----
+// Pack two floats into a b32 of two 16-bit values (round to nearest even), low half = lo:
+// v_cvt_pk_bf16_f32 for bf16.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t pack_f16x2(float lo, float hi) {
+  return __builtin_bit_cast(uint32_t, __builtin_convertvector((f32x2){lo, hi}, f16x2));
+}
+HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t pack_bf16x2(float lo, float hi) {
+  return __builtin_bit_cast(uint32_t, __builtin_convertvector((f32x2){lo, hi}, bf16x2));
+}
+#endif  // HIPATTN_BACKEND_HIP
+
+}  // namespace hipattn::cdna4

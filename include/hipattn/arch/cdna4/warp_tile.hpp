@@ -1,0 +1,65 @@
+// hipattn/arch/cdna4/warp_tile.hpp: the attention warp tile on gfx950 (16x16x32 MFMA, ds_read_b64_tr_b16).
+//
+// The tile is cdna3::Mfma16WarpTile (cdna3/warp_tile.hpp states the lane layout: one query row per
+// lane per 16-row block, S^T = K Q^T and O^T += V^T P^T) with the gfx950 policy:
+//   QK^T: one v_mfma_f32_16x16x32 per 32 head columns (the lane's 16-byte chunk is its 8 k values).
+//   PV:   32 keys per v_mfma_f32_16x16x32 when kKN % 32 == 0 (else 16 keys per 16x16x16):
+//         k = 8 * (l / 16) + i  <->  key 16 * (i / 4) + 4 * (l / 16) + i % 4 of the 32-key step,
+//         i.e. the two 16-key S^T blocks the lane already holds; the V^T operand is two
+//         ds_read_b64_tr_b16 of 4 x 16 blocks (rows = keys, columns = head columns).
+//   Row reductions: v_permlane32_swap + v_permlane16_swap.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/arch/cdna3/warp_tile.hpp"
+#include "hipattn/arch/cdna4/atoms.hpp"
+
+namespace hipattn::cdna4 {
+
+// The gfx950 policy of cdna3::Mfma16WarpTile.
+struct Gfx950TileOps {
+  static constexpr bool kPvK32 = true;
+  // The key held by MFMA row m of S^T within a 16-key block: 2 * (m % 4) + (m / 4) % 2 + 8 * (m / 8).
+  // Rows 0..7 (8..15) stay a permutation of keys 0..7 (8..15), so the 8 lanes of a 16-byte K-row
+  // read pass hit 8 different chunk slots of the swizzled tile; the 4 keys key_perm(4 g + 0..3) of
+  // a transposed V read of lane group g sit in 4 different 32-byte slot pairs.
+  HIPATTN_HOST_DEVICE static constexpr int key_perm(int m) { return 2 * (m % 4) + (m / 4) % 2 + 8 * (m / 8); }
+  // (key, column) within a 16 x 16 block of V whose 4 contiguous elements lane supplies to
+  // ds_read_b64_tr_b16: lane 16 g + i gives block row i / 4 = key key_perm(4 g + i / 4), columns
+  // 4 * (i % 4) + 0..3, and receives (atoms.hpp) column i of those 4 keys: element j is key
+  // key_perm(4 g + j), the key of P^T's k = 4 g + j.
+  HIPATTN_HOST_DEVICE static constexpr LaneElem v_tr_addr(int lane) {
+    return {key_perm(4 * (lane / 16) + (lane % 16) / 4), 4 * (lane % 4)};
+  }
+#if defined(HIPATTN_BACKEND_HIP)
+  template <bool kBf16>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_k32(f32x4& c, b16x8 a, b16x8 b) { mfma_16x16x32<kBf16>(c, a, b); }
+  template <bool kBf16>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_k16(f32x4& c, b16x4 a, b16x4 b) { mfma_16x16x16<kBf16>(c, a, b); }
+  // A operand of O^T for 16 keys: lane l gets V[row0 + 4 * (l / 16) + j][col0 + l % 16], j = 0..3.
+  template <class L>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static b16x4 v_cols4(const uint16_t* v, int row0, int col0, int lane) {
+    const LaneElem a = v_tr_addr(lane);
+    return lds_read_tr16_b64(v + L::index(row0 + a.row, col0 + a.col));
+  }
+  // ... for 32 keys: elements 0..3 from keys row0 + [0, 16), 4..7 from row0 + [16, 32).
+  template <class L>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static b16x8 v_cols8(const uint16_t* v, int row0, int col0, int lane) {
+    const b16x4 lo = v_cols4<L>(v, row0, col0, lane);
+    const b16x4 hi = v_cols4<L>(v, row0 + 16, col0, lane);
+    return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_max(float v) { return reduce_max_xor48(v); }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_sum(float v) { return reduce_sum_xor48(v); }
+  template <bool kBf16>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack2(float lo, float hi) {
+    if constexpr (kBf16) return pack_bf16x2(lo, hi); else return pack_f16x2(lo, hi);
+  }
+#endif
+};
+
+// The gfx950 attention warp tile (interface of sm90::WarpTile; layout in cdna3/warp_tile.hpp).
+template <bool kBf16, int kD, int kMT, int kKN>
+struct WarpTile : cdna3::Mfma16WarpTile<Gfx950TileOps, kBf16, kD, kMT, kKN> {};
+
+}  // namespace hipattn::cdna4

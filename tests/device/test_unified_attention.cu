@@ -1,0 +1,266 @@
+// Parity suite of unified attention (kernels/unified_2d, kernels/split_kv_3d) against the float64
+// reference, on the GPU. Every test skips itself, saying so, when no GPU is present.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "../common/paged_problem.hpp"
+#include "../data/unified_scenarios.hpp"
+#include "hipattn/dispatch/unified_attention.hpp"
+#include "hipattn/reference/reference.hpp"
+
+namespace hipattn::testing {
+namespace {
+
+bool gpu_present() {
+  int n = 0;
+  return rt::get_device_count(&n) == rt::success && n > 0;
+}
+#define REQUIRE_GPU() \
+  if (!gpu_present()) GTEST_SKIP() << "no GPU present: device test skipped"
+
+// Per-dtype tolerances: |out - ref| <= atol + rtol * |ref|. P is rounded to the Q dtype before PV
+// and the output is rounded once more, so bf16 (8 significant bits) gets about 8x fp16's bound.
+struct Tolerance { double atol, rtol; };
+Tolerance out_tolerance(bool bf16) { return bf16 ? Tolerance{1.6e-2, 1.6e-2} : Tolerance{3e-3, 3e-3}; }
+constexpr Tolerance kLseTolerance{2e-3, 1e-3};
+
+struct CompareStats {
+  int64_t bad = 0, checked = 0;
+  double max_abs = 0, sum_sq_err = 0, sum_sq_ref = 0;
+  std::string first_bad;
+  double rel_l2() const { return sum_sq_ref > 0 ? std::sqrt(sum_sq_err / sum_sq_ref) : std::sqrt(sum_sq_err); }
+};
+
+// Run once with `path` and compare every output element and LSE with the reference.
+CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference::AttentionResult& ref,
+                             UnifiedPath path, int segments = 0) {
+  UnifiedOptions opt;
+  opt.path = path;
+  opt.num_segments = segments;
+  const UnifiedAttentionParams p = dp.params();
+  const size_t ws_bytes = unified_attention_workspace_size(p, opt);
+  DeviceBuffer ws(ws_bytes);
+  dp.poison();
+  unified_attention(p, ws.ptr, ws_bytes, nullptr, opt);
+  HIPATTN_CHECK(rt::device_synchronize());
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+  dp.download(out, lse);
+  CompareStats st;
+  const Tolerance tol = out_tolerance(h.spec.bf16);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const double got = h.spec.bf16 ? bfloat16_t::from_bits(out[i]).to_float() : half_t::from_bits(out[i]).to_float();
+    const double want = ref.out[i];
+    const double err = std::fabs(got - want);
+    st.sum_sq_err += std::isfinite(err) ? err * err : 1e30;
+    st.sum_sq_ref += want * want;
+    ++st.checked;
+    if (!(err <= tol.atol + tol.rtol * std::fabs(want))) {
+      if (st.bad++ == 0) st.first_bad = "out[" + std::to_string(i) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
+    } else {
+      st.max_abs = std::max(st.max_abs, err);
+    }
+  }
+  if (h.spec.lse) {
+    for (size_t i = 0; i < size_t(h.spec.num_q_heads) * h.num_tokens; ++i) {
+      const double got = lse[i], want = ref.lse[i];
+      ++st.checked;
+      const bool ok = std::isinf(want) ? (got == want) : std::fabs(got - want) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(want);
+      if (!ok && st.bad++ == 0) st.first_bad = "lse[" + std::to_string(i) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
+    }
+  }
+  return st;
+}
+
+const char* path_name(UnifiedPath p) { return p == UnifiedPath::two_d ? "2d" : p == UnifiedPath::three_d ? "3d" : "auto"; }
+
+void check_all_paths(const ProblemSpec& spec, const char* what) {
+  HostProblem h(spec);
+  const reference::AttentionResult ref = reference::unified_attention(h.host_params());
+  DeviceProblem dp(h);
+  for (UnifiedPath path : {UnifiedPath::automatic, UnifiedPath::two_d, UnifiedPath::three_d}) {
+    SCOPED_TRACE(std::string(what) + " path=" + path_name(path));
+    const CompareStats st = run_and_compare(h, dp, ref, path);
+    EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad;
+    std::printf("  %-44s %-4s max|err| %.2e  rel-l2 %.2e\n", what, path_name(path), st.max_abs, st.rel_l2());
+  }
+}
+
+// ---- the 13 default scenarios x {auto, 2d, 3d} x KV {q dtype, fp8 per-tensor, fp8 per-(token, head)} ----
+enum class KvMode { same, fp8_tensor, fp8_token_head };
+struct ScenarioCase { int index; KvMode kv; };
+
+std::vector<ScenarioCase> default_cases() {
+  std::vector<ScenarioCase> v;
+  const auto& all = scenarios::unified_scenarios();
+  for (int i = 0; i < int(all.size()); ++i)
+    if (std::string(all[i].group) == "default")
+      for (KvMode m : {KvMode::same, KvMode::fp8_tensor, KvMode::fp8_token_head}) v.push_back({i, m});
+  return v;
+}
+
+ProblemSpec spec_of(const scenarios::UnifiedScenario& sc, KvMode m, uint64_t seed) {
+  ProblemSpec s;
+  s.bf16 = sc.bf16;
+  s.num_q_heads = sc.num_q_heads;
+  s.num_kv_heads = sc.num_kv_heads;
+  s.head_size = sc.head_size;
+  s.block_size = sc.block_size;
+  s.seqs = sc.seqs;
+  s.window_left = sc.sliding_window > 0 ? sc.sliding_window - 1 : -1;
+  s.softcap = sc.softcap;
+  s.alibi = sc.alibi;
+  s.qq_bias = sc.qq_bias;
+  s.qq_bias_stride = sc.qq_bias_stride;
+  s.seed = seed;
+  s.kv_dtype = s.bf16 ? DType::bf16 : DType::f16;
+  // fp8 formats alternate so both are covered: e4m3fn with per-tensor scales, e4m3fnuz per (token, head).
+  if (m == KvMode::fp8_tensor) { s.kv_dtype = DType::fp8_e4m3fn; s.scale_mode = KvScaleMode::per_tensor; }
+  if (m == KvMode::fp8_token_head) { s.kv_dtype = DType::fp8_e4m3fnuz; s.scale_mode = KvScaleMode::per_token_head; }
+  return s;
+}
+
+class UnifiedDefault : public ::testing::TestWithParam<ScenarioCase> {};
+
+TEST_P(UnifiedDefault, MatchesReferenceOnEveryPath) {
+  REQUIRE_GPU();
+  const ScenarioCase c = GetParam();
+  const auto& sc = scenarios::unified_scenarios()[c.index];
+  check_all_paths(spec_of(sc, c.kv, 1000 + c.index), sc.name);
+}
+
+std::string scenario_case_name(const ::testing::TestParamInfo<ScenarioCase>& i) {
+  static const char* const kv[] = {"kv_q", "kv_fp8_tensor", "kv_fp8_token_head"};
+  return std::string(scenarios::unified_scenarios()[i.param.index].name) + "_" + kv[int(i.param.kv)];
+}
+INSTANTIATE_TEST_SUITE_P(Scenarios, UnifiedDefault, ::testing::ValuesIn(default_cases()), scenario_case_name);
+
+// ---- seeded random sweep: ragged batches mixing decode and prefill rows, features on and off ----
+ProblemSpec random_spec(uint64_t seed) {
+  std::mt19937_64 r(seed);
+  auto pick = [&](std::initializer_list<int> xs) { return *(xs.begin() + r() % xs.size()); };
+  ProblemSpec s;
+  s.seed = seed;
+  s.bf16 = r() % 2;
+  s.num_kv_heads = pick({1, 2, 4});
+  s.num_q_heads = s.num_kv_heads * pick({1, 2, 3, 4, 5, 8, 16});
+  s.head_size = pick({64, 128, 256});
+  s.block_size = pick({1, 5, 16, 16, 32, 64, 128});
+  s.causal = r() % 4 != 0;
+  const int nseq = 1 + int(r() % 5);
+  for (int b = 0; b < nseq; ++b) {
+    const int kind = b == 0 ? int(r() % 3) : int(r() % 4);  // the first row is never empty
+    int q = kind == 0 ? 1 : kind == 1 ? 1 + int(r() % 8) : kind == 2 ? 1 + int(r() % 90) : 0;
+    int k = q + int(r() % 400);
+    if (kind == 3) k = (r() % 2) ? 0 : int(r() % 50);  // zero-length rows
+    if (!s.causal && kind != 3 && r() % 4 == 0) k = std::max(0, q - 3);
+    s.seqs.push_back({q, k});
+  }
+  s.window_left = r() % 3 == 0 ? int(r() % 100) : -1;
+  s.softcap = r() % 4 == 0 ? 20.f : 0.f;
+  s.alibi = r() % 4 == 0;
+  s.sinks = r() % 3 == 0;
+  if (r() % 4 == 0) { s.qq_bias = true; s.qq_bias_stride = 96; }
+  s.hnd = r() % 3 == 0;
+  const int kv = int(r() % 4);
+  s.kv_dtype = kv == 0 ? DType::fp8_e4m3fn : kv == 1 ? DType::fp8_e4m3fnuz : (s.bf16 ? DType::bf16 : DType::f16);
+  s.scale_mode = r() % 2 ? KvScaleMode::per_tensor : KvScaleMode::per_token_head;
+  return s;
+}
+
+class UnifiedRandom : public ::testing::TestWithParam<int> {};
+TEST_P(UnifiedRandom, MatchesReferenceOnEveryPath) {
+  REQUIRE_GPU();
+  const ProblemSpec s = random_spec(77000 + GetParam());
+  check_all_paths(s, ("random seed " + std::to_string(77000 + GetParam())).c_str());
+}
+INSTANTIATE_TEST_SUITE_P(Sweep, UnifiedRandom, ::testing::Range(0, 40));
+
+// ---- edge cases ----
+TEST(UnifiedEdge, CacheLargerThan2GiB) {
+  REQUIRE_GPU();
+  for (DType kv : {DType::f16, DType::fp8_e4m3fn}) {
+    ProblemSpec s;
+    s.kv_dtype = kv;
+    s.scale_mode = kv == DType::f16 ? KvScaleMode::none : KvScaleMode::per_token_head;
+    s.num_q_heads = 16; s.num_kv_heads = 2; s.head_size = 128; s.block_size = 16;
+    s.seqs = {{1, 3000}, {37, 600}, {1, 77}};
+    s.min_cache_bytes = int64_t(5) << 29;  // 2.5 GiB
+    s.sinks = true;
+    check_all_paths(s, kv == DType::f16 ? "2.5 GiB fp16 cache" : "2.5 GiB fp8 cache");
+  }
+}
+
+TEST(UnifiedEdge, ZeroLengthSequencesAndSinks) {
+  REQUIRE_GPU();
+  ProblemSpec s;
+  s.num_q_heads = 8; s.num_kv_heads = 8; s.head_size = 64; s.block_size = 16;
+  s.seqs = {{0, 0}, {1, 40}, {0, 17}, {3, 3}, {0, 0}};
+  s.sinks = true;
+  check_all_paths(s, "zero-length rows with sinks");
+  s.causal = false;
+  s.sinks = false;
+  s.seqs = {{4, 0}, {2, 9}};  // queries with no key at all: zeros and -inf
+  check_all_paths(s, "queries without keys");
+}
+
+TEST(UnifiedEdge, ThreeDAgreesWithTwoDForEverySegmentCount) {
+  REQUIRE_GPU();
+  ProblemSpec s;
+  s.bf16 = true; s.kv_dtype = DType::bf16;
+  s.num_q_heads = 32; s.num_kv_heads = 8; s.head_size = 128; s.block_size = 16;
+  s.seqs = {{1, 5000}, {4, 1300}, {1, 1}};
+  s.sinks = true;
+  HostProblem h(s);
+  const auto ref = reference::unified_attention(h.host_params());
+  DeviceProblem dp(h);
+  for (int seg : {1, 2, 3, 7, 16, 64}) {
+    SCOPED_TRACE("segments=" + std::to_string(seg));
+    const CompareStats st = run_and_compare(h, dp, ref, UnifiedPath::three_d, seg);
+    EXPECT_EQ(st.bad, 0) << st.first_bad;
+  }
+}
+
+TEST(UnifiedErrors, BadInputThrowsNamingTheField) {
+  REQUIRE_GPU();
+  ProblemSpec s;
+  s.seqs = {{1, 10}};
+  HostProblem h(s);
+  DeviceProblem dp(h);
+  UnifiedAttentionParams p = dp.params();
+  p.num_kv_heads = 3;
+  try {
+    unified_attention(p, nullptr, 0, nullptr);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "num_kv_heads");
+  }
+  p = dp.params();
+  p.head_size = 192;  // validated, but no unified instance
+  p.q_stride_token = 8 * 192; p.q_stride_head = 192; p.o_stride_token = 8 * 192; p.o_stride_head = 192;
+  p.k_stride_block = p.v_stride_block = 16 * 2 * 192; p.k_stride_slot = p.v_stride_slot = 2 * 192; p.k_stride_head = p.v_stride_head = 192;
+  try {
+    unified_attention(p, nullptr, 0, nullptr);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+    EXPECT_EQ(e.field(), "head_size");
+  }
+  // A workspace that is too small for the 3D path.
+  p = dp.params();
+  UnifiedOptions opt;
+  opt.path = UnifiedPath::three_d;
+  try {
+    unified_attention(p, nullptr, 0, nullptr, opt);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::workspace);
+  }
+}
+
+}  // namespace
+}  // namespace hipattn::testing

@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Assert the instructions hipattn claims for its AMD code objects, and print their resources.
+
+Usage:
+    check_isa.py [--cxxfilt PATH] FILE.s...
+
+Each FILE.s is `llvm-objdump -d` output of one code object, named <name>-<gfx>.s with the
+`llvm-readelf --notes` output beside it as <name>-<gfx>.notes.txt (cmake/HipattnAmdgpu.cmake writes
+both). <name> says what the object holds:
+  *atoms*      one kernel per CDNA atom (tests/isa/atoms.hip): each must contain its instruction
+               (the MFMA shape and type, ds_read_b64_tr_b16, the lane-op and conversion forms);
+  *warp_tile*  warp_tile_kernel<bf16?, D, MT, KN> (tests/isa/warp_tile.hip): the tile's MFMA, its
+               LDS reads and its row-reduction instructions, and no scratch or flat accesses;
+  *unified*    the unified attention kernels (tests/isa/unified_kernels.hip): MFMA and the V read
+               of the target in every 2D / 3D kernel, no scratch or flat accesses in any kernel.
+For every kernel it prints target, VGPR, AGPR, SGPR, LDS bytes, VGPR / SGPR spills, scratch bytes
+and the MFMA count. Spills are reported, not judged (tools/amdgpu_resources.py fails on them).
+
+Exit status: 0 if every check passes, 1 if one fails, 2 on usage or parse errors.
+Python 3 standard library only.
+"""
+
+import argparse
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+def load_resources_module():
+    """tools/amdgpu_resources.py: the notes parser shared with the resource check."""
+    path = os.path.join(REPO, "tools", "amdgpu_resources.py")
+    spec = importlib.util.spec_from_file_location("amdgpu_resources", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+SYMBOL_RE = re.compile(r"^[0-9a-fA-F]+ <(?P<name>[^>]+)>:\s*$")
+INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b")
+
+
+def parse_asm(text):
+    """{symbol: [mnemonic, ...]} from llvm-objdump -d output."""
+    funcs = {}
+    current = None
+    for line in text.splitlines():
+        m = SYMBOL_RE.match(line)
+        if m:
+            current = funcs.setdefault(m.group("name"), [])
+            continue
+        if current is None:
+            continue
+        m = INSN_RE.match(line)
+        if m:
+            current.append(m.group("op"))
+    return funcs
+
+
+def demangle(names, cxxfilt):
+    if not cxxfilt or not names:
+        return {n: n for n in names}
+    proc = subprocess.run([cxxfilt], input="\n".join(names) + "\n", capture_output=True, text=True)
+    out = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(out) != len(names):
+        return {n: n for n in names}
+    return dict(zip(names, out))
+
+
+# ---- what each kernel must (and must not) contain ----
+# LLVM 21 prints the gfx942 bf16 MFMAs as v_mfma_f32_*_bf16 (older: *bf16_1k); accept both.
+def mfma(shape, typ):
+    if typ == "bf16":
+        return rf"v_mfma_f32_{shape}_?bf16(_1k)?"
+    if typ == "f16":
+        return rf"v_mfma_f32_{shape}_?f16"
+    return rf"v_mfma_f32_{shape}_{typ}"
+
+
+ATOM_RULES = {
+    # kernel name: (targets, required mnemonic regexes, forbidden mnemonic regexes)
+    "atom_cdna3_mfma_16x16x16_f16": (None, [mfma("16x16x16", "f16")], []),
+    "atom_cdna3_mfma_16x16x16_bf16": (None, [mfma("16x16x16", "bf16")], []),
+    "atom_cdna3_mfma_32x32x8_f16": (None, [mfma("32x32x8", "f16")], []),
+    "atom_cdna3_mfma_32x32x8_bf16": (None, [mfma("32x32x8", "bf16")], []),
+    "atom_cdna3_mfma_16x16x32_fp8": (None, [mfma("16x16x32", "fp8_fp8")], []),
+    "atom_cdna3_mfma_32x32x16_fp8": (None, [mfma("32x32x16", "fp8_fp8")], []),
+    "atom_cdna3_lds_reads": (None, [r"ds_read_b128", r"ds_read_u16(_d16(_hi)?)?"], [r"flat_\w+"]),
+    "atom_cdna3_lane_ops": (None, [r"ds_swizzle_b32", r"ds_bpermute_b32"], []),
+    "atom_cdna3_math": (None, [r"v_exp_f32(_e32|_e64)?", r"v_rcp_f32(_e32|_e64)?"], []),
+    "atom_cdna4_mfma_16x16x32_f16": ({"gfx950"}, [r"v_mfma_f32_16x16x32_f16"], []),
+    "atom_cdna4_mfma_16x16x32_bf16": ({"gfx950"}, [r"v_mfma_f32_16x16x32_bf16"], []),
+    "atom_cdna4_mfma_32x32x16_f16": ({"gfx950"}, [r"v_mfma_f32_32x32x16_f16"], []),
+    "atom_cdna4_mfma_32x32x16_bf16": ({"gfx950"}, [r"v_mfma_f32_32x32x16_bf16"], []),
+    "atom_cdna4_mfma_16x16x128_fp8": ({"gfx950"}, [r"v_mfma_f32_16x16x128_f8f6f4"], []),
+    "atom_cdna4_mfma_32x32x64_fp8": ({"gfx950"}, [r"v_mfma_f32_32x32x64_f8f6f4"], []),
+    "atom_cdna4_lds_read_tr16": ({"gfx950"}, [r"ds_read_b64_tr_b16"], [r"flat_\w+"]),
+    "atom_cdna4_lane_ops": ({"gfx950"}, [r"v_permlane16_swap_b32(_e32|_e64)?", r"v_permlane32_swap_b32(_e32|_e64)?"],
+                            [r"ds_bpermute_b32", r"ds_swizzle_b32"]),
+    "atom_cdna4_math": ({"gfx950"}, [r"v_cvt_pk_bf16_f32"], []),
+}
+
+NO_SCRATCH = [r"scratch_\w+", r"buffer_(store|load)_\w+", r"flat_\w+"]
+
+
+def tile_rules(target, bf16):
+    typ = "bf16" if bf16 else "f16"
+    if target == "gfx950":
+        return [mfma("16x16x32", typ), r"ds_read_b128", r"ds_read_b64_tr_b16",
+                r"v_permlane32_swap_b32(_e32|_e64)?", r"v_permlane16_swap_b32(_e32|_e64)?"]
+    return [mfma("16x16x16", typ), r"ds_read_b128", r"ds_read_u16(_d16(_hi)?)?", r"ds_swizzle_b32",
+            r"ds_bpermute_b32"]
+
+
+WARP_TILE_RE = re.compile(r"warp_tile_kernel<(true|false), (\d+), (\d+), (\d+)>")
+UNIFIED_RE = re.compile(
+    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
+    r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), (?P<wave>\d+)>")
+REDUCE_RE = re.compile(r"split_kv_reduce_kernel<(true|false), (\d+), (\d+)>")
+KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
+
+
+def short_name(name):
+    m = UNIFIED_RE.search(name)
+    if m:
+        kind = "2d" if m["kernel"] == "unified_2d_kernel" else "3d"
+        variant = "full" if "true" in m["v"] else "plain"
+        return (f"{kind} {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d{m['d']} "
+                f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant}")
+    m = REDUCE_RE.search(name)
+    if m:
+        return f"reduce {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} t{m.group(3)}"
+    m = WARP_TILE_RE.search(name)
+    if m:
+        return f"warp_tile {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} mt{m.group(3)} kn{m.group(4)}"
+    return name.split("(")[0]
+
+
+def has(ops, pattern):
+    rx = re.compile(rf"^(?:{pattern})$")
+    return any(rx.match(op) for op in ops)
+
+
+def count(ops, pattern):
+    rx = re.compile(rf"^(?:{pattern})$")
+    return sum(1 for op in ops if rx.match(op))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("files", nargs="+", metavar="FILE.s")
+    ap.add_argument("--cxxfilt", help="demangler (default: $HIPATTN_AMD_CXXFILT, llvm-cxxfilt, c++filt)")
+    args = ap.parse_args(argv)
+
+    res = load_resources_module()
+    cxxfilt = args.cxxfilt or os.environ.get("HIPATTN_AMD_CXXFILT") or shutil.which("llvm-cxxfilt") or \
+        shutil.which("c++filt")
+    failures = []
+    rows = []
+    for path in args.files:
+        base = os.path.basename(path)
+        m = re.search(r"-(gfx\w+)\.s$", base)
+        if not m:
+            print(f"check_isa: error: {path}: name must end in -<gfx>.s", file=sys.stderr)
+            return 2
+        target = m.group(1)
+        kind = "atoms" if "atoms" in base else "warp_tile" if "warp_tile" in base else \
+            "unified" if "unified" in base else None
+        if kind is None:
+            print(f"check_isa: error: {path}: cannot tell atoms / warp_tile / unified from the name", file=sys.stderr)
+            return 2
+        notes_path = path[:-2] + ".notes.txt"
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                funcs = parse_asm(f.read())
+            with open(notes_path, encoding="utf-8", errors="replace") as f:
+                kernels = res.parse_notes(f.read(), notes_path)
+        except (OSError, res.ParseError) as e:
+            print(f"check_isa: error: {e}", file=sys.stderr)
+            return 2
+        if not kernels:
+            print(f"check_isa: error: {notes_path}: no kernels", file=sys.stderr)
+            return 2
+        names = demangle([k["kernel"] for k in kernels], cxxfilt)
+
+        def fail(kernel, what):
+            failures.append(f"{base}: {names.get(kernel, kernel)}: {what}")
+
+        seen_atoms = set()
+        for k in kernels:
+            sym = k["kernel"]
+            dem = names[sym]
+            ops = funcs.get(sym)
+            if ops is None:
+                fail(sym, "no disassembly for this kernel")
+                continue
+            required, forbidden = [], list(NO_SCRATCH) if kind != "atoms" else [r"scratch_\w+"]
+            if (k["scratch"] or 0) > 0 or k["dynamic_stack"]:
+                fail(sym, f"uses scratch ({k['scratch']} bytes/lane{', dynamic stack' if k['dynamic_stack'] else ''})")
+            if kind == "atoms":
+                plain = dem.split("(")[0]
+                rule = ATOM_RULES.get(plain)
+                if rule is None:
+                    fail(sym, "kernel without a rule in check_isa.py")
+                    continue
+                seen_atoms.add(plain)
+                targets, req, forb = rule
+                if targets is not None and target not in targets:
+                    fail(sym, f"built for {target}, expected only on {sorted(targets)}")
+                required += req
+                forbidden += forb
+            elif kind == "warp_tile":
+                m = WARP_TILE_RE.search(dem)
+                if not m:
+                    fail(sym, "not a warp_tile_kernel<bf16, D, MT, KN>")
+                    continue
+                required += tile_rules(target, m.group(1) == "true")
+            else:
+                m = UNIFIED_RE.search(dem)
+                if m:
+                    required += [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
+                    required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
+                elif not REDUCE_RE.search(dem):
+                    fail(sym, "unexpected kernel in a unified object")
+            for pat in required:
+                if not has(ops, pat):
+                    fail(sym, f"missing {pat}")
+            for pat in forbidden:
+                n = count(ops, pat)
+                if n:
+                    fail(sym, f"{n} x forbidden {pat}")
+            rows.append([short_name(dem), target, k["vgpr"], k["agpr"], k["sgpr"], k["lds"], k["vgpr_spill"],
+                         k["sgpr_spill"], k["scratch"], count(ops, r"v_mfma\w+")])
+        if kind == "atoms":
+            want = {n for n, (t, _, _) in ATOM_RULES.items() if t is None or target in t}
+            for missing in sorted(want - seen_atoms):
+                failures.append(f"{base}: atom kernel {missing} not built")
+
+    cols = ["kernel", "target", "vgpr", "agpr", "sgpr", "lds", "vgpr_spill", "sgpr_spill", "scratch", "mfma"]
+    table = [[("-" if v is None else str(v)) for v in r] for r in rows]
+    widths = [max(len(c), *(len(r[i]) for r in table)) for i, c in enumerate(cols)]
+    line = lambda r: "  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
+    print(line(cols))
+    print(line(["-" * w for w in widths]))
+    for r in table:
+        print(line(r))
+    spills = sum(1 for r in rows if (r[6] or 0) > 0 or (r[7] or 0) > 0)
+    if spills:
+        print(f"\nnote: {spills} kernel(s) spill (see vgpr_spill / sgpr_spill); the resource test fails on them")
+    if failures:
+        print("\ncheck_isa: FAIL", file=sys.stderr)
+        for f in failures:
+            print("  " + f, file=sys.stderr)
+        return 1
+    print(f"\ncheck_isa: OK ({len(rows)} kernels in {len(args.files)} code objects)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

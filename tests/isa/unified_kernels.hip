@@ -1,0 +1,50 @@
+// tests/isa/unified_kernels.hip: the unified attention kernels of the default scenarios, explicitly
+// instantiated for one AMD target (wave64), so that their code objects can be checked: MFMA in the
+// main loop, no scratch, no spills (check_isa.py, tools/amdgpu_resources.py).
+//
+// Tiles: dispatch/unified_plan.hpp's sm90_tile() (the AMD tiles share its shapes until tuned), per
+// head size and tile kind; kernels: unified_2d_kernel, split_kv_3d_kernel, split_kv_reduce_kernel.
+#include "hipattn/dispatch/unified_plan.hpp"
+#include "hipattn/kernels/split_kv_3d.hpp"
+#include "hipattn/kernels/unified_2d.hpp"
+
+namespace hipattn::isa_test {
+
+// The UnifiedConfig the dispatcher builds for (q type, kv kind, head size, tile kind, variant), wave64.
+template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant>
+struct AmdConfig {
+  static constexpr UnifiedTile t = sm90_tile(kKind, kD);
+  using type = UnifiedConfig<kBf16, kKv, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant, int64_t, 0, 64>;
+};
+
+}  // namespace hipattn::isa_test
+
+#define HIPATTN_ISA_CFG(BF16, KV, D, KIND, VARIANT)                                                     \
+  ::hipattn::isa_test::AmdConfig<BF16, ::hipattn::KvKind::KV, D, ::hipattn::UnifiedTileKind::KIND,        \
+                                 ::hipattn::VARIANT>::type
+#define HIPATTN_ISA_UNIFIED(BF16, KV, D, KIND, VARIANT)                                                 \
+  template __global__ void ::hipattn::unified_2d_kernel<HIPATTN_ISA_CFG(BF16, KV, D, KIND, VARIANT)>(   \
+      const ::hipattn::UnifiedKernelArgs<int64_t, 0>);                                                    \
+  template __global__ void ::hipattn::split_kv_3d_kernel<HIPATTN_ISA_CFG(BF16, KV, D, KIND, VARIANT)>(  \
+      const ::hipattn::UnifiedKernelArgs<int64_t, 0>);
+
+// bf16, 16-bit KV, plain variant: every head size x tile kind.
+HIPATTN_ISA_UNIFIED(true, same16, 64, decode, PlainVariant)
+HIPATTN_ISA_UNIFIED(true, same16, 64, prefill, PlainVariant)
+HIPATTN_ISA_UNIFIED(true, same16, 128, decode, PlainVariant)
+HIPATTN_ISA_UNIFIED(true, same16, 128, prefill, PlainVariant)
+HIPATTN_ISA_UNIFIED(true, same16, 256, decode, PlainVariant)
+HIPATTN_ISA_UNIFIED(true, same16, 256, prefill, PlainVariant)
+// f16 queries, fp8 KV (both encodings), every feature compiled in: d = 128.
+HIPATTN_ISA_UNIFIED(false, same16, 128, decode, PlainVariant)
+HIPATTN_ISA_UNIFIED(false, same16, 128, prefill, PlainVariant)
+HIPATTN_ISA_UNIFIED(true, e4m3fn, 128, decode, PlainVariant)
+HIPATTN_ISA_UNIFIED(true, e4m3fnuz, 128, prefill, PlainVariant)
+HIPATTN_ISA_UNIFIED(true, same16, 128, decode, FullVariant)
+HIPATTN_ISA_UNIFIED(true, same16, 128, prefill, FullVariant)
+
+// The split-KV reduce (no MFMA) for each head size.
+template __global__ void ::hipattn::split_kv_reduce_kernel<true, 64, 128>(const ::hipattn::SplitKvReduceArgs);
+template __global__ void ::hipattn::split_kv_reduce_kernel<true, 128, 128>(const ::hipattn::SplitKvReduceArgs);
+template __global__ void ::hipattn::split_kv_reduce_kernel<true, 256, 128>(const ::hipattn::SplitKvReduceArgs);
+template __global__ void ::hipattn::split_kv_reduce_kernel<false, 128, 128>(const ::hipattn::SplitKvReduceArgs);
