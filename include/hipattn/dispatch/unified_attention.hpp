@@ -25,7 +25,7 @@ inline PlanDevice plan_device(const rt::DeviceProperties& props) {
 // Workspace bytes unified_attention needs for `p` on the current device (0 for the 2D path).
 inline size_t unified_attention_workspace_size(const UnifiedAttentionParams& p, const UnifiedOptions& opt = {}) {
   throw_if_error(validate(p));
-  return plan_unified_attention(p, opt, plan_device(rt::device_properties())).workspace_bytes;
+  return plan_unified_attention(p, opt, plan_device(rt::cached_device_properties())).workspace_bytes;
 }
 
 namespace detail {
@@ -75,16 +75,11 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
   a.head_chunks = plan.head_chunks;
   a.rows_div = FastDivmod(static_cast<uint32_t>(plan.rows_per_token));
   a.decode_grid = plan.decode_grid;
-  // Per-tensor fp8 scales fold into the score scale (K) and the output factor (V); the host reads
-  // them from device memory once per call.
-  float k_scale = 1.f, v_scale = 1.f;
+  a.scale = p.scale;
   if (p.kv_scale_mode == KvScaleMode::per_tensor) {
-    HIPATTN_CHECK(rt::memcpy_d2h(&k_scale, p.k_scale, sizeof(float)));
-    HIPATTN_CHECK(rt::memcpy_d2h(&v_scale, p.v_scale, sizeof(float)));
+    a.k_scale_tensor = p.k_scale;
+    a.v_scale_tensor = p.v_scale;
   }
-  a.qk_scale = p.scale * k_scale;
-  a.qk_scale_log2 = a.qk_scale * kLog2e;
-  a.v_scale = v_scale;
   a.causal = p.causal;
   a.window_left = p.window_left;
   a.logit.softcap = p.softcap;
@@ -217,7 +212,7 @@ HIPATTN_UNIFIED_INSTANCE_GROUPS(HIPATTN_UNIFIED_EXTERN_)
 inline void unified_attention(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes,
                               rt::stream_t stream, const UnifiedOptions& opt = {}) {
   throw_if_error(validate(p));
-  const rt::DeviceProperties props = rt::device_properties();
+  const rt::DeviceProperties& props = rt::cached_device_properties();
   const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(props));
   if (plan.workspace_bytes > 0) {
     if (workspace == nullptr || workspace_bytes < plan.workspace_bytes)

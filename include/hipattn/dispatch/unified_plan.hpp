@@ -44,7 +44,9 @@ constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size) {
     if (head_size <= 128) return {1, 4, 1, 16, 3, "decode: 1x4 warps split 64 keys; 3 stages fit in 96 KiB at d<=128"};
     return {1, 4, 1, 16, 2, "decode: 1x4 warps split 64 keys; 2 stages (d=256 tiles are 32 KiB)"};
   }
-  if (head_size <= 128) return {4, 1, 1, 64, 2, "prefill: 4x1 warps of 16 rows, 64-key tiles, double buffered"};
+  if (head_size <= 128)
+    return {4, 1, 2, 64, 2, "prefill: 4x1 warps of 32 rows (each K/V fragment feeds 2 MMAs), 64-key tiles, "
+                            "double buffered; Q re-read from LDS to stay under 255 registers"};
   return {4, 1, 1, 32, 2, "prefill: 32-key tiles keep S + O + Q fragments of d=256 under 255 registers"};
 }
 

@@ -59,9 +59,9 @@ struct UnifiedKernelArgs {
   int32_t head_chunks = 1;    // ceil(group / rows_per_token)
   FastDivmod rows_div;        // division by rows_per_token
   bool decode_grid = false;   // every q length is 1: blockIdx.x is the sequence (no search)
-  float qk_scale = 1.f;       // scale * per-tensor k scale (natural units)
-  float qk_scale_log2 = 1.f;  // qk_scale * log2(e)
-  float v_scale = 1.f;        // per-tensor v scale (1 when none)
+  float scale = 1.f;                      // softmax scale (natural units)
+  const float* k_scale_tensor = nullptr;  // per-tensor fp8 scales (device scalars; null: 1). Read in the
+  const float* v_scale_tensor = nullptr;  // kernel, so a call never synchronizes with the host.
   bool causal = true;
   int32_t window_left = -1;
   LogitArgs logit;

@@ -48,23 +48,33 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE RowCoord row_coord(const Args& a, int row, in
   return rc;
 }
 
+// fp8 code -> float without branches: place the 7 magnitude bits where a float's exponent and
+// mantissa start, so the float is 2^(e - 127) (1 + m / 8) (or the denormal m * 2^-129), and rescale by
+// 2^(127 - bias). Exact for every code, subnormals included (denormals are not flushed); NaN codes
+// (e4m3fn: S.1111.111, e4m3fnuz: 0x80) give NaN.
+template <KvKind kKv>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float fp8_to_float_fast(uint32_t b) {
+  const float mag = __uint_as_float(((b & 0x80u) << 24) | ((b & 0x7Fu) << 20));
+  if constexpr (kKv == KvKind::e4m3fn) {
+    const float v = mag * 0x1p120f;
+    return (b & 0x7Fu) == 0x7Fu ? __uint_as_float(0x7FC00000u) : v;
+  } else {
+    const float v = mag * 0x1p119f;
+    return b == 0x80u ? __uint_as_float(0x7FC00000u) : v;
+  }
+}
+
 // Dequantize 16 fp8 codes (one 16-byte chunk) into 16 16-bit values (two 16-byte chunks).
 template <KvKind kKv, bool kBf16, class Arch>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_chunk16(const uint8_t* src, uint16_t* dst0, uint16_t* dst1) {
   const uint4 raw = *reinterpret_cast<const uint4*>(src);
-  const uint8_t* b = reinterpret_cast<const uint8_t*>(&raw);
+  const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
   uint32_t w[8];
 #pragma unroll
-  for (int k = 0; k < 8; ++k) {
-    float lo, hi;
-    if constexpr (kKv == KvKind::e4m3fn) {
-      lo = fp8_e4m3fn_t::from_bits(b[2 * k]).to_float();
-      hi = fp8_e4m3fn_t::from_bits(b[2 * k + 1]).to_float();
-    } else {
-      lo = fp8_e4m3fnuz_t::from_bits(b[2 * k]).to_float();
-      hi = fp8_e4m3fnuz_t::from_bits(b[2 * k + 1]).to_float();
-    }
-    w[k] = Arch::template pack2<kBf16>(lo, hi);
+  for (int k = 0; k < 4; ++k) {
+    const uint32_t x = words[k];
+    w[2 * k] = Arch::template pack2<kBf16>(fp8_to_float_fast<kKv>(x & 0xFFu), fp8_to_float_fast<kKv>((x >> 8) & 0xFFu));
+    w[2 * k + 1] = Arch::template pack2<kBf16>(fp8_to_float_fast<kKv>((x >> 16) & 0xFFu), fp8_to_float_fast<kKv>(x >> 24));
   }
   *reinterpret_cast<uint4*>(dst0) = make_uint4(w[0], w[1], w[2], w[3]);
   *reinterpret_cast<uint4*>(dst1) = make_uint4(w[4], w[5], w[6], w[7]);
@@ -139,59 +149,64 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
     Arch::copy_commit();
   }
 
-  // ---- KV tile loader (issue only; completion is waited for in the loop) ----
+  // ---- KV tile loader ----
+  // Thread tid copies chunk column c = tid % kCPR of rows tid / kCPR + i * kRowStep (i < kRowIters)
+  // of every tile. The physical blocks of those rows are read from the block table one tile ahead
+  // (pages_next), so the table's latency hides behind a tile of compute instead of stalling the issue.
+  constexpr int kChunkElems = Cfg::kFp8 ? 16 : 8;  // elements per 16-byte chunk
+  constexpr int kCPR = kD / kChunkElems;
+  static_assert(kThreads % kCPR == 0 && (kBN * kCPR) % kThreads == 0, "loader mapping");
+  constexpr int kRowStep = kThreads / kCPR;
+  constexpr int kRowIters = kBN / kRowStep;
+  const int ld_c = tid % kCPR, ld_r0 = tid / kCPR;
   const auto& kv = a.kv;
-  auto issue_tile = [&](int t, int stage) {
-    const int32_t key0 = t * kBN;
-    constexpr int kChunkElems = Cfg::kFp8 ? 16 : 8;  // elements per 16-byte chunk
-    constexpr int kCPR = kD / kChunkElems;
-    constexpr int kChunks = kBN * kCPR;
-    char* kd = k_stage(stage);
-    char* vd = v_stage(stage);
-#pragma unroll 2
-    for (int idx = tid; idx < kChunks; idx += kThreads) {
-      const int r = idx / kCPR, c = idx % kCPR;
-      const int32_t j = key0 + r;
-      const bool valid = j >= range.key_begin && j < range.key_end;
-      Offset ko = 0, vo = 0;
-      if (valid) {
-        int32_t page, slot;
-        kv.locate(j, page, slot);
-        const int32_t blk = kv.physical_block(seq, page);
-        ko = kv.k_offset(blk, slot, kvh);
-        vo = kv.v_offset(blk, slot, kvh);
-      }
-      if constexpr (Cfg::kFp8) {
-        const uint8_t* ks = static_cast<const uint8_t*>(kv.k) + ko + c * 16;
-        const uint8_t* vs = static_cast<const uint8_t*>(kv.v) + vo + c * 16;
-        Arch::copy_16(kd + (r * kD + c * 16), ks, valid);
-        Arch::copy_16(vd + (r * kD + c * 16), vs, valid);
-      } else {
-        const uint16_t* ks = static_cast<const uint16_t*>(kv.k) + ko + c * 8;
-        const uint16_t* vs = static_cast<const uint16_t*>(kv.v) + vo + c * 8;
-        Arch::copy_16(reinterpret_cast<uint16_t*>(kd) + Tile::chunk_index(r, c), ks, valid);
-        Arch::copy_16(reinterpret_cast<uint16_t*>(vd) + Tile::chunk_index(r, c), vs, valid);
+  auto load_pages = [&](int t, int32_t (&blk)[kRowIters], int32_t (&slot)[kRowIters]) {
+#pragma unroll
+    for (int i = 0; i < kRowIters; ++i) {
+      const int32_t j = t * kBN + ld_r0 + i * kRowStep;
+      int32_t page = 0;
+      slot[i] = 0;
+      blk[i] = -1;  // not read
+      if (t < t_end && j >= range.key_begin && j < range.key_end) {
+        kv.locate(j, page, slot[i]);
+        blk[i] = kv.physical_block(seq, page);
       }
     }
-    if (a.per_token_head_scale) {
-      for (int r = tid; r < kBN; r += kThreads) {
-        const int32_t j = key0 + r;
-        const bool valid = j >= range.key_begin && j < range.key_end;
-        Offset so = 0;
-        if (valid) {
-          int32_t page, slot;
-          kv.locate(j, page, slot);
-          so = kv.scale_offset(kv.physical_block(seq, page), slot, kvh);
-        }
+  };
+  auto issue_tile = [&](int stage, const int32_t (&blk)[kRowIters], const int32_t (&slot)[kRowIters]) {
+    char* kd = k_stage(stage);
+    char* vd = v_stage(stage);
+#pragma unroll
+    for (int i = 0; i < kRowIters; ++i) {
+      const int r = ld_r0 + i * kRowStep;
+      const bool valid = blk[i] >= 0;
+      const Offset ko = valid ? kv.k_offset(blk[i], slot[i], kvh) : Offset(0);
+      const Offset vo = valid ? kv.v_offset(blk[i], slot[i], kvh) : Offset(0);
+      if constexpr (Cfg::kFp8) {
+        Arch::copy_16(kd + (r * kD + ld_c * 16), static_cast<const uint8_t*>(kv.k) + ko + ld_c * 16, valid);
+        Arch::copy_16(vd + (r * kD + ld_c * 16), static_cast<const uint8_t*>(kv.v) + vo + ld_c * 16, valid);
+      } else {
+        Arch::copy_16(reinterpret_cast<uint16_t*>(kd) + Tile::chunk_index(r, ld_c),
+                      static_cast<const uint16_t*>(kv.k) + ko + ld_c * 8, valid);
+        Arch::copy_16(reinterpret_cast<uint16_t*>(vd) + Tile::chunk_index(r, ld_c),
+                      static_cast<const uint16_t*>(kv.v) + vo + ld_c * 8, valid);
+      }
+      if (a.per_token_head_scale && ld_c == 0) {
+        const Offset so = valid ? kv.scale_offset(blk[i], slot[i], kvh) : Offset(0);
         Arch::copy_4(lds_ks + stage * kBN + r, kv.k_scale + so, valid);
         Arch::copy_4(lds_vs + stage * kBN + r, kv.v_scale + so, valid);
       }
     }
   };
+  // Decode tiles (kWarpsN > 1) are bandwidth-bound and prefetch the block ids a tile ahead; prefill
+  // tiles need those registers for S and O, and their two resident workgroups hide the table reads.
+  constexpr bool kPrefetchPages = Cfg::kWarpsN > 1;
+  int32_t pg_blk[kRowIters], pg_slot[kRowIters];
 
   // ---- per-lane row state ----
-  // Q fragments stay in registers up to d = 128; larger heads re-read Q from LDS at each k step.
-  constexpr bool kQInRegs = kD <= 128;
+  // Q fragments stay in registers for 16-row warps up to d = 128; larger heads and 32-row warps
+  // re-read Q from LDS at each k step (their S and O fragments already fill the register file).
+  constexpr bool kQInRegs = kD <= 128 && Cfg::kMT == 1;
   typename WT::QFrag qf;
   typename WT::OFrag of;
   typename WT::SFrag sf;
@@ -210,12 +225,20 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
 #pragma unroll
   for (int e = 0; e < WT::kOElems; ++e) of.r[e] = 0.f;
 
+  // ---- per-tensor fp8 scales fold into the score scale and the output factor ----
+  const float k_scale_t = a.k_scale_tensor != nullptr ? *a.k_scale_tensor : 1.f;
+  const float v_scale_t = a.v_scale_tensor != nullptr ? *a.v_scale_tensor : 1.f;
+  const float qk_scale = a.scale * k_scale_t;
+  const float qk_scale_log2 = qk_scale * kLog2e;
+
   // ---- prologue: Q, then kStages - 1 tiles in flight ----
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (t_begin + s < t_end) issue_tile(t_begin + s, s);
+    load_pages(t_begin + s, pg_blk, pg_slot);
+    if (t_begin + s < t_end) issue_tile(s, pg_blk, pg_slot);
     Arch::copy_commit();
   }
+  if constexpr (kPrefetchPages) load_pages(t_begin + kStages - 1, pg_blk, pg_slot);  // the next tile to issue
   Arch::template copy_wait<kStages - 1>();  // Q has landed (the oldest group)
   Arch::sync();
   if constexpr (kQInRegs) WT::load_q(qf, lds_q, wm * WT::kRows);
@@ -225,8 +248,17 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
     const int stage = it % kStages;
     {
       const int tn = t + kStages - 1;
-      if (tn < t_end) issue_tile(tn, (it + kStages - 1) % kStages);
-      Arch::copy_commit();
+      if constexpr (kPrefetchPages) {
+        if (tn < t_end) issue_tile((it + kStages - 1) % kStages, pg_blk, pg_slot);
+        Arch::copy_commit();
+        if (tn + 1 < t_end) load_pages(tn + 1, pg_blk, pg_slot);
+      } else {
+        if (tn < t_end) {
+          load_pages(tn, pg_blk, pg_slot);
+          issue_tile((it + kStages - 1) % kStages, pg_blk, pg_slot);
+        }
+        Arch::copy_commit();
+      }
     }
     Arch::template copy_wait<kStages - 1>();
     Arch::sync();
@@ -267,9 +299,9 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
       float s = sf.r[e];
       if (a.per_token_head_scale) s *= lds_ks[stage * kBN + key_w0 + col];
       if constexpr (Variant::kTransformsLogits) {
-        s = Variant::transform(a.logit, s * a.qk_scale, rinfo[slot], j, [](float x) { return Arch::tanh(x); }) * kLog2e;
+        s = Variant::transform(a.logit, s * qk_scale, rinfo[slot], j, [](float x) { return Arch::tanh(x); }) * kLog2e;
       } else {
-        s *= a.qk_scale_log2;
+        s *= qk_scale_log2;
       }
       if (edge && !key_visible(j, rinfo[slot].pos, kv_len, a.causal, a.window_left)) s = -INFINITY;
       sf.r[e] = s;
@@ -353,13 +385,13 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
     float lse2;
     if constexpr (kSplit) {
       lse2 = l_row[r] > 0.f ? m_row[r] + __log2f(l_row[r]) : -INFINITY;
-      factor[r] = l_row[r] > 0.f ? a.v_scale / l_row[r] : 0.f;
+      factor[r] = l_row[r] > 0.f ? v_scale_t / l_row[r] : 0.f;
       if (rcs[r].valid && (lane % 4) == 0)
         a.ws_lse[(static_cast<int64_t>(segment) * a.num_tokens + rcs[r].token) * a.num_q_heads + rcs[r].q_head] = lse2;
     } else {
       const float sink2 = (a.sinks != nullptr && rcs[r].valid) ? a.sinks[rcs[r].q_head] * kLog2e : -INFINITY;
       factor[r] = finalize_with_sink(m_row[r], l_row[r], sink2, lse2, [](float x) { return Arch::exp2(x); },
-                                     [](float x) { return __log2f(x); }) * a.v_scale;
+                                     [](float x) { return __log2f(x); }) * v_scale_t;
       if (a.lse != nullptr && rcs[r].valid && (lane % 4) == 0)
         a.lse[static_cast<int64_t>(rcs[r].q_head) * a.lse_stride_head + rcs[r].token] = lse2 * kLn2;
     }

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "hipattn/platform/config.hpp"
@@ -93,6 +94,10 @@ struct DeviceProperties {
 // Properties of device `device` (the current device when -1).
 inline DeviceProperties device_properties(int device = -1);
 
+// device_properties() of the current device, queried once per device and cached (the entry points
+// call this on every launch; the attribute queries cost microseconds of host time).
+inline const DeviceProperties& cached_device_properties();
+
 // Raise the dynamic shared-memory limit of `kernel` to `bytes` (needed above 48 KiB on NVIDIA).
 template <class Kernel>
 inline error_t set_max_dynamic_shared(Kernel kernel, int bytes) {
@@ -138,6 +143,18 @@ inline DeviceProperties device_properties(int device) {
 #endif
   p.target = target_from_arch_name(p.arch_name);
   return p;
+}
+}  // namespace hipattn::rt
+namespace hipattn::rt {
+inline const DeviceProperties& cached_device_properties() {
+  constexpr int kMaxDevices = 64;
+  static DeviceProperties cache[kMaxDevices];
+  static std::once_flag once[kMaxDevices];
+  int d = 0;
+  HIPATTN_CHECK(get_device(&d));
+  if (d < 0 || d >= kMaxDevices) throw Error(ErrorCode::runtime, "device", std::to_string(d) + " >= 64 devices");
+  std::call_once(once[d], [d] { cache[d] = device_properties(d); });
+  return cache[d];
 }
 }  // namespace hipattn::rt
 #endif  // HIPATTN_HAS_DEVICE
