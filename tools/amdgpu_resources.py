@@ -2,7 +2,7 @@
 """Print per-kernel AMDGPU resource usage and fail on register spills.
 
 Usage:
-    amdgpu_resources.py [--allow-scratch] [--demangle] [--readelf PATH] FILE...
+    amdgpu_resources.py [--allow-scratch] [--allow-sgpr-spill] [--demangle] [--readelf PATH] FILE...
 
 Each FILE is either
   * the text output of `llvm-readelf --notes <code object>` (e.g. the
@@ -186,6 +186,9 @@ def main(argv=None):
     ap.add_argument("files", nargs="+", metavar="FILE", help=".notes.txt (llvm-readelf --notes output; '-' = stdin) or code object")
     ap.add_argument("--allow-scratch", action="store_true",
                     help="do not fail on scratch use (private segment > 0 / dynamic stack); spills still fail")
+    ap.add_argument("--allow-sgpr-spill", action="store_true",
+                    help="report SGPR spills (which the compiler places in VGPR lanes with v_writelane, "
+                         "no memory traffic) as 'sgpr-spill' without failing; VGPR spills still fail")
     ap.add_argument("--demangle", action="store_true",
                     help="demangle kernel names ($HIPATTN_AMD_CXXFILT, llvm-cxxfilt or c++filt)")
     ap.add_argument("--readelf", help="llvm-readelf to use for code objects (default: $HIPATTN_AMD_READELF)")
@@ -217,8 +220,10 @@ def main(argv=None):
     table = []
     for r in rows:
         problems = []
-        if (r["vgpr_spill"] or 0) > 0 or (r["sgpr_spill"] or 0) > 0:
+        if (r["vgpr_spill"] or 0) > 0:
             problems.append("SPILL")
+        if (r["sgpr_spill"] or 0) > 0:
+            problems.append("sgpr-spill" if args.allow_sgpr_spill else "SPILL")
         uses_scratch = (r["scratch"] or 0) > 0 or r["dynamic_stack"]
         if uses_scratch:
             problems.append("scratch" if args.allow_scratch else "SCRATCH")

@@ -882,3 +882,17 @@ TEST(ValidateHost, RandomBatchesAndOneBadBlock) {
 }
 
 }  // namespace
+
+// Kernels carry strides as 32-bit values: a stride of 2^31 elements or more is rejected, naming it.
+TEST(Validate, StridesBelow2To31) {
+  {
+    Problem t;
+    t.p.k_stride_block = int64_t(1) << 31;
+    expect_invalid(validate(t.p), "k_stride_block", {"2147483648", "2^31"});
+  }
+  {
+    Problem t;
+    t.p.block_table_stride = int64_t(1) << 32;
+    expect_invalid(validate(t.p), "block_table_stride", {"4294967296"});
+  }
+}

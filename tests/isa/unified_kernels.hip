@@ -2,8 +2,8 @@
 // instantiated for one AMD target (wave64), so that their code objects can be checked: MFMA in the
 // main loop, no scratch, no spills (check_isa.py, tools/amdgpu_resources.py).
 //
-// Tiles: dispatch/unified_plan.hpp's sm90_tile() (the AMD tiles share its shapes until tuned), per
-// head size and tile kind; kernels: unified_2d_kernel, split_kv_3d_kernel, split_kv_reduce_kernel.
+// Tiles: dispatch/unified_plan.hpp's cdna_tile() (the tiles the dispatcher launches on gfx942 and
+// gfx950, all within gfx942's 64 KiB of LDS), per head size and tile kind; kernels: unified_2d_kernel, split_kv_3d_kernel, split_kv_reduce_kernel.
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/split_kv_3d.hpp"
 #include "hipattn/kernels/unified_2d.hpp"
@@ -13,8 +13,9 @@ namespace hipattn::isa_test {
 // The UnifiedConfig the dispatcher builds for (q type, kv kind, head size, tile kind, variant), wave64.
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant>
 struct AmdConfig {
-  static constexpr UnifiedTile t = sm90_tile(kKind, kD);
+  static constexpr UnifiedTile t = unified_tile(kKind, kD, 64);
   using type = UnifiedConfig<kBf16, kKv, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant, int64_t, 0, 64>;
+  static_assert(type::kSmemBytes <= 64 * 1024, "every CDNA tile fits gfx942's 64 KiB of LDS");
 };
 
 }  // namespace hipattn::isa_test

@@ -42,27 +42,27 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
   using Offset = typename Cfg::Offset;
   UnifiedKernelArgs<Offset, Cfg::kPageSize> a;
   a.q = static_cast<const uint16_t*>(p.q);
-  a.q_stride_token = p.q_stride_token;
-  a.q_stride_head = p.q_stride_head;
+  a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
+  a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
   a.kv.k = p.k_cache;
   a.kv.v = p.v_cache;
-  a.kv.k_stride_block = p.k_stride_block;
-  a.kv.k_stride_slot = p.k_stride_slot;
-  a.kv.k_stride_head = p.k_stride_head;
-  a.kv.v_stride_block = p.v_stride_block;
-  a.kv.v_stride_slot = p.v_stride_slot;
-  a.kv.v_stride_head = p.v_stride_head;
+  a.kv.k_stride_block = static_cast<int32_t>(p.k_stride_block);
+  a.kv.k_stride_slot = static_cast<int32_t>(p.k_stride_slot);
+  a.kv.k_stride_head = static_cast<int32_t>(p.k_stride_head);
+  a.kv.v_stride_block = static_cast<int32_t>(p.v_stride_block);
+  a.kv.v_stride_slot = static_cast<int32_t>(p.v_stride_slot);
+  a.kv.v_stride_head = static_cast<int32_t>(p.v_stride_head);
   a.kv.block_table = p.block_table;
-  a.kv.block_table_stride = p.block_table_stride;
+  a.kv.block_table_stride = static_cast<int32_t>(p.block_table_stride);
   a.kv.page_size = p.block_size;
   a.kv.page_div = FastDivmod(static_cast<uint32_t>(p.block_size));
   a.per_token_head_scale = p.kv_scale_mode == KvScaleMode::per_token_head;
   if (a.per_token_head_scale) {
     a.kv.k_scale = p.k_scale;
     a.kv.v_scale = p.v_scale;
-    a.kv.s_stride_block = p.scale_stride_block;
-    a.kv.s_stride_slot = p.scale_stride_slot;
-    a.kv.s_stride_head = p.scale_stride_head;
+    a.kv.s_stride_block = static_cast<int32_t>(p.scale_stride_block);
+    a.kv.s_stride_slot = static_cast<int32_t>(p.scale_stride_slot);
+    a.kv.s_stride_head = static_cast<int32_t>(p.scale_stride_head);
   }
   a.cu_seqlens_q = p.cu_seqlens_q;
   a.seq_lens_k = p.seq_lens_k;
@@ -85,13 +85,13 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
   a.logit.softcap = p.softcap;
   a.logit.alibi_slopes = p.alibi_slopes;
   a.logit.qq_bias = p.qq_bias;
-  a.logit.qq_bias_stride = p.qq_bias_stride;
+  a.logit.qq_bias_stride = static_cast<int32_t>(p.qq_bias_stride);
   a.sinks = p.sinks;
   a.out = static_cast<uint16_t*>(p.out);
-  a.o_stride_token = p.o_stride_token;
-  a.o_stride_head = p.o_stride_head;
+  a.o_stride_token = static_cast<int32_t>(p.o_stride_token);
+  a.o_stride_head = static_cast<int32_t>(p.o_stride_head);
   a.lse = p.lse;
-  a.lse_stride_head = p.lse_stride_head;
+  a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
   if (p.num_tokens == 0 || p.num_seqs == 0) return;
   const dim3 grid(static_cast<unsigned>(plan.grid_x), static_cast<unsigned>(p.num_kv_heads * plan.head_chunks),
                   static_cast<unsigned>(plan.split ? plan.num_segments : 1));
@@ -112,10 +112,10 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
     r.num_q_heads = p.num_q_heads;
     r.sinks = p.sinks;
     r.out = a.out;
-    r.o_stride_token = p.o_stride_token;
-    r.o_stride_head = p.o_stride_head;
+    r.o_stride_token = static_cast<int32_t>(p.o_stride_token);
+    r.o_stride_head = static_cast<int32_t>(p.o_stride_head);
     r.lse = p.lse;
-    r.lse_stride_head = p.lse_stride_head;
+    r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
     constexpr int kRThreads = 128, kItemsPerBlock = kRThreads / (Cfg::kD / 4);
     const int64_t items = static_cast<int64_t>(p.num_tokens) * p.num_q_heads;
     split_kv_reduce_kernel<Cfg::kBf16, Cfg::kD, kRThreads>
@@ -129,10 +129,10 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
   }
 }
 
-// Compile-time tile of a (target family, kind, head size): mirrors sm90_tile().
+// Compile-time tile of a (kind, head size, wave size): the same table the planner reads.
 template <UnifiedTileKind kKind, int kD, int kWave>
 struct TileOf {
-  static constexpr UnifiedTile t = sm90_tile(kKind, kD);
+  static constexpr UnifiedTile t = unified_tile(kKind, kD, kWave);
 };
 
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, int kWave>

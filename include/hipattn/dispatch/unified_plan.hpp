@@ -37,8 +37,9 @@ enum class UnifiedTileKind : uint8_t { decode, prefill };
 
 // The sm_90 tiles, by head size. Decode tiles put 16 rows (the GQA group of one token) on one row
 // band and split each 64-key tile over 4 warps: the matrix unit is idle anyway and the loads of 4
-// warps keep more bytes in flight. Prefill tiles give each of 4 warps its own 16 rows (64 per
-// workgroup) and the whole key tile, the FlashAttention-2 split that needs no cross-warp merge.
+// warps keep more bytes in flight. Prefill tiles give each of 4 warps its own rows (2 x 16 at
+// d <= 128, 128 per workgroup; 16 at d = 256) and the whole key tile, the FlashAttention-2 split that
+// needs no cross-warp merge.
 constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size) {
   if (kind == UnifiedTileKind::decode) {
     if (head_size <= 128) return {1, 4, 1, 16, 3, "decode: 1x4 warps split 64 keys; 3 stages fit in 96 KiB at d<=128"};
@@ -48,6 +49,23 @@ constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size) {
     return {4, 1, 2, 64, 2, "prefill: 4x1 warps of 32 rows (each K/V fragment feeds 2 MMAs), 64-key tiles, "
                             "double buffered; Q re-read from LDS to stay under 255 registers"};
   return {4, 1, 1, 32, 2, "prefill: 32-key tiles keep S + O + Q fragments of d=256 under 255 registers"};
+}
+
+// The CDNA tiles (wave 64), by head size. gfx942 gives a workgroup 64 KiB of LDS (gfx950 160 KiB): every
+// tile here fits 64 KiB, so one instance serves both. Copies are synchronous on AMD (global load, LDS
+// store), so a third stage buys nothing; 16-row bands (kMT = 1) keep S, O and Q under 256 VGPRs.
+constexpr UnifiedTile cdna_tile(UnifiedTileKind kind, int head_size) {
+  if (kind == UnifiedTileKind::decode) {
+    if (head_size <= 128) return {1, 2, 1, 16, 2, "decode: 1x2 waves split 32 keys; 36 KiB of LDS at d=128"};
+    return {1, 1, 1, 16, 2, "decode: one wave, 16-key tiles: 40 KiB of LDS at d=256"};
+  }
+  if (head_size <= 128) return {4, 1, 1, 32, 2, "prefill: 4x1 waves of 16 rows, 32-key tiles: 48 KiB at d=128"};
+  return {2, 1, 1, 16, 2, "prefill: 2x1 waves of 16 rows, 16-key tiles: 48 KiB at d=256"};
+}
+
+// The tile of a target family (wave size 64: CDNA, 32: sm_90).
+constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, int wave_size) {
+  return wave_size == 64 ? cdna_tile(kind, head_size) : sm90_tile(kind, head_size);
 }
 
 // The plan of one call.
@@ -73,6 +91,29 @@ struct PlanDevice {
   int wave_size = 32;
 };
 
+// Segments per q-block for a 2D grid of `base` workgroups on a device that holds `fill` at once: the
+// count (<= max_seg) whose waves are fullest, efficiency = base * seg / (waves * fill). Counts are
+// tried in increasing order; a larger count wins only if it is 5 points more efficient, or equally
+// efficient with no more waves. A count that overshoots one wave by a few workgroups (a tail wave
+// that runs almost empty) loses to one that fills the wave.
+inline int32_t choose_segments(int64_t base, int64_t fill, int32_t max_seg) {
+  base = std::max<int64_t>(1, base);
+  int32_t best = 1;
+  double best_eff = -1;
+  int64_t best_waves = 0;
+  for (int32_t s = 1; s <= std::max(1, max_seg); ++s) {
+    const int64_t wg = base * s;
+    const int64_t waves = (wg + fill - 1) / fill;
+    const double eff = double(wg) / double(waves * fill);
+    if (eff > best_eff + 0.05 || (eff > best_eff - 1e-9 && waves == best_waves)) {
+      best = s;
+      best_eff = eff;
+      best_waves = waves;
+    }
+  }
+  return best;
+}
+
 inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const UnifiedOptions& opt,
                                           const PlanDevice& dev) {
   UnifiedPlan plan;
@@ -83,7 +124,7 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   if (dev.target != Target::sm90 && dev.target != Target::gfx942 && dev.target != Target::gfx950)
     throw Error(ErrorCode::unsupported, "target", std::string("no unified-attention tiles for target ") +
                                                       std::string(target_name(dev.target)));
-  plan.tile = sm90_tile(plan.tile_kind, p.head_size);  // AMD tiles share the shapes until tuned
+  plan.tile = unified_tile(plan.tile_kind, p.head_size, is_cdna(dev.target) ? 64 : 32);
   const int bm = plan.tile.rows();
   plan.rows_per_token = std::min(group, bm);
   plan.block_q = bm / plan.rows_per_token;
@@ -106,13 +147,11 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
                           : "auto: 2D grid fills the device or sequences are short";
   }
   plan.split = split;
+  if (opt.num_segments < 0)
+    throw Error(ErrorCode::invalid_argument, "options.num_segments", std::to_string(opt.num_segments) + " < 0");
   if (split) {
     int32_t seg = opt.num_segments;
-    if (seg < 0) throw Error(ErrorCode::invalid_argument, "options.num_segments", std::to_string(seg) + " < 0");
-    if (seg == 0) {
-      const int64_t want = (fill + plan.base_workgroups - 1) / std::max<int64_t>(1, plan.base_workgroups);
-      seg = static_cast<int32_t>(std::clamp<int64_t>(want, 1, std::min<int32_t>(max_tiles, 64)));
-    }
+    if (seg == 0) seg = choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64));
     plan.num_segments = seg;
     plan.workspace_bytes = static_cast<size_t>(seg) * static_cast<size_t>(p.num_tokens) *
                            static_cast<size_t>(p.num_q_heads) * (static_cast<size_t>(p.head_size) + 1) * sizeof(float);

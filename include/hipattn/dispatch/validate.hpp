@@ -148,11 +148,14 @@ bool has_no_element(const std::array<Dim, N>& dims) {
   return false;
 }
 
-// Every stride >= 0.
+// Every stride >= 0 and < 2^31: kernels carry strides as 32-bit values (offsets are formed in 64 bits).
 template <size_t N>
 Status check_nonnegative(const std::array<Dim, N>& dims) {
-  for (const Dim& d : dims)
+  for (const Dim& d : dims) {
     if (d.stride < 0) return invalid(d.stride_name, std::string(d.stride_name) + " (" + num(d.stride) + ") must be >= 0");
+    if (d.stride > INT32_MAX)
+      return invalid(d.stride_name, std::string(d.stride_name) + " (" + num(d.stride) + ") must be < 2^31 elements");
+  }
   return Status::success();
 }
 
@@ -305,6 +308,12 @@ inline Status validate(const UnifiedAttentionParams& p) {
     return invalid("max_blocks_per_seq", "max_blocks_per_seq (" + num(p.max_blocks_per_seq) + ") * block_size (" +
                                              num(p.block_size) + ") = " + num(int64_t(p.max_blocks_per_seq) * p.block_size) +
                                              " < max_seqlen_k (" + num(p.max_seqlen_k) + ")");
+  if (p.block_table_stride > INT32_MAX || p.qq_bias_stride > INT32_MAX || p.lse_stride_head > INT32_MAX)
+    return invalid(p.block_table_stride > INT32_MAX ? "block_table_stride"
+                   : p.qq_bias_stride > INT32_MAX   ? "qq_bias_stride"
+                                                    : "lse_stride_head",
+                   "strides must be < 2^31 elements (block_table_stride " + num(p.block_table_stride) +
+                       ", qq_bias_stride " + num(p.qq_bias_stride) + ", lse_stride_head " + num(p.lse_stride_head) + ")");
   if (p.block_table_stride < p.max_blocks_per_seq)
     return invalid("block_table_stride", "block_table_stride (" + num(p.block_table_stride) + ") < max_blocks_per_seq (" +
                                              num(p.max_blocks_per_seq) + ")");

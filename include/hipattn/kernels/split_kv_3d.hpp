@@ -25,9 +25,9 @@ struct SplitKvReduceArgs {
   int32_t num_segments = 1, num_tokens = 0, num_q_heads = 0;
   const float* sinks = nullptr;  // [num_q_heads], natural units
   uint16_t* out = nullptr;
-  int64_t o_stride_token = 0, o_stride_head = 0;
+  int32_t o_stride_token = 0, o_stride_head = 0;
   float* lse = nullptr;
-  int64_t lse_stride_head = 0;
+  int32_t lse_stride_head = 0;
 };
 
 // kD / 4 threads per (token, q head), each merging 4 columns; kThreads / (kD / 4) items per block.
@@ -42,22 +42,41 @@ __global__ void __launch_bounds__(kThreads) split_kv_reduce_kernel(const SplitKv
   if (item >= items) return;
   const int32_t token = static_cast<int32_t>(item / a.num_q_heads);
   const int32_t head = static_cast<int32_t>(item % a.num_q_heads);
-  float m = a.sinks != nullptr ? a.sinks[head] * kLog2e : -INFINITY;
-  const float sink2 = m;
-  for (int s = 0; s < a.num_segments; ++s) m = fmaxf(m, a.ws_lse[s * items + item]);
+  // Segments are read kBatch at a time with independent loads, so a long segment list costs a few
+  // memory latencies, not one per segment. Every (segment, row) entry was written by the 3D kernel
+  // (empty segments write O = 0 and lse = -inf); -inf entries get no weight.
+  constexpr int kBatch = 8;
+  const float sink2 = a.sinks != nullptr ? a.sinks[head] * kLog2e : -INFINITY;
+  float m = sink2;
+  for (int s0 = 0; s0 < a.num_segments; s0 += kBatch) {
+    float ls[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) ls[k] = s0 + k < a.num_segments ? a.ws_lse[(s0 + k) * items + item] : -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) m = fmaxf(m, ls[k]);
+  }
   const float ms = safe_max(m);
   float l = sink2 != -INFINITY ? Arch::exp2(sink2 - ms) : 0.f;
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
-  for (int s = 0; s < a.num_segments; ++s) {
-    const float ls = a.ws_lse[s * items + item];
-    if (ls == -INFINITY) continue;  // empty segment: its O was never meaningful
-    const float w = Arch::exp2(ls - ms);
-    l += w;
-    const float4 o = *reinterpret_cast<const float4*>(a.ws_o + (s * items + item) * kD + c4);
-    acc[0] += w * o.x;
-    acc[1] += w * o.y;
-    acc[2] += w * o.z;
-    acc[3] += w * o.w;
+  for (int s0 = 0; s0 < a.num_segments; s0 += kBatch) {
+    float ls[kBatch];
+    float4 o[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const bool in = s0 + k < a.num_segments;
+      ls[k] = in ? a.ws_lse[(s0 + k) * items + item] : -INFINITY;
+      o[k] = in ? *reinterpret_cast<const float4*>(a.ws_o + ((s0 + k) * items + item) * kD + c4) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      if (ls[k] == -INFINITY) continue;  // empty segment
+      const float w = Arch::exp2(ls[k] - ms);
+      l += w;
+      acc[0] += w * o[k].x;
+      acc[1] += w * o[k].y;
+      acc[2] += w * o[k].z;
+      acc[3] += w * o[k].w;
+    }
   }
   const float inv = l > 0.f ? 1.f / l : 0.f;
   uint16_t* dst = a.out + static_cast<int64_t>(token) * a.o_stride_token + static_cast<int64_t>(head) * a.o_stride_head + c4;

@@ -47,7 +47,7 @@ struct UnifiedConfig {
 template <class Offset, int kPageSize>
 struct UnifiedKernelArgs {
   const uint16_t* q = nullptr;  // [num_tokens, num_q_heads, D], 16-bit
-  int64_t q_stride_token = 0, q_stride_head = 0;
+  int32_t q_stride_token = 0, q_stride_head = 0;  // strides < 2^31 (validated); offsets in 64 bits
   PagedKvView<Offset, kPageSize> kv;
   bool per_token_head_scale = false;
   const int32_t* cu_seqlens_q = nullptr;
@@ -67,9 +67,9 @@ struct UnifiedKernelArgs {
   LogitArgs logit;
   const float* sinks = nullptr;  // [num_q_heads] natural units
   uint16_t* out = nullptr;       // [num_tokens, num_q_heads, D]
-  int64_t o_stride_token = 0, o_stride_head = 0;
+  int32_t o_stride_token = 0, o_stride_head = 0;
   float* lse = nullptr;  // [num_q_heads, lse_stride_head]
-  int64_t lse_stride_head = 0;
+  int32_t lse_stride_head = 0;
   // split-KV (3D): partial states [num_segments, num_tokens, num_q_heads, D] and [.., num_q_heads]
   int32_t num_segments = 1;
   float* ws_o = nullptr;

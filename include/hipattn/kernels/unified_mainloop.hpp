@@ -386,13 +386,13 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
     if constexpr (kSplit) {
       lse2 = l_row[r] > 0.f ? m_row[r] + __log2f(l_row[r]) : -INFINITY;
       factor[r] = l_row[r] > 0.f ? v_scale_t / l_row[r] : 0.f;
-      if (rcs[r].valid && (lane % 4) == 0)
+      if (rcs[r].valid && WT::row_leader(lane))
         a.ws_lse[(static_cast<int64_t>(segment) * a.num_tokens + rcs[r].token) * a.num_q_heads + rcs[r].q_head] = lse2;
     } else {
       const float sink2 = (a.sinks != nullptr && rcs[r].valid) ? a.sinks[rcs[r].q_head] * kLog2e : -INFINITY;
       factor[r] = finalize_with_sink(m_row[r], l_row[r], sink2, lse2, [](float x) { return Arch::exp2(x); },
                                      [](float x) { return __log2f(x); }) * v_scale_t;
-      if (a.lse != nullptr && rcs[r].valid && (lane % 4) == 0)
+      if (a.lse != nullptr && rcs[r].valid && WT::row_leader(lane))
         a.lse[static_cast<int64_t>(rcs[r].q_head) * a.lse_stride_head + rcs[r].token] = lse2 * kLn2;
     }
   }

@@ -19,13 +19,14 @@ template <class Offset, int kPageSize = 0>
 struct PagedKvView {
   const void* k = nullptr;  // cache base pointers (element type known to the caller)
   const void* v = nullptr;
-  int64_t k_stride_block = 0, k_stride_slot = 0, k_stride_head = 0;
-  int64_t v_stride_block = 0, v_stride_slot = 0, v_stride_head = 0;
+  // Strides in elements, < 2^31 (validated); products with block ids are formed in Offset.
+  int32_t k_stride_block = 0, k_stride_slot = 0, k_stride_head = 0;
+  int32_t v_stride_block = 0, v_stride_slot = 0, v_stride_head = 0;
   const float* k_scale = nullptr;  // per (slot, head) scales, or null
   const float* v_scale = nullptr;
-  int64_t s_stride_block = 0, s_stride_slot = 0, s_stride_head = 0;
+  int32_t s_stride_block = 0, s_stride_slot = 0, s_stride_head = 0;
   const int32_t* block_table = nullptr;  // [num_seqs, block_table_stride]
-  int64_t block_table_stride = 0;
+  int32_t block_table_stride = 0;
   int32_t page_size = 0;
   FastDivmod page_div;  // used when kPageSize == 0
 

@@ -18,7 +18,7 @@ struct LogitArgs {
   float softcap = 0.f;                  // > 0: s = softcap * tanh(s / softcap)
   const float* alibi_slopes = nullptr;  // [num_q_heads]
   const float* qq_bias = nullptr;       // [max_seqlen_q, qq_bias_stride]
-  int64_t qq_bias_stride = 0;
+  int32_t qq_bias_stride = 0;  // < 2^31 (validated)
 };
 
 // What a variant may know about a row (one query token x one q head).

@@ -19,9 +19,9 @@
 // family (e4m3fnuz, bias 8); the same opcodes read OCP e4m3fn on gfx950.
 //
 // LDS: 16-byte row reads (ds_read_b128) and, since gfx942 has no transposing LDS read, a 4-element
-// column gather from a row-major 16-bit tile (4 x ds_read_u16, packed by the d16 / d16_hi forms).
+// column gather from a row-major 16-bit tile (4 x ds_read_u16 packed into two VGPRs).
 // Lane ops: a butterfly over lane-id bit 4 uses ds_swizzle (bit-mask mode, within 32 lanes) and
-// over bit 5 ds_bpermute (the only gfx942 primitive that crosses the 32-lane halves).
+// over bit 5 ds_bpermute (gfx942 has no DPP / swizzle mode that exchanges the 32-lane halves).
 #pragma once
 #include <cstdint>
 

@@ -16,7 +16,8 @@
 // columns 4 * (i % 4) .. + 3 (8 contiguous bytes), and receives column i: element j = block row j.
 // That is the A operand of a 16x16 MFMA whose M runs along the matrix columns (V^T for PV): with
 // block rows 4 * g + j, lane 16 g + i holds A[m = i][k = 4 g + j]. (CDNA4 ISA "MFMA transpose load
-// from LDS": "each lane holds 4 consecutive M or N values"; Mojo's load_b_tr uses the same mapping.)
+// from LDS": "each lane holds 4 consecutive M or N values"; Mojo's load_b_tr and HipKittens'
+// column-layout loads supply the same per-lane addresses.)
 //
 // Lane ops: v_permlane16_swap / v_permlane32_swap exchange 16-lane rows / 32-lane halves, so a
 // butterfly over lane-id bits 4 and 5 needs no LDS round trip.

@@ -29,6 +29,8 @@ struct WarpTile {
   struct SFrag { float r[kSElems]; };
   struct OFrag { float r[kOElems]; };
 
+  // The lane that writes per-row values (lse) for its row slots: one lane of each quad.
+  HIPATTN_HOST_DEVICE static constexpr bool row_leader(int lane) { return lane % 4 == 0; }
   // Row (within the warp's rows) of row slot `slot` of lane `lane`.
   HIPATTN_HOST_DEVICE static constexpr int slot_row(int lane, int slot) { return (slot / 2) * 16 + lane / 4 + 8 * (slot % 2); }
   // Row slot and column (within the warp's keys) of S element e.

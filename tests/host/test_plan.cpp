@@ -1,0 +1,332 @@
+// tests/host/test_plan.cpp: the unified-attention selector (dispatch/unified_plan.hpp) against the rules of
+// ALGORITHM.md sections 5.2 and 6: tile kind, rows per token / block_q / head chunks, the 2D grid, 2D vs 3D,
+// the segment count, the workspace size, forced options and errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "hipattn/dispatch/unified_plan.hpp"
+
+namespace {
+
+using hipattn::PlanDevice;
+using hipattn::Target;
+using hipattn::UnifiedAttentionParams;
+using hipattn::UnifiedOptions;
+using hipattn::UnifiedPath;
+using hipattn::UnifiedPlan;
+using hipattn::UnifiedTileKind;
+
+// The shape fields the planner reads (it reads no pointer).
+UnifiedAttentionParams shape(int32_t num_seqs, int32_t num_tokens, int32_t max_q, int32_t max_k, int32_t hq, int32_t hkv,
+                             int32_t d) {
+  UnifiedAttentionParams p;
+  p.num_seqs = num_seqs;
+  p.num_tokens = num_tokens;
+  p.max_seqlen_q = max_q;
+  p.max_seqlen_k = max_k;
+  p.num_q_heads = hq;
+  p.num_kv_heads = hkv;
+  p.head_size = d;
+  return p;
+}
+
+PlanDevice device(Target t, int sms) {
+  PlanDevice dev;
+  dev.target = t;
+  dev.multiprocessor_count = sms;
+  dev.wave_size = (t == Target::gfx942 || t == Target::gfx950) ? 64 : 32;
+  return dev;
+}
+
+// The expected plan, written from ALGORITHM.md 5.2 / 6 and the tile table: decode tiles are 16 rows x 64 keys;
+// prefill tiles are 128 rows x 64 keys for d <= 128 and 64 rows x 32 keys above.
+struct Expected {
+  bool decode;
+  int64_t bm, bn, rows_per_token, block_q, head_chunks, grid_x, base, tiles;
+  bool split;
+  int64_t segments;
+  uint64_t workspace;
+};
+
+Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o, const PlanDevice& dev) {
+  Expected e{};
+  const int64_t g = p.num_q_heads / p.num_kv_heads;
+  e.decode = static_cast<int64_t>(std::max(1, p.max_seqlen_q)) * g <= 16;
+  if (dev.wave_size == 64) {  // CDNA tiles (64 KiB of LDS)
+    e.bm = e.decode ? 16 : (p.head_size <= 128 ? 64 : 32);
+    e.bn = e.decode ? (p.head_size <= 128 ? 32 : 16) : (p.head_size <= 128 ? 32 : 16);
+  } else {
+    e.bm = e.decode ? 16 : (p.head_size <= 128 ? 128 : 64);
+    e.bn = e.decode ? 64 : (p.head_size <= 128 ? 64 : 32);
+  }
+  e.rows_per_token = g < e.bm ? g : e.bm;
+  e.block_q = e.bm / e.rows_per_token;
+  e.head_chunks = (g + e.rows_per_token - 1) / e.rows_per_token;
+  e.grid_x = p.max_seqlen_q <= 1 ? p.num_seqs : p.num_tokens / e.block_q + p.num_seqs;
+  e.base = e.grid_x * p.num_kv_heads * e.head_chunks;
+  e.tiles = (std::max(1, p.max_seqlen_k) + e.bn - 1) / e.bn;
+  const int64_t fill = 2LL * dev.multiprocessor_count;
+  e.split = o.path == UnifiedPath::three_d || (o.path == UnifiedPath::automatic && e.base < fill && e.tiles >= 4);
+  e.segments = 1;
+  e.workspace = 0;
+  if (e.split) {
+    if (o.num_segments > 0) {
+      e.segments = o.num_segments;
+    } else {
+      // ALGORITHM.md 6: the fullest waves; a larger count must be 5 points better, or as good in as
+      // few waves.
+      const int64_t cap = std::min<int64_t>(e.tiles, 64);
+      double best_eff = -1;
+      int64_t best_waves = 0;
+      e.segments = 1;
+      for (int64_t s = 1; s <= cap; ++s) {
+        const int64_t waves = (e.base * s + fill - 1) / fill;
+        const double eff = double(e.base * s) / double(waves * fill);
+        if (eff > best_eff + 0.05 || (eff > best_eff - 1e-9 && waves == best_waves)) {
+          e.segments = s;
+          best_eff = eff;
+          best_waves = waves;
+        }
+      }
+    }
+    e.workspace = static_cast<uint64_t>(e.segments) * p.num_tokens * p.num_q_heads * (p.head_size + 1) * 4 + 256;
+  }
+  return e;
+}
+
+std::string diff(const UnifiedPlan& pl, const Expected& e) {
+  std::string err;
+  auto chk = [&](const char* name, int64_t got, int64_t want) {
+    if (got != want) err += std::string(name) + ": expected " + std::to_string(want) + ", got " + std::to_string(got) + "; ";
+  };
+  chk("decode tile", pl.tile_kind == UnifiedTileKind::decode, e.decode);
+  chk("BM", pl.tile.rows(), e.bm);
+  chk("BN", pl.tile.keys(), e.bn);
+  chk("rows_per_token", pl.rows_per_token, e.rows_per_token);
+  chk("block_q", pl.block_q, e.block_q);
+  chk("head_chunks", pl.head_chunks, e.head_chunks);
+  chk("grid_x", pl.grid_x, e.grid_x);
+  chk("base_workgroups", pl.base_workgroups, e.base);
+  chk("split", pl.split, e.split);
+  if (e.split) chk("num_segments", pl.num_segments, e.segments);
+  chk("workspace_bytes", static_cast<int64_t>(pl.workspace_bytes), static_cast<int64_t>(e.workspace));
+  return err;
+}
+
+std::string describe(const UnifiedAttentionParams& p, const UnifiedOptions& o, const PlanDevice& dev) {
+  return "seqs=" + std::to_string(p.num_seqs) + " tokens=" + std::to_string(p.num_tokens) + " max_q=" +
+         std::to_string(p.max_seqlen_q) + " max_k=" + std::to_string(p.max_seqlen_k) + " hq=" +
+         std::to_string(p.num_q_heads) + " hkv=" + std::to_string(p.num_kv_heads) + " d=" + std::to_string(p.head_size) +
+         " path=" + std::to_string(static_cast<int>(o.path)) + " seg=" + std::to_string(o.num_segments) +
+         " target=" + std::string(hipattn::target_name(dev.target)) + " sms=" + std::to_string(dev.multiprocessor_count);
+}
+
+TEST(Plan, ServeDecodeB8Ctx32kSplits) {
+  // 8 sequences, one token each, 32 q heads / 8 kv heads (G = 4), 32768 keys, d = 128, H200 (132 SMs).
+  const auto p = shape(8, 8, 1, 32768, 32, 8, 128);
+  const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));
+  EXPECT_EQ(pl.tile_kind, UnifiedTileKind::decode);
+  EXPECT_TRUE(pl.split) << pl.reason;
+  EXPECT_TRUE(pl.decode_grid);
+  EXPECT_EQ(pl.rows_per_token, 4);
+  EXPECT_EQ(pl.block_q, 4);
+  EXPECT_EQ(pl.head_chunks, 1);
+  EXPECT_EQ(pl.grid_x, 8);
+  EXPECT_EQ(pl.base_workgroups, 64);
+  EXPECT_EQ(pl.num_segments, 4);  // 256 of 264 slots in one wave (5 would leave a 56-workgroup tail wave)
+  EXPECT_EQ(pl.workspace_bytes, size_t{4} * 8 * 32 * 129 * 4 + 256);
+  // The same call on a gfx942 (304 CUs, fill 608): 19 segments fill two waves exactly.
+  const auto pa = hipattn::plan_unified_attention(p, {}, device(Target::gfx942, 304));
+  EXPECT_TRUE(pa.split);
+  EXPECT_EQ(pa.num_segments, 19);
+}
+
+TEST(Plan, ServeDecodeB64Ctx8kStays2D) {
+  const auto p = shape(64, 64, 1, 8192, 32, 8, 128);
+  const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));
+  EXPECT_EQ(pl.tile_kind, UnifiedTileKind::decode);
+  EXPECT_FALSE(pl.split) << pl.reason;  // 64 * 8 = 512 workgroups >= 264
+  EXPECT_EQ(pl.base_workgroups, 512);
+  EXPECT_EQ(pl.workspace_bytes, 0u);
+}
+
+TEST(Plan, PrefillStays2D) {
+  // 4 sequences of 2048 new tokens (no context), G = 4, d = 128: 8192 / 32 + 4 = 260 q-blocks x 8 kv heads.
+  const auto p = shape(4, 8192, 2048, 2048, 32, 8, 128);
+  const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));
+  EXPECT_EQ(pl.tile_kind, UnifiedTileKind::prefill);
+  EXPECT_FALSE(pl.split) << pl.reason;
+  EXPECT_FALSE(pl.decode_grid);
+  EXPECT_EQ(pl.rows_per_token, 4);
+  EXPECT_EQ(pl.block_q, 32);
+  EXPECT_EQ(pl.grid_x, 260);
+  EXPECT_EQ(pl.workspace_bytes, 0u);
+  // d = 256 prefill (32-row CDNA tiles), also 2D.
+  const auto p2 = shape(2, 4096, 2048, 4096, 16, 16, 256);
+  const auto pl2 = hipattn::plan_unified_attention(p2, {}, device(Target::gfx950, 256));
+  EXPECT_EQ(pl2.tile_kind, UnifiedTileKind::prefill);
+  EXPECT_FALSE(pl2.split);
+  EXPECT_EQ(pl2.block_q, 32);
+}
+
+TEST(Plan, TileKindBoundary) {
+  // max_seqlen_q * G <= 16 -> decode tile, else prefill.
+  for (int32_t g : {1, 2, 4, 8, 16, 32})
+    for (int32_t q = 1; q <= 40; ++q) {
+      const auto p = shape(3, 3 * q, q, 4096, 8 * g, 8, 128);
+      const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));
+      EXPECT_EQ(pl.tile_kind == UnifiedTileKind::decode, q * g <= 16) << "q=" << q << " G=" << g;
+    }
+}
+
+TEST(Plan, RowsPerTokenBlockQHeadChunks) {
+  const PlanDevice dev = device(Target::sm90, 132);
+  struct Row {
+    int32_t g, max_q, d;
+    int32_t bm, rows_per_token, block_q, head_chunks;
+  };
+  const Row rows[] = {
+      // decode (q = 1): G <= 16 -> 16-row tiles; G >= 32 -> prefill tiles
+      {1, 1, 128, 16, 1, 16, 1},     {4, 1, 128, 16, 4, 4, 1},     {8, 1, 128, 16, 8, 2, 1},
+      {16, 1, 128, 16, 16, 1, 1},    {32, 1, 128, 128, 32, 4, 1},  {128, 1, 128, 128, 128, 1, 1},
+      {32, 1, 256, 64, 32, 2, 1},    {128, 1, 256, 64, 64, 1, 2},  {256, 1, 128, 128, 128, 1, 2},
+      // prefill (q = 100)
+      {1, 100, 128, 128, 1, 128, 1}, {4, 100, 128, 128, 4, 32, 1}, {8, 100, 128, 128, 8, 16, 1},
+      {16, 100, 128, 128, 16, 8, 1}, {32, 100, 128, 128, 32, 4, 1}, {128, 100, 128, 128, 128, 1, 1},
+      {1, 100, 256, 64, 1, 64, 1},   {4, 100, 256, 64, 4, 16, 1},  {8, 100, 192, 64, 8, 8, 1},
+      {16, 100, 256, 64, 16, 4, 1},  {32, 100, 256, 64, 32, 2, 1}, {128, 100, 256, 64, 64, 1, 2},
+  };
+  for (const Row& r : rows) {
+    const int32_t hkv = 2;
+    const auto p = shape(5, 5 * r.max_q, r.max_q, 5000, r.g * hkv, hkv, r.d);
+    const auto pl = hipattn::plan_unified_attention(p, {}, dev);
+    SCOPED_TRACE("G=" + std::to_string(r.g) + " max_q=" + std::to_string(r.max_q) + " d=" + std::to_string(r.d));
+    EXPECT_EQ(pl.tile.rows(), r.bm);
+    EXPECT_EQ(pl.rows_per_token, r.rows_per_token);
+    EXPECT_EQ(pl.block_q, r.block_q);
+    EXPECT_EQ(pl.head_chunks, r.head_chunks);
+    EXPECT_EQ(pl.head_chunks > 1, r.g > r.bm);
+    EXPECT_LE(pl.block_q * pl.rows_per_token, pl.tile.rows());
+    EXPECT_GE(static_cast<int64_t>(pl.head_chunks) * pl.rows_per_token, r.g);
+    EXPECT_EQ(pl.base_workgroups, pl.grid_x * hkv * pl.head_chunks);
+  }
+}
+
+TEST(Plan, ForcedPathsAndSegments) {
+  const PlanDevice dev = device(Target::sm90, 132);
+  const auto big = shape(64, 64, 1, 8192, 32, 8, 128);      // auto: 2D
+  const auto small = shape(8, 8, 1, 32768, 32, 8, 128);     // auto: 3D
+  UnifiedOptions o;
+  o.path = UnifiedPath::three_d;
+  auto pl = hipattn::plan_unified_attention(big, o, dev);
+  EXPECT_TRUE(pl.split);
+  EXPECT_EQ(pl.num_segments, 1);  // ceil(264 / 512) = 1
+  EXPECT_EQ(pl.workspace_bytes, size_t{1} * 64 * 32 * 129 * 4 + 256);
+  o.num_segments = 7;
+  pl = hipattn::plan_unified_attention(big, o, dev);
+  EXPECT_TRUE(pl.split);
+  EXPECT_EQ(pl.num_segments, 7);
+  EXPECT_EQ(pl.workspace_bytes, size_t{7} * 64 * 32 * 129 * 4 + 256);
+  o.path = UnifiedPath::two_d;
+  pl = hipattn::plan_unified_attention(small, o, dev);
+  EXPECT_FALSE(pl.split);
+  EXPECT_EQ(pl.workspace_bytes, 0u);
+  // Auto with a forced segment count.
+  o.path = UnifiedPath::automatic;
+  o.num_segments = 3;
+  pl = hipattn::plan_unified_attention(small, o, dev);
+  EXPECT_TRUE(pl.split);
+  EXPECT_EQ(pl.num_segments, 3);
+  EXPECT_EQ(pl.workspace_bytes, size_t{3} * 8 * 32 * 129 * 4 + 256);
+  // Short sequences (< 4 tiles of 64 keys) stay 2D even on a tiny grid; 4 tiles split.
+  EXPECT_FALSE(hipattn::plan_unified_attention(shape(1, 1, 1, 192, 8, 8, 128), {}, dev).split);
+  EXPECT_TRUE(hipattn::plan_unified_attention(shape(1, 1, 1, 193, 8, 8, 128), {}, dev).split);
+  // Segments capped by the tile count: 1 workgroup, 5 tiles -> 5 segments (not ceil(264 / 1)).
+  EXPECT_EQ(hipattn::plan_unified_attention(shape(1, 1, 1, 320, 1, 1, 128), {}, dev).num_segments, 5);
+  // ... and by 64: 1 workgroup, 10000 tiles.
+  EXPECT_EQ(hipattn::plan_unified_attention(shape(1, 1, 1, 640000, 1, 1, 128), {}, dev).num_segments, 64);
+}
+
+TEST(Plan, RandomShapesFollowTheRules) {
+  const uint32_t seed = 606;
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937 rng(seed);
+  auto ui = [&](int32_t lo, int32_t hi) { return std::uniform_int_distribution<int32_t>(lo, hi)(rng); };
+  const Target targets[] = {Target::sm90, Target::gfx942, Target::gfx950};
+  const int32_t groups[] = {1, 2, 4, 5, 6, 8, 16, 32, 48, 96, 128, 256};
+  const int32_t dims[] = {64, 128, 192, 256};
+  int failures = 0;
+  int auto_split = 0, auto_2d = 0, decode = 0, prefill = 0, chunked = 0;
+  for (int it = 0; it < 20000; ++it) {
+    const int32_t seqs = ui(1, 300);
+    const int32_t max_q = ui(0, 3) == 0 ? 1 : ui(1, 600);
+    const int32_t tokens = max_q == 1 ? seqs : ui(seqs, seqs * max_q);
+    const int32_t max_k = ui(0, 2) == 0 ? ui(max_q, max_q + 300) : ui(max_q, 200000);
+    const int32_t hkv = ui(1, 16), g = groups[ui(0, 11)], d = dims[ui(0, 3)];
+    const auto p = shape(seqs, tokens, max_q, max_k, hkv * g, hkv, d);
+    UnifiedOptions o;
+    const int mode = ui(0, 4);
+    o.path = mode == 3 ? UnifiedPath::three_d : mode == 4 ? UnifiedPath::two_d : UnifiedPath::automatic;
+    o.num_segments = ui(0, 3) == 0 ? ui(1, 80) : 0;
+    const Target t = targets[ui(0, 2)];
+    const PlanDevice dev = device(t, t == Target::sm90 ? ui(1, 140) : ui(1, 320));
+    const auto pl = hipattn::plan_unified_attention(p, o, dev);
+    const std::string err = diff(pl, expected_plan(p, o, dev));
+    if (!err.empty() && ++failures <= 10) ADD_FAILURE() << "it=" << it << " " << describe(p, o, dev) << ": " << err;
+    // Chosen (not forced) segment counts never exceed the tile count of the longest sequence, nor 64.
+    if (pl.split && o.num_segments == 0) {
+      const int64_t tiles = (std::max(1, max_k) + pl.tile.keys() - 1) / pl.tile.keys();
+      if ((pl.num_segments < 1 || pl.num_segments > tiles || pl.num_segments > 64) && ++failures <= 10)
+        ADD_FAILURE() << "it=" << it << " " << describe(p, o, dev) << ": segments " << pl.num_segments << " for "
+                      << tiles << " tiles";
+    }
+    if (!pl.split && pl.workspace_bytes != 0 && ++failures <= 10) ADD_FAILURE() << "2D plan with a workspace";
+    if (o.path == UnifiedPath::automatic) ++(pl.split ? auto_split : auto_2d);
+    ++(pl.tile_kind == UnifiedTileKind::decode ? decode : prefill);
+    chunked += pl.head_chunks > 1;
+  }
+  EXPECT_EQ(failures, 0);
+  // The random shapes reach every branch.
+  EXPECT_GT(auto_split, 500);
+  EXPECT_GT(auto_2d, 500);
+  EXPECT_GT(decode, 500);
+  EXPECT_GT(prefill, 500);
+  EXPECT_GT(chunked, 100);
+}
+
+TEST(Plan, NegativeSegmentsThrow) {
+  const PlanDevice dev = device(Target::sm90, 132);
+  for (UnifiedPath path : {UnifiedPath::three_d, UnifiedPath::automatic}) {
+    UnifiedOptions o;
+    o.path = path;
+    o.num_segments = -2;
+    try {
+      (void)hipattn::plan_unified_attention(shape(8, 8, 1, 32768, 32, 8, 128), o, dev);  // 3D either way
+      ADD_FAILURE() << "no throw for num_segments = -2, path " << static_cast<int>(path);
+    } catch (const hipattn::Error& e) {
+      EXPECT_EQ(e.code(), hipattn::ErrorCode::invalid_argument);
+      EXPECT_EQ(e.field(), "options.num_segments");
+      EXPECT_NE(std::string(e.what()).find("options.num_segments"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Plan, UnknownTargetThrowsUnsupported) {
+  for (Target t : {Target::host, Target::other}) {
+    try {
+      (void)hipattn::plan_unified_attention(shape(8, 8, 1, 32768, 32, 8, 128), {}, device(t, 100));
+      ADD_FAILURE() << "no throw for target " << hipattn::target_name(t);
+    } catch (const hipattn::Error& e) {
+      EXPECT_EQ(e.code(), hipattn::ErrorCode::unsupported) << e.what();
+      EXPECT_EQ(e.field(), "target");
+    }
+  }
+}
+
+}  // namespace
