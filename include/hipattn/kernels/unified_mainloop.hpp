@@ -218,6 +218,10 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
     l_row[r] = 0.f;
     const RowCoord rc = row_coord<Cfg>(a, wm * WT::kRows + WT::slot_row(lane, r), seq_tok0, q_len, ctx, qb, kvh, chunk);
     rinfo[r] = rc.info;
+    if (!rc.valid) {  // padding rows are computed but never written: keep their variant reads in bounds
+      rinfo[r].i = 0;
+      rinfo[r].pos = ctx;
+    }
     if constexpr (Variant::kUsesSlope) {
       if (a.logit.alibi_slopes != nullptr && rc.q_head < a.num_q_heads) rinfo[r].slope = a.logit.alibi_slopes[rc.q_head];
     }
