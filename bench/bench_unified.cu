@@ -17,8 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "../tests/common/paged_problem.hpp"
-#include "../tests/data/unified_scenarios.hpp"
+#include "../tests/common/scenario_spec.hpp"
 #include "hipattn/arch/sm90/atoms.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 
@@ -102,20 +101,9 @@ Built& build(const scenarios::UnifiedScenario& sc, DType kv, KvScaleMode mode) {
   auto it = g_built.find(key);
   if (it != g_built.end()) return it->second;
   g_built.clear();  // keep one problem on the device at a time
-  ProblemSpec s;
-  s.bf16 = sc.bf16;
+  ProblemSpec s = spec_from_scenario(sc);
   s.kv_dtype = kv;
   s.scale_mode = mode;
-  s.num_q_heads = sc.num_q_heads;
-  s.num_kv_heads = sc.num_kv_heads;
-  s.head_size = sc.head_size;
-  s.block_size = sc.block_size;
-  s.seqs = sc.seqs;
-  s.window_left = sc.sliding_window > 0 ? sc.sliding_window - 1 : -1;
-  s.softcap = sc.softcap;
-  s.alibi = sc.alibi;
-  s.qq_bias = sc.qq_bias;
-  s.qq_bias_stride = sc.qq_bias_stride;
   s.lse = false;
   s.min_cache_bytes = int64_t(2) << 30;
   s.fill_reference_data = false;
@@ -183,6 +171,45 @@ void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DTyp
   state.SetLabel(plan.split ? "3d" : "2d");
 }
 
+// Tile experiment: one prefill tile shape launched directly (2D), beside the dispatcher's choice, so
+// that a tile change is measured before it goes into the table (bench/NOTES.md).
+template <int kMT, int kKN>
+void bench_prefill_tile(benchmark::State& state, int scenario) {
+  using Cfg = UnifiedConfig<true, KvKind::same16, 128, 4, 1, kMT, kKN, 2, PlainVariant>;
+  const auto& sc = scenarios::unified_scenarios()[scenario];
+  Built& b = build(sc, DType::bf16, KvScaleMode::none);
+  const UnifiedAttentionParams p = b.d->params();
+  UnifiedOptions opt;
+  opt.path = UnifiedPath::two_d;
+  UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(rt::cached_device_properties()));
+  const int32_t group = p.num_q_heads / p.num_kv_heads;
+  plan.rows_per_token = std::min(group, Cfg::kBM);
+  plan.block_q = Cfg::kBM / plan.rows_per_token;
+  plan.head_chunks = (group + plan.rows_per_token - 1) / plan.rows_per_token;
+  plan.grid_x = int64_t(p.num_tokens) / plan.block_q + p.num_seqs;
+  cudaStream_t stream;
+  HIPATTN_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  detail::launch_unified_instance<Cfg>(p, plan, nullptr, stream);
+  HIPATTN_CHECK(rt::stream_synchronize(stream));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  HIPATTN_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  detail::launch_unified_instance<Cfg>(p, plan, nullptr, stream);
+  HIPATTN_CHECK(cudaStreamEndCapture(stream, &graph));
+  HIPATTN_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  double ms = 0;
+  for (auto _ : state) {
+    ms = median_ms([&] { HIPATTN_CHECK(cudaGraphLaunch(exec, nullptr)); }, g_flush);
+    state.SetIterationTime(ms * 1e-3);
+  }
+  HIPATTN_CHECK(cudaGraphExecDestroy(exec));
+  HIPATTN_CHECK(cudaGraphDestroy(graph));
+  HIPATTN_CHECK(cudaStreamDestroy(stream));
+  state.counters["us"] = ms * 1e3;
+  state.counters["TFLOP/s"] = b.flops / (ms * 1e-3) / 1e12;
+  state.counters["mma_frac"] = b.flops / (ms * 1e-3) / 1e12 / g_mma_tflops;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -211,6 +238,15 @@ int main(int argc, char** argv) {
                                    i, UnifiedPath::automatic, DType::fp8_e4m3fn, KvScaleMode::per_tensor)
           ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
     }
+  }
+  for (int i = 0; i < int(all.size()); ++i) {
+    if (std::string(all[i].name) != "serve_prefill_1x4k") continue;
+    benchmark::RegisterBenchmark("tile_experiment/serve_prefill_1x4k/mt1_kn64", bench_prefill_tile<1, 64>, i)
+        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("tile_experiment/serve_prefill_1x4k/mt2_kn32", bench_prefill_tile<2, 32>, i)
+        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("tile_experiment/serve_prefill_1x4k/mt2_kn64", bench_prefill_tile<2, 64>, i)
+        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -212,7 +212,7 @@ struct HostProblem {
 namespace hipattn::testing {
 
 // Fill n bytes with a hash of their index: finite values (16-bit: |x| < 2; fp8: codes without NaN).
-__global__ void fill_random_kernel(uint8_t* p, size_t n, uint32_t seed, int elem_bytes) {
+static __global__ void fill_random_kernel(uint8_t* p, size_t n, uint32_t seed, int elem_bytes) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^ seed;
     x ^= x >> 15; x *= 2246822519u; x ^= x >> 13;

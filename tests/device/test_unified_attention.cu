@@ -7,8 +7,7 @@
 #include <random>
 #include <string>
 
-#include "../common/paged_problem.hpp"
-#include "../data/unified_scenarios.hpp"
+#include "../common/scenario_spec.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"
 
@@ -35,9 +34,10 @@ struct CompareStats {
   double rel_l2() const { return sum_sq_ref > 0 ? std::sqrt(sum_sq_err / sum_sq_ref) : std::sqrt(sum_sq_err); }
 };
 
-// Run once with `path` and compare every output element and LSE with the reference.
+// Run once with `path` and compare every output element and LSE with the reference; the raw output
+// is returned through `raw` when given.
 CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference::AttentionResult& ref,
-                             UnifiedPath path, int segments = 0) {
+                             UnifiedPath path, int segments = 0, std::vector<uint16_t>* raw = nullptr) {
   UnifiedOptions opt;
   opt.path = path;
   opt.num_segments = segments;
@@ -50,6 +50,7 @@ CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference:
   std::vector<uint16_t> out;
   std::vector<float> lse;
   dp.download(out, lse);
+  if (raw) *raw = out;
   CompareStats st;
   const Tolerance tol = out_tolerance(h.spec.bf16);
   for (size_t i = 0; i < out.size(); ++i) {
@@ -82,12 +83,26 @@ void check_all_paths(const ProblemSpec& spec, const char* what) {
   HostProblem h(spec);
   const reference::AttentionResult ref = reference::unified_attention(h.host_params());
   DeviceProblem dp(h);
+  std::vector<uint16_t> raw[3];
+  int k = 0;
   for (UnifiedPath path : {UnifiedPath::automatic, UnifiedPath::two_d, UnifiedPath::three_d}) {
     SCOPED_TRACE(std::string(what) + " path=" + path_name(path));
-    const CompareStats st = run_and_compare(h, dp, ref, path);
+    const CompareStats st = run_and_compare(h, dp, ref, path, 0, &raw[k++]);
     EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad;
     std::printf("  %-44s %-4s max|err| %.2e  rel-l2 %.2e\n", what, path_name(path), st.max_abs, st.rel_l2());
   }
+  // 2D and 3D compute the same function in another order: they agree within the dtype's rounding.
+  const Tolerance tol = out_tolerance(h.spec.bf16);
+  int64_t disagree = 0;
+  double max_diff = 0;
+  for (size_t i = 0; i < raw[1].size(); ++i) {
+    const double a = h.spec.bf16 ? bfloat16_t::from_bits(raw[1][i]).to_float() : half_t::from_bits(raw[1][i]).to_float();
+    const double b = h.spec.bf16 ? bfloat16_t::from_bits(raw[2][i]).to_float() : half_t::from_bits(raw[2][i]).to_float();
+    const double d = std::fabs(a - b);
+    max_diff = std::max(max_diff, d);
+    if (!(d <= tol.atol + tol.rtol * std::fabs(a))) ++disagree;
+  }
+  EXPECT_EQ(disagree, 0) << what << ": 2D and 3D outputs differ beyond rounding (max |2d - 3d| " << max_diff << ")";
 }
 
 // ---- the 13 default scenarios x {auto, 2d, 3d} x KV {q dtype, fp8 per-tensor, fp8 per-(token, head)} ----
@@ -104,20 +119,7 @@ std::vector<ScenarioCase> default_cases() {
 }
 
 ProblemSpec spec_of(const scenarios::UnifiedScenario& sc, KvMode m, uint64_t seed) {
-  ProblemSpec s;
-  s.bf16 = sc.bf16;
-  s.num_q_heads = sc.num_q_heads;
-  s.num_kv_heads = sc.num_kv_heads;
-  s.head_size = sc.head_size;
-  s.block_size = sc.block_size;
-  s.seqs = sc.seqs;
-  s.window_left = sc.sliding_window > 0 ? sc.sliding_window - 1 : -1;
-  s.softcap = sc.softcap;
-  s.alibi = sc.alibi;
-  s.qq_bias = sc.qq_bias;
-  s.qq_bias_stride = sc.qq_bias_stride;
-  s.seed = seed;
-  s.kv_dtype = s.bf16 ? DType::bf16 : DType::f16;
+  ProblemSpec s = spec_from_scenario(sc, seed);
   // fp8 formats alternate so both are covered: e4m3fn with per-tensor scales, e4m3fnuz per (token, head).
   if (m == KvMode::fp8_tensor) { s.kv_dtype = DType::fp8_e4m3fn; s.scale_mode = KvScaleMode::per_tensor; }
   if (m == KvMode::fp8_token_head) { s.kv_dtype = DType::fp8_e4m3fnuz; s.scale_mode = KvScaleMode::per_token_head; }

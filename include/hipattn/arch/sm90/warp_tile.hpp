@@ -65,14 +65,33 @@ struct WarpTile {
     using L = SwizzledTile<1, kD>;
     const int lane = lane_id();
     const int mi = lane / 8;
+    qk_impl(s, lds_k, key0, [&](int mt, int kk, uint32_t(&a)[4]) {
+      ldmatrix_x4(a, lds_q + L::chunk_index(row0 + mt * 16 + (mi % 2) * 8 + lane % 8, kk * 2 + mi / 2));
+    });
+  }
+
+  // S = Q K^T for keys [key0, key0 + kKN) of a swizzled [*, kD] LDS tile, Q fragments in registers.
+  HIPATTN_DEVICE static void qk(SFrag& s, const QFrag& q, const uint16_t* lds_k, int key0) {
+    qk_impl(s, lds_k, key0, [&](int mt, int kk, uint32_t(&a)[4]) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) a[i] = q.r[mt][kk][i];
+    });
+  }
+
+  // The QK^T loop: for each k step, the A fragments of every row block (from `load_a`), then the B
+  // fragments of two key tiles at a time by ldmatrix, each feeding kMT MMAs.
+  template <class LoadA>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void qk_impl(SFrag& s, const uint16_t* lds_k, int key0, LoadA&& load_a) {
+    using L = SwizzledTile<1, kD>;
+    const int lane = lane_id();
+    const int mi = lane / 8;
 #pragma unroll
     for (int e = 0; e < kSElems; ++e) s.r[e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < kQK; ++kk) {
       uint32_t a[kMT][4];
 #pragma unroll
-      for (int mt = 0; mt < kMT; ++mt)
-        ldmatrix_x4(a[mt], lds_q + L::chunk_index(row0 + mt * 16 + (mi % 2) * 8 + lane % 8, kk * 2 + mi / 2));
+      for (int mt = 0; mt < kMT; ++mt) load_a(mt, kk, a[mt]);
 #pragma unroll
       for (int np = 0; np < kSN / 2; ++np) {
         uint32_t b[4];
@@ -86,31 +105,6 @@ struct WarpTile {
         }
       }
     }
-  }
-
-  // S = Q K^T for keys [key0, key0 + kKN) of a swizzled [*, kD] LDS tile.
-  HIPATTN_DEVICE static void qk(SFrag& s, const QFrag& q, const uint16_t* lds_k, int key0) {
-    using L = SwizzledTile<1, kD>;
-    const int lane = lane_id();
-    const int mi = lane / 8;
-#pragma unroll
-    for (int e = 0; e < kSElems; ++e) s.r[e] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < kQK; ++kk)
-#pragma unroll
-      for (int np = 0; np < kSN / 2; ++np) {
-        uint32_t b[4];
-        const int key = key0 + (np * 2 + mi / 2) * 8 + lane % 8;
-        ldmatrix_x4(b, lds_k + L::chunk_index(key, kk * 2 + mi % 2));
-        const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          float* c0 = &s.r[(mt * kSN + np * 2) * 4];
-          float* c1 = &s.r[(mt * kSN + np * 2 + 1) * 4];
-          mma(*reinterpret_cast<float(*)[4]>(c0), q.r[mt][kk], b0);
-          mma(*reinterpret_cast<float(*)[4]>(c1), q.r[mt][kk], b1);
-        }
-      }
   }
 
   // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kD] LDS tile; P given as floats in the
