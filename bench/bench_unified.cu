@@ -173,9 +173,9 @@ void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DTyp
 
 // Tile experiment: one prefill tile shape launched directly (2D), beside the dispatcher's choice, so
 // that a tile change is measured before it goes into the table (bench/NOTES.md).
-template <int kMT, int kKN>
+template <int kMT, int kKN, int kStages>
 void bench_prefill_tile(benchmark::State& state, int scenario) {
-  using Cfg = UnifiedConfig<true, KvKind::same16, 128, 4, 1, kMT, kKN, 2, PlainVariant>;
+  using Cfg = UnifiedConfig<true, KvKind::same16, 128, 4, 1, kMT, kKN, kStages, PlainVariant>;
   const auto& sc = scenarios::unified_scenarios()[scenario];
   Built& b = build(sc, DType::bf16, KvScaleMode::none);
   const UnifiedAttentionParams p = b.d->params();
@@ -241,11 +241,11 @@ int main(int argc, char** argv) {
   }
   for (int i = 0; i < int(all.size()); ++i) {
     if (std::string(all[i].name) != "serve_prefill_1x4k") continue;
-    benchmark::RegisterBenchmark("tile_experiment/serve_prefill_1x4k/mt1_kn64", bench_prefill_tile<1, 64>, i)
+    benchmark::RegisterBenchmark("tile_experiment/serve_prefill_1x4k/mt1_kn64_s3", bench_prefill_tile<1, 64, 3>, i)
         ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("tile_experiment/serve_prefill_1x4k/mt2_kn32", bench_prefill_tile<2, 32>, i)
+    benchmark::RegisterBenchmark("tile_experiment/serve_prefill_1x4k/mt2_kn32_s2", bench_prefill_tile<2, 32, 2>, i)
         ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("tile_experiment/serve_prefill_1x4k/mt2_kn64", bench_prefill_tile<2, 64>, i)
+    benchmark::RegisterBenchmark("tile_experiment/serve_prefill_1x4k/mt1_kn32_s3", bench_prefill_tile<1, 32, 3>, i)
         ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
   }
   benchmark::Initialize(&argc, argv);

@@ -45,7 +45,7 @@ PlanDevice device(Target t, int sms) {
 }
 
 // The expected plan, written from ALGORITHM.md 5.2 / 6 and the tile table: decode tiles are 16 rows x 64 keys;
-// prefill tiles are 128 rows x 64 keys for d <= 128 and 64 rows x 32 keys above.
+// prefill tiles are 64 rows x 64 keys for d <= 128 and 64 rows x 32 keys above (sm_90).
 struct Expected {
   bool decode;
   int64_t bm, bn, rows_per_token, block_q, head_chunks, grid_x, base, tiles;
@@ -62,7 +62,7 @@ Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o,
     e.bm = e.decode ? 16 : (p.head_size <= 128 ? 64 : 32);
     e.bn = e.decode ? (p.head_size <= 128 ? 32 : 16) : (p.head_size <= 128 ? 32 : 16);
   } else {
-    e.bm = e.decode ? 16 : (p.head_size <= 128 ? 128 : 64);
+    e.bm = e.decode ? 16 : 64;
     e.bn = e.decode ? 64 : (p.head_size <= 128 ? 64 : 32);
   }
   e.rows_per_token = g < e.bm ? g : e.bm;
@@ -157,15 +157,15 @@ TEST(Plan, ServeDecodeB64Ctx8kStays2D) {
 }
 
 TEST(Plan, PrefillStays2D) {
-  // 4 sequences of 2048 new tokens (no context), G = 4, d = 128: 8192 / 32 + 4 = 260 q-blocks x 8 kv heads.
+  // 4 sequences of 2048 new tokens (no context), G = 4, d = 128: 8192 / 16 + 4 = 516 q-blocks x 8 kv heads.
   const auto p = shape(4, 8192, 2048, 2048, 32, 8, 128);
   const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));
   EXPECT_EQ(pl.tile_kind, UnifiedTileKind::prefill);
   EXPECT_FALSE(pl.split) << pl.reason;
   EXPECT_FALSE(pl.decode_grid);
   EXPECT_EQ(pl.rows_per_token, 4);
-  EXPECT_EQ(pl.block_q, 32);
-  EXPECT_EQ(pl.grid_x, 260);
+  EXPECT_EQ(pl.block_q, 16);
+  EXPECT_EQ(pl.grid_x, 516);
   EXPECT_EQ(pl.workspace_bytes, 0u);
   // d = 256 prefill (32-row CDNA tiles), also 2D.
   const auto p2 = shape(2, 4096, 2048, 4096, 16, 16, 256);
@@ -192,13 +192,13 @@ TEST(Plan, RowsPerTokenBlockQHeadChunks) {
     int32_t bm, rows_per_token, block_q, head_chunks;
   };
   const Row rows[] = {
-      // decode (q = 1): G <= 16 -> 16-row tiles; G >= 32 -> prefill tiles
+      // decode (q = 1): G <= 16 -> 16-row tiles; G >= 32 -> prefill tiles (64 rows on sm_90)
       {1, 1, 128, 16, 1, 16, 1},     {4, 1, 128, 16, 4, 4, 1},     {8, 1, 128, 16, 8, 2, 1},
-      {16, 1, 128, 16, 16, 1, 1},    {32, 1, 128, 128, 32, 4, 1},  {128, 1, 128, 128, 128, 1, 1},
-      {32, 1, 256, 64, 32, 2, 1},    {128, 1, 256, 64, 64, 1, 2},  {256, 1, 128, 128, 128, 1, 2},
+      {16, 1, 128, 16, 16, 1, 1},    {32, 1, 128, 64, 32, 2, 1},   {128, 1, 128, 64, 64, 1, 2},
+      {32, 1, 256, 64, 32, 2, 1},    {128, 1, 256, 64, 64, 1, 2},  {256, 1, 128, 64, 64, 1, 4},
       // prefill (q = 100)
-      {1, 100, 128, 128, 1, 128, 1}, {4, 100, 128, 128, 4, 32, 1}, {8, 100, 128, 128, 8, 16, 1},
-      {16, 100, 128, 128, 16, 8, 1}, {32, 100, 128, 128, 32, 4, 1}, {128, 100, 128, 128, 128, 1, 1},
+      {1, 100, 128, 64, 1, 64, 1},   {4, 100, 128, 64, 4, 16, 1},  {8, 100, 128, 64, 8, 8, 1},
+      {16, 100, 128, 64, 16, 4, 1},  {32, 100, 128, 64, 32, 2, 1}, {128, 100, 128, 64, 64, 1, 2},
       {1, 100, 256, 64, 1, 64, 1},   {4, 100, 256, 64, 4, 16, 1},  {8, 100, 192, 64, 8, 8, 1},
       {16, 100, 256, 64, 16, 4, 1},  {32, 100, 256, 64, 32, 2, 1}, {128, 100, 256, 64, 64, 1, 2},
   };

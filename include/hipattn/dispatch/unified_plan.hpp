@@ -37,17 +37,16 @@ enum class UnifiedTileKind : uint8_t { decode, prefill };
 
 // The sm_90 tiles, by head size. Decode tiles put 16 rows (the GQA group of one token) on one row
 // band and split each 64-key tile over 4 warps: the matrix unit is idle anyway and the loads of 4
-// warps keep more bytes in flight. Prefill tiles give each of 4 warps its own rows (2 x 16 at
-// d <= 128, 128 per workgroup; 16 at d = 256) and the whole key tile, the FlashAttention-2 split that
-// needs no cross-warp merge.
+// warps keep more bytes in flight. Prefill tiles give each of 4 warps its own 16 rows (64 per
+// workgroup) and the whole key tile, the FlashAttention-2 split that needs no cross-warp merge.
 constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size) {
   if (kind == UnifiedTileKind::decode) {
     if (head_size <= 128) return {1, 4, 1, 16, 3, "decode: 1x4 warps split 64 keys; 3 stages fit in 96 KiB at d<=128"};
     return {1, 4, 1, 16, 2, "decode: 1x4 warps split 64 keys; 2 stages (d=256 tiles are 32 KiB)"};
   }
   if (head_size <= 128)
-    return {4, 1, 2, 64, 2, "prefill: 4x1 warps of 32 rows (each K/V fragment feeds 2 MMAs), 64-key tiles, "
-                            "double buffered; Q re-read from LDS to stay under 255 registers"};
+    return {4, 1, 1, 64, 2, "prefill: 4x1 warps of 16 rows, 64-key tiles, double buffered; 236 registers, no "
+                            "spill (32-row warps measured no faster and spill at 255: bench/NOTES.md)"};
   return {4, 1, 1, 32, 2, "prefill: 32-key tiles keep S + O + Q fragments of d=256 under 255 registers"};
 }
 

@@ -106,8 +106,11 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
     seq = static_cast<int32_t>(blockIdx.x);
     qb = 0;
   } else {
-    seq = find_seq_idx(a.cu_seqlens_q, a.num_seqs, static_cast<int32_t>(blockIdx.x), a.block_q);
-    qb = static_cast<int32_t>(blockIdx.x) - seq_first_q_block(a.cu_seqlens_q, seq, a.block_q);
+    // Highest q-blocks first: under causal masking they see the most keys, so starting them first
+    // leaves the short blocks for the last wave instead of a tail of long ones.
+    const int32_t qblock = static_cast<int32_t>(gridDim.x - 1 - blockIdx.x);
+    seq = find_seq_idx(a.cu_seqlens_q, a.num_seqs, qblock, a.block_q);
+    qb = qblock - seq_first_q_block(a.cu_seqlens_q, seq, a.block_q);
   }
   if (seq >= a.num_seqs) return;
   const int32_t seq_tok0 = a.cu_seqlens_q[seq];
