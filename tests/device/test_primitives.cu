@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../common/gpu.hpp"
 #include "../common/paged_problem.hpp"
 #include "hipattn/arch/sm90/arch.hpp"
 #include "hipattn/kernels/unified_mainloop.hpp"
@@ -26,12 +27,6 @@
 namespace hipattn::testing {
 namespace {
 
-bool gpu_present() {
-  int n = 0;
-  return rt::get_device_count(&n) == rt::success && n > 0;
-}
-#define REQUIRE_GPU() \
-  if (!gpu_present()) GTEST_SKIP() << "no GPU present: device test skipped"
 // Launch, check the launch, wait and check the execution.
 #define LAUNCH_CHECKED(...)                   \
   do {                                        \

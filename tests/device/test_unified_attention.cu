@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "../common/gpu.hpp"
 #include "../common/scenario_spec.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"
@@ -14,12 +15,6 @@
 namespace hipattn::testing {
 namespace {
 
-bool gpu_present() {
-  int n = 0;
-  return rt::get_device_count(&n) == rt::success && n > 0;
-}
-#define REQUIRE_GPU() \
-  if (!gpu_present()) GTEST_SKIP() << "no GPU present: device test skipped"
 
 // Per-dtype tolerances: |out - ref| <= atol + rtol * |ref|. P is rounded to the Q dtype before PV
 // and the output is rounded once more, so bf16 (8 significant bits) gets about 8x fp16's bound.
