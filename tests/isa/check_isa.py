@@ -171,7 +171,7 @@ def main(argv=None):
             return 2
         target = m.group(1)
         kind = "atoms" if "atoms" in base else "warp_tile" if "warp_tile" in base else \
-            "unified" if "unified" in base else None
+            "unified" if ("unified" in base or "dispatch_all" in base) else None
         if kind is None:
             print(f"check_isa: error: {path}: cannot tell atoms / warp_tile / unified from the name", file=sys.stderr)
             return 2

@@ -158,9 +158,10 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
   // (pages_next), so the table's latency hides behind a tile of compute instead of stalling the issue.
   constexpr int kChunkElems = Cfg::kFp8 ? 16 : 8;  // elements per 16-byte chunk
   constexpr int kCPR = kD / kChunkElems;
-  static_assert(kThreads % kCPR == 0 && (kBN * kCPR) % kThreads == 0, "loader mapping");
+  static_assert(kThreads % kCPR == 0 && (kBN % (kThreads / kCPR) == 0 || kThreads / kCPR > kBN), "loader mapping");
   constexpr int kRowStep = kThreads / kCPR;
-  constexpr int kRowIters = kBN / kRowStep;
+  constexpr int kRowIters = (kBN + kRowStep - 1) / kRowStep;
+  constexpr bool kIdleLoaders = kRowStep > kBN;  // more threads than chunks (small fp8 tiles): rows >= kBN idle
   const int ld_c = tid % kCPR, ld_r0 = tid / kCPR;
   const auto& kv = a.kv;
   auto load_pages = [&](int t, int32_t (&blk)[kRowIters], int32_t (&slot)[kRowIters]) {
@@ -170,6 +171,7 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
       int32_t page = 0;
       slot[i] = 0;
       blk[i] = -1;  // not read
+      if (kIdleLoaders && ld_r0 + i * kRowStep >= kBN) continue;
       if (t < t_end && j >= range.key_begin && j < range.key_end) {
         kv.locate(j, page, slot[i]);
         blk[i] = kv.physical_block(seq, page);
@@ -182,6 +184,7 @@ HIPATTN_DEVICE void unified_attention_body(const Args& a, char* smem) {
 #pragma unroll
     for (int i = 0; i < kRowIters; ++i) {
       const int r = ld_r0 + i * kRowStep;
+      if (kIdleLoaders && r >= kBN) continue;
       const bool valid = blk[i] >= 0;
       const Offset ko = valid ? kv.k_offset(blk[i], slot[i], kvh) : Offset(0);
       const Offset vo = valid ? kv.v_offset(blk[i], slot[i], kvh) : Offset(0);
