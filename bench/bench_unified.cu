@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "../tests/common/scenario_spec.hpp"
-#include "hipattn/arch/sm90/atoms.hpp"
+#include "hipattn/arch/arch.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 
 namespace {
@@ -66,7 +66,10 @@ double measure_copy_tbps() {
   return 2.0 * n / (ms * 1e-3) / 1e12;  // read + write
 }
 
-// Back-to-back independent mma.sync m16n8k16 bf16 in registers: the peak of the atom the kernels use.
+// Back-to-back independent matrix-unit ops in registers: the peak of the atom the kernels use
+// (mma.sync m16n8k16 bf16 on sm_90; v_mfma_f32_16x16x16_bf16 on CDNA, 16 x 16 x 16 per wave).
+#if defined(HIPATTN_BACKEND_CUDA)
+constexpr double kAtomFlopsPerWave = 2.0 * 16 * 8 * 16;
 __global__ void mma_peak_kernel(float* sink, int iters) {
   uint32_t a[4] = {threadIdx.x, threadIdx.x * 3u, threadIdx.x * 5u, threadIdx.x * 7u};
   uint32_t b[2] = {threadIdx.x * 11u, threadIdx.x * 13u};
@@ -79,12 +82,29 @@ __global__ void mma_peak_kernel(float* sink, int iters) {
   for (int k = 0; k < 8; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
   if (s == 1234.5f) *sink = s;
 }
+#else
+constexpr double kAtomFlopsPerWave = 2.0 * 16 * 16 * 16;
+__global__ void mma_peak_kernel(float* sink, int iters) {
+  const short t = static_cast<short>(threadIdx.x);
+  const cdna3::b16x4 a = {t, static_cast<short>(t * 3), static_cast<short>(t * 5), static_cast<short>(t * 7)};
+  const cdna3::b16x4 b = {static_cast<short>(t * 11), static_cast<short>(t * 13), t, t};
+  cdna3::f32x4 c[8] = {};
+  for (int i = 0; i < iters; ++i)
+#pragma unroll
+    for (int k = 0; k < 8; ++k) cdna3::mfma_16x16x16<true>(c[k], a, b);
+  float s = 0;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+  if (s == 1234.5f) *sink = s;
+}
+#endif
 
 double measure_mma_tflops(int sms) {
   DeviceBuffer sink(64);
   const int iters = 4096, blocks = sms * 8, threads = 256;
+  const int wave = rt::cached_device_properties().wave_size;
   const double ms = median_ms([&] { mma_peak_kernel<<<blocks, threads>>>(sink.as<float>(), iters); HIPATTN_CHECK_LAUNCH(); }, g_flush);
-  const double flops = double(blocks) * (threads / 32) * iters * 8 * (2.0 * 16 * 8 * 16);
+  const double flops = double(blocks) * (threads / wave) * iters * 8 * kAtomFlopsPerWave;
   return flops / (ms * 1e-3) / 1e12;
 }
 
@@ -142,25 +162,12 @@ void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DTyp
   const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(rt::device_properties()));
   DeviceBuffer ws(plan.workspace_bytes);
   // Capture the call in a graph (as engines do under graph capture) and time its replays.
-  cudaStream_t stream;
-  HIPATTN_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  unified_attention(p, ws.ptr, plan.workspace_bytes, stream, opt);  // warm: kernel attributes, module load
-  HIPATTN_CHECK(rt::stream_synchronize(stream));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  HIPATTN_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  unified_attention(p, ws.ptr, plan.workspace_bytes, stream, opt);
-  HIPATTN_CHECK(cudaStreamEndCapture(stream, &graph));
-  HIPATTN_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  auto launch = [&] { HIPATTN_CHECK(cudaGraphLaunch(exec, nullptr)); };
+  const rt::CapturedGraph graph([&](rt::stream_t st) { unified_attention(p, ws.ptr, plan.workspace_bytes, st, opt); });
   double ms = 0;
   for (auto _ : state) {
-    ms = median_ms(launch, g_flush);
+    ms = median_ms([&] { graph.launch(nullptr); }, g_flush);
     state.SetIterationTime(ms * 1e-3);
   }
-  HIPATTN_CHECK(cudaGraphExecDestroy(exec));
-  HIPATTN_CHECK(cudaGraphDestroy(graph));
-  HIPATTN_CHECK(cudaStreamDestroy(stream));
   const double s = ms * 1e-3;
   state.counters["us"] = ms * 1e3;
   state.counters["TB/s"] = b.bytes / s / 1e12;
@@ -187,24 +194,12 @@ void bench_prefill_tile(benchmark::State& state, int scenario) {
   plan.block_q = Cfg::kBM / plan.rows_per_token;
   plan.head_chunks = (group + plan.rows_per_token - 1) / plan.rows_per_token;
   plan.grid_x = int64_t(p.num_tokens) / plan.block_q + p.num_seqs;
-  cudaStream_t stream;
-  HIPATTN_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  detail::launch_unified_instance<Cfg>(p, plan, nullptr, stream);
-  HIPATTN_CHECK(rt::stream_synchronize(stream));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  HIPATTN_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  detail::launch_unified_instance<Cfg>(p, plan, nullptr, stream);
-  HIPATTN_CHECK(cudaStreamEndCapture(stream, &graph));
-  HIPATTN_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const rt::CapturedGraph graph([&](rt::stream_t st) { detail::launch_unified_instance<Cfg>(p, plan, nullptr, st); });
   double ms = 0;
   for (auto _ : state) {
-    ms = median_ms([&] { HIPATTN_CHECK(cudaGraphLaunch(exec, nullptr)); }, g_flush);
+    ms = median_ms([&] { graph.launch(nullptr); }, g_flush);
     state.SetIterationTime(ms * 1e-3);
   }
-  HIPATTN_CHECK(cudaGraphExecDestroy(exec));
-  HIPATTN_CHECK(cudaGraphDestroy(graph));
-  HIPATTN_CHECK(cudaStreamDestroy(stream));
   state.counters["us"] = ms * 1e3;
   state.counters["TFLOP/s"] = b.flops / (ms * 1e-3) / 1e12;
   state.counters["mma_frac"] = b.flops / (ms * 1e-3) / 1e12 / g_mma_tflops;
@@ -222,7 +217,7 @@ int main(int argc, char** argv) {
   HIPATTN_CHECK(rt::malloc_device(&g_flush, kFlushBytes));
   g_copy_tbps = measure_copy_tbps();
   g_mma_tflops = measure_mma_tflops(props.multiprocessor_count);
-  std::printf("device %s (%s), %d SMs\nceilings: copy %.2f TB/s (read + write), mma.sync m16n8k16 bf16 %.0f TFLOP/s\n",
+  std::printf("device %s (%s), %d SMs/CUs\nceilings: copy %.2f TB/s (read + write), matrix atom (bf16) %.0f TFLOP/s\n",
               props.arch_name.c_str(), std::string(target_name(props.target)).c_str(), props.multiprocessor_count,
               g_copy_tbps, g_mma_tflops);
   const auto& all = scenarios::unified_scenarios();

@@ -157,4 +157,64 @@ inline const DeviceProperties& cached_device_properties() {
   return cache[d];
 }
 }  // namespace hipattn::rt
+namespace hipattn::rt {
+// A sequence of stream work captured once as a graph and replayed: what engines do under graph
+// capture, and how the benchmarks time a call without host overhead. `record(stream)` enqueues the
+// work on the capturing stream; it is run once before capture to warm up (module load, attributes).
+class CapturedGraph {
+ public:
+  template <class Record>
+  explicit CapturedGraph(Record&& record) {
+#if defined(HIPATTN_BACKEND_HIP)
+    HIPATTN_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
+    record(stream_);
+    HIPATTN_CHECK(hipStreamSynchronize(stream_));
+    HIPATTN_CHECK(hipStreamBeginCapture(stream_, hipStreamCaptureModeThreadLocal));
+    record(stream_);
+    HIPATTN_CHECK(hipStreamEndCapture(stream_, &graph_));
+    HIPATTN_CHECK(hipGraphInstantiate(&exec_, graph_, nullptr, nullptr, 0));
+#else
+    HIPATTN_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    record(stream_);
+    HIPATTN_CHECK(cudaStreamSynchronize(stream_));
+    HIPATTN_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    record(stream_);
+    HIPATTN_CHECK(cudaStreamEndCapture(stream_, &graph_));
+    HIPATTN_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+#endif
+  }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  ~CapturedGraph() {
+#if defined(HIPATTN_BACKEND_HIP)
+    (void)hipGraphExecDestroy(exec_);
+    (void)hipGraphDestroy(graph_);
+    (void)hipStreamDestroy(stream_);
+#else
+    (void)cudaGraphExecDestroy(exec_);
+    (void)cudaGraphDestroy(graph_);
+    (void)cudaStreamDestroy(stream_);
+#endif
+  }
+  // Replay the graph on `s`.
+  void launch(stream_t s) const {
+#if defined(HIPATTN_BACKEND_HIP)
+    HIPATTN_CHECK(hipGraphLaunch(exec_, s));
+#else
+    HIPATTN_CHECK(cudaGraphLaunch(exec_, s));
+#endif
+  }
+
+ private:
+  stream_t stream_{};
+#if defined(HIPATTN_BACKEND_HIP)
+  hipGraph_t graph_{};
+  hipGraphExec_t exec_{};
+#else
+  cudaGraph_t graph_{};
+  cudaGraphExec_t exec_{};
+#endif
+};
+
+}  // namespace hipattn::rt
 #endif  // HIPATTN_HAS_DEVICE
