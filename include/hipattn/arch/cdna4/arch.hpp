@@ -26,7 +26,7 @@ struct Arch : cdna3::Arch {
 #if defined(HIPATTN_BACKEND_HIP)
   template <bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack2(float lo, float hi) {
-    if constexpr (kBf16) return pack_bf16x2(lo, hi); else return pack_f16x2(lo, hi);
+    return Gfx950TileOps::template pack2<kBf16>(lo, hi);  // the warp tile's P packing
   }
 #endif
 };
