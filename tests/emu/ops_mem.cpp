@@ -1,0 +1,202 @@
+// tests/emu/ops_mem.cpp: vector memory (GLOBAL / FLAT) and LDS (DS) loads and stores. Semantics:
+// "AMD Instinct MI300 (CDNA3) ISA Reference Guide", chapter 10 "Flat Memory Instructions" (10.1
+// global addressing: saddr "off" -> 64-bit vaddr; else saddr + 32-bit unsigned vaddr; plus the signed
+// instruction offset), chapter 11 "Data Share Operations" (11.x DS addressing: vaddr + unsigned
+// 16-bit offset; ds_*2 offsets in units of the element size, st64 in units of 64 elements) and the
+// opcode tables of 12.13 (DS) and 12.16 (FLAT / GLOBAL). Wait counts (4.4): every global access counts
+// in vmcnt and every DS access in lgkmcnt; a load's destination registers are unavailable until the
+// s_waitcnt that covers the access (checked in Wave's register accessors).
+#include "core.hpp"
+
+namespace hipattn::emu {
+namespace {
+
+// Per-lane global address of a GLOBAL/FLAT instruction whose address operand is ops[ai] and saddr
+// operand ops[si].
+void global_addresses(Wave& w, const Instruction& in, int ai, int si, uint64_t* addr) {
+  const Operand& s = in.ops.at(si);
+  if (s.kind == Operand::off) {
+    w.vread64(in.ops.at(ai), addr);
+  } else {
+    const uint64_t base = w.sread64(s);
+    uint32_t off[kLanes];
+    w.vread32(in.ops.at(ai), off);
+    for (int l = 0; l < kLanes; ++l) addr[l] = base + off[l];
+  }
+  for (int l = 0; l < kLanes; ++l) addr[l] += uint64_t(in.mods.offset);
+}
+
+// bytes: 1, 2 (zero- or sign-extended into a dword), 4, 8, 12, 16
+void global_load(Wave& w, const Instruction& in, int bytes, bool sign = false) {
+  uint64_t addr[kLanes];
+  const bool flat = in.base.rfind("flat_", 0) == 0;
+  if (flat) w.vread64(in.ops.at(1), addr);
+  else global_addresses(w, in, 1, 2, addr);
+  if (flat)
+    for (int l = 0; l < kLanes; ++l) addr[l] += uint64_t(in.mods.offset);
+  const int dwords = bytes < 4 ? 1 : bytes / 4;
+  const Operand& d = in.ops.at(0);
+  const uint64_t ex = w.exec();
+  uint32_t val[4][kLanes] = {};
+  for (int l = 0; l < kLanes; ++l) {
+    if (!(ex >> l & 1)) continue;
+    const uint8_t* p = global_access(w, addr[l], size_t(bytes), false, l);
+    if (bytes == 1) val[0][l] = sign ? uint32_t(int32_t(int8_t(p[0]))) : p[0];
+    else if (bytes == 2) {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      val[0][l] = sign ? uint32_t(int32_t(int16_t(h))) : h;
+    } else {
+      for (int i = 0; i < dwords; ++i) std::memcpy(&val[i][l], p + 4 * i, 4);
+    }
+  }
+  const uint32_t seq = w.issue_vm();
+  for (int i = 0; i < dwords; ++i) {
+    w.vwrite32(d, val[i], ex, i);
+    auto& pend = d.kind == Operand::agpr ? w.pend_a : w.pend_v;
+    w.mark(pend[d.reg + i], 1, seq);
+  }
+}
+
+void global_store(Wave& w, const Instruction& in, int bytes) {
+  uint64_t addr[kLanes];
+  const bool flat = in.base.rfind("flat_", 0) == 0;
+  if (flat) {
+    w.vread64(in.ops.at(0), addr);
+    for (int l = 0; l < kLanes; ++l) addr[l] += uint64_t(in.mods.offset);
+  } else {
+    global_addresses(w, in, 0, 2, addr);
+  }
+  const Operand& data = in.ops.at(1);
+  const int dwords = bytes < 4 ? 1 : bytes / 4;
+  uint32_t val[4][kLanes];
+  for (int i = 0; i < dwords; ++i) w.vread32(data, val[i], i);
+  const uint64_t ex = w.exec();
+  for (int l = 0; l < kLanes; ++l) {
+    if (!(ex >> l & 1)) continue;
+    uint8_t* p = global_access(w, addr[l], size_t(bytes), true, l);
+    if (bytes < 4) std::memcpy(p, &val[0][l], size_t(bytes));
+    else for (int i = 0; i < dwords; ++i) std::memcpy(p + 4 * i, &val[i][l], 4);
+  }
+  w.issue_vm();
+}
+
+}  // namespace
+
+EMU_OP("global_load_dword", "flat_load_dword") { global_load(w, in, 4); }
+EMU_OP("global_load_dwordx2", "flat_load_dwordx2") { global_load(w, in, 8); }
+EMU_OP("global_load_dwordx3", "flat_load_dwordx3") { global_load(w, in, 12); }
+EMU_OP("global_load_dwordx4", "flat_load_dwordx4") { global_load(w, in, 16); }
+EMU_OP("global_load_ubyte", "flat_load_ubyte") { global_load(w, in, 1, false); }
+EMU_OP("global_load_sbyte", "flat_load_sbyte") { global_load(w, in, 1, true); }
+EMU_OP("global_load_ushort", "flat_load_ushort") { global_load(w, in, 2, false); }
+EMU_OP("global_load_sshort", "flat_load_sshort") { global_load(w, in, 2, true); }
+EMU_OP("global_store_dword", "flat_store_dword") { global_store(w, in, 4); }
+EMU_OP("global_store_dwordx2", "flat_store_dwordx2") { global_store(w, in, 8); }
+EMU_OP("global_store_dwordx3", "flat_store_dwordx3") { global_store(w, in, 12); }
+EMU_OP("global_store_dwordx4", "flat_store_dwordx4") { global_store(w, in, 16); }
+EMU_OP("global_store_byte", "flat_store_byte") { global_store(w, in, 1); }
+EMU_OP("global_store_short", "flat_store_short") { global_store(w, in, 2); }
+
+// ---------------------------------------------------------------- LDS (chapter 11)
+namespace {
+
+enum class Half { none, lo, hi };
+
+// ds_read*: ops = vdst, vaddr. `bytes` per element; `count` elements (ds_read2: 2 at offset0/offset1
+// in units of `bytes` (x64 for st64)).
+void ds_read(Wave& w, const Instruction& in, int bytes, bool sign = false, int count = 1, int stride = 1,
+             Half half = Half::none) {
+  uint32_t base[kLanes];
+  w.vread32(in.ops.at(1), base);
+  const Operand& d = in.ops.at(0);
+  const uint64_t ex = w.exec();
+  const int elem_dwords = bytes < 4 ? 1 : bytes / 4;
+  uint32_t val[4][kLanes] = {};
+  uint32_t old[kLanes] = {};
+  if (half != Half::none) w.vread32(d, old);
+  for (int l = 0; l < kLanes; ++l) {
+    if (!(ex >> l & 1)) continue;
+    for (int e = 0; e < count; ++e) {
+      uint64_t a = uint64_t(base[l]);
+      if (count == 1) a += uint64_t(in.mods.offset);
+      else a += uint64_t(e == 0 ? in.mods.offset0 : in.mods.offset1) * bytes * stride;
+      const uint8_t* p = lds_access(w, a, size_t(bytes), false);
+      if (bytes == 1) val[e][l] = sign ? uint32_t(int32_t(int8_t(p[0]))) : p[0];
+      else if (bytes == 2) {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        if (half == Half::lo) val[e][l] = (old[l] & 0xFFFF0000u) | h;
+        else if (half == Half::hi) val[e][l] = (old[l] & 0xFFFFu) | (uint32_t(h) << 16);
+        else val[e][l] = sign ? uint32_t(int32_t(int16_t(h))) : h;
+      } else {
+        for (int i = 0; i < elem_dwords; ++i) std::memcpy(&val[e * elem_dwords + i][l], p + 4 * i, 4);
+      }
+    }
+  }
+  const uint32_t seq = w.issue_lgkm(false);
+  const int total = count * elem_dwords;
+  for (int i = 0; i < total; ++i) {
+    w.vwrite32(d, val[i], ex, i);
+    auto& pend = d.kind == Operand::agpr ? w.pend_a : w.pend_v;
+    w.mark(pend[d.reg + i], 2, seq);
+  }
+}
+
+// ds_write*: ops = vaddr, data0 [, data1]
+void ds_write(Wave& w, const Instruction& in, int bytes, int count = 1, int stride = 1, Half half = Half::none) {
+  uint32_t base[kLanes];
+  w.vread32(in.ops.at(0), base);
+  const int elem_dwords = bytes < 4 ? 1 : bytes / 4;
+  uint32_t val[2][4][kLanes];
+  for (int e = 0; e < count; ++e)
+    for (int i = 0; i < elem_dwords; ++i) w.vread32(in.ops.at(1 + e), val[e][i], i);
+  const uint64_t ex = w.exec();
+  for (int l = 0; l < kLanes; ++l) {
+    if (!(ex >> l & 1)) continue;
+    for (int e = 0; e < count; ++e) {
+      uint64_t a = uint64_t(base[l]);
+      if (count == 1) a += uint64_t(in.mods.offset);
+      else a += uint64_t(e == 0 ? in.mods.offset0 : in.mods.offset1) * bytes * stride;
+      uint8_t* p = lds_access(w, a, size_t(bytes), true);
+      if (bytes < 4) {
+        const uint32_t v = half == Half::hi ? val[e][0][l] >> 16 : val[e][0][l];
+        std::memcpy(p, &v, size_t(bytes));
+      } else {
+        for (int i = 0; i < elem_dwords; ++i) std::memcpy(p + 4 * i, &val[e][i][l], 4);
+      }
+    }
+  }
+  w.issue_lgkm(false);
+}
+
+}  // namespace
+
+EMU_OP("ds_read_b32") { ds_read(w, in, 4); }
+EMU_OP("ds_read_b64") { ds_read(w, in, 8); }
+EMU_OP("ds_read_b96") { ds_read(w, in, 12); }
+EMU_OP("ds_read_b128") { ds_read(w, in, 16); }
+EMU_OP("ds_read_u8") { ds_read(w, in, 1, false); }
+EMU_OP("ds_read_i8") { ds_read(w, in, 1, true); }
+EMU_OP("ds_read_u16") { ds_read(w, in, 2, false); }
+EMU_OP("ds_read_i16") { ds_read(w, in, 2, true); }
+EMU_OP("ds_read_u16_d16") { ds_read(w, in, 2, false, 1, 1, Half::lo); }
+EMU_OP("ds_read_u16_d16_hi") { ds_read(w, in, 2, false, 1, 1, Half::hi); }
+EMU_OP("ds_read2_b32") { ds_read(w, in, 4, false, 2, 1); }
+EMU_OP("ds_read2_b64") { ds_read(w, in, 8, false, 2, 1); }
+EMU_OP("ds_read2st64_b32") { ds_read(w, in, 4, false, 2, 64); }
+EMU_OP("ds_read2st64_b64") { ds_read(w, in, 8, false, 2, 64); }
+EMU_OP("ds_write_b8") { ds_write(w, in, 1); }
+EMU_OP("ds_write_b16") { ds_write(w, in, 2); }
+EMU_OP("ds_write_b8_d16_hi") { ds_write(w, in, 1, 1, 1, Half::hi); }
+EMU_OP("ds_write_b16_d16_hi") { ds_write(w, in, 2, 1, 1, Half::hi); }
+EMU_OP("ds_write_b32") { ds_write(w, in, 4); }
+EMU_OP("ds_write_b64") { ds_write(w, in, 8); }
+EMU_OP("ds_write_b96") { ds_write(w, in, 12); }
+EMU_OP("ds_write_b128") { ds_write(w, in, 16); }
+EMU_OP("ds_write2_b32") { ds_write(w, in, 4, 2, 1); }
+EMU_OP("ds_write2_b64") { ds_write(w, in, 8, 2, 1); }
+EMU_OP("ds_write2st64_b32") { ds_write(w, in, 4, 2, 64); }
+EMU_OP("ds_write2st64_b64") { ds_write(w, in, 8, 2, 64); }
+
+}  // namespace hipattn::emu
