@@ -13,6 +13,12 @@ both). <name> says what the object holds:
                LDS reads and its row-reduction instructions, and no scratch or flat accesses;
   *unified*    the unified attention kernels (tests/isa/unified_kernels.hip): MFMA and the V read
                of the target in every 2D / 3D kernel, no scratch or flat accesses in any kernel.
+In every function of every object, each v_permlane16_swap_b32 / v_permlane32_swap_b32 must have both
+of its results read: the swap writes its vdst AND its src0 VGPR, and a reduction that reads only one
+(issue 7: __builtin_bit_cast(float, h[1]) of the swap pair reads element 0, llvm#95673) leaves the
+other dead. Scanning forward in the function from the swap, each of the two VGPRs must be read as a
+source before an instruction overwrites it; a branch, s_endpgm or the end of the function first
+counts as unknown (passes). The table's `swaps` column counts the swaps checked per kernel.
 For every kernel it prints target, VGPR, AGPR, SGPR, LDS bytes, VGPR / SGPR spills, scratch bytes
 and the MFMA count. Spills are reported, not judged (tools/amdgpu_resources.py fails on them).
 
@@ -45,8 +51,8 @@ SYMBOL_RE = re.compile(r"^[0-9a-fA-F]+ <(?P<name>[^>]+)>:\s*$")
 INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b")
 
 
-def parse_asm(text):
-    """{symbol: [mnemonic, ...]} from llvm-objdump -d output."""
+def parse_asm_insns(text):
+    """{symbol: [(mnemonic, operand text), ...]} from llvm-objdump -d output (comments dropped)."""
     funcs = {}
     current = None
     for line in text.splitlines():
@@ -58,8 +64,111 @@ def parse_asm(text):
             continue
         m = INSN_RE.match(line)
         if m:
-            current.append(m.group("op"))
+            current.append((m.group("op"), line[m.end():].split("//", 1)[0].strip()))
     return funcs
+
+
+def parse_asm(text):
+    """{symbol: [mnemonic, ...]} from llvm-objdump -d output."""
+    return {name: [op for op, _ in insns] for name, insns in parse_asm_insns(text).items()}
+
+
+# ---- permlane swap results (issue 7) ----
+SWAP_RE = re.compile(r"^v_permlane(16|32)_swap_b32(_e32|_e64)?$")
+VGPR_RE = re.compile(r"\bv(?:(\d+)\b|\[(\d+):(\d+)\])")
+# The scan stops (result unknown: pass) at control flow.
+STOP_RE = re.compile(r"^s_(branch|cbranch_\w+|setpc_b64|swappc_b64|endpgm\w*|trap|call_b64)$")
+# Instructions whose first operand is not a VGPR they write: stores, DS / memory ops without return,
+# waits and other no-result ops. Atomics count as reading all their operands (returning or not).
+NO_DEST_RE = re.compile(r"^(ds_(?!read|load|bpermute|permute|swizzle|\w*_rtn_)\w+|"
+                        r"(buffer|global|flat|scratch)_(store|atomic|load_lds)\w*|s_\w+|exp\w*)$")
+LDS_DMA_RE = re.compile(r"\blds\b")  # buffer_load_* ... lds: the data goes to LDS, not to a VGPR
+# Instructions that also read the VGPR they write (accumulate into it, or write part of it).
+READS_DEST_RE = re.compile(r"^(v_(pk_)?(mac|fmac)\w*|v_dot\d+c\w*|v_writelane\w*|\w*_d16\w*|v_swap\w*|"
+                           r"v_permlane\d+_swap\w*)$")
+# ... or by a modifier: SDWA preserve, DPP with lanes / banks masked off, a 16-bit op_sel write to the
+# high half.
+READS_DEST_MODS_RE = re.compile(r"UNUSED_PRESERVE|row_mask:0x[0-9a-e]\b|bank_mask:0x[0-9a-e]\b|"
+                                r"op_sel:\[[^\]]*1\]")
+
+
+def split_operands(text):
+    """Top-level comma-separated operands (commas inside [...] stay: op_sel:[0,1], v[4:7])."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def vgprs(operand):
+    """The VGPR numbers an operand names (v7 -> {7}, v[4:7] -> {4, 5, 6, 7})."""
+    regs = set()
+    for m in VGPR_RE.finditer(operand):
+        if m.group(1) is not None:
+            regs.add(int(m.group(1)))
+        else:
+            regs.update(range(int(m.group(2)), int(m.group(3)) + 1))
+    return regs
+
+
+def vgpr_access(op, operands):
+    """(written VGPRs, read VGPRs) of one instruction, approximately: the first operand is the
+    destination unless NO_DEST_RE says there is none; a destination the instruction also reads
+    (READS_DEST_RE, preserving SDWA / DPP forms) counts as read."""
+    ops = split_operands(operands)
+    if not ops:
+        return set(), set()
+    if NO_DEST_RE.match(op) or (op.startswith("buffer_load") and LDS_DMA_RE.search(operands)):
+        return set(), set().union(*(vgprs(o) for o in ops))
+    written = vgprs(ops[0])
+    read = set().union(set(), *(vgprs(o) for o in ops[1:]))
+    if READS_DEST_RE.match(op) or READS_DEST_MODS_RE.search(operands):
+        read |= written
+    return written, read
+
+
+def check_swaps(insns):
+    """(checked, unknown, problems) for the permlane swaps of one function's [(mnemonic, operands)]:
+    each swap's two result VGPRs must be read before they are overwritten."""
+    checked, unknown, problems = 0, 0, []
+    for i, (op, operands) in enumerate(insns):
+        if not SWAP_RE.match(op):
+            continue
+        regs = [r for o in split_operands(operands)[:2] for r in sorted(vgprs(o))]
+        if len(regs) != 2:
+            problems.append(f"cannot read the two VGPRs of `{op} {operands}`")
+            continue
+        checked += 1
+        pending = dict.fromkeys(regs)  # reg -> None while undecided
+        for op2, operands2 in insns[i + 1:]:
+            if STOP_RE.match(op2):
+                break
+            written, read = vgpr_access(op2, operands2)
+            for r in regs:
+                if pending[r] is None:
+                    if r in read:
+                        pending[r] = "read"
+                    elif r in written:
+                        pending[r] = f"overwritten by `{op2} {operands2}` before it is read"
+            if all(v is not None for v in pending.values()):
+                break
+        if any(v is None for v in pending.values()):
+            unknown += 1
+        for r in regs:
+            if pending[r] not in (None, "read"):
+                role = "vdst" if r == regs[0] else "src0"
+                problems.append(f"`{op} {operands}` (#{checked}): result v{r} ({role}) {pending[r]}")
+    return checked, unknown, problems
 
 
 def demangle(names, cxxfilt):
@@ -163,6 +272,7 @@ def main(argv=None):
         shutil.which("c++filt")
     failures = []
     rows = []
+    swap_totals = [0, 0]  # permlane swaps checked, of which unknown (control flow before a verdict)
     for path in args.files:
         base = os.path.basename(path)
         m = re.search(r"-(gfx\w+)\.s$", base)
@@ -178,7 +288,8 @@ def main(argv=None):
         notes_path = path[:-2] + ".notes.txt"
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                funcs = parse_asm(f.read())
+                func_insns = parse_asm_insns(f.read())
+            funcs = {name: [op for op, _ in insns] for name, insns in func_insns.items()}
             with open(notes_path, encoding="utf-8", errors="replace") as f:
                 kernels = res.parse_notes(f.read(), notes_path)
         except (OSError, res.ParseError) as e:
@@ -191,6 +302,16 @@ def main(argv=None):
 
         def fail(kernel, what):
             failures.append(f"{base}: {names.get(kernel, kernel)}: {what}")
+
+        # Permlane swap results, in every function of the object (kernels and any callees).
+        swaps = {}
+        for sym, insns in func_insns.items():
+            checked, unknown, problems = check_swaps(insns)
+            swaps[sym] = (checked, unknown)
+            for prob in problems:
+                fail(sym, prob)
+            swap_totals[0] += checked
+            swap_totals[1] += unknown
 
         seen_atoms = set()
         for k in kernels:
@@ -236,13 +357,14 @@ def main(argv=None):
                 if n:
                     fail(sym, f"{n} x forbidden {pat}")
             rows.append([short_name(dem), target, k["vgpr"], k["agpr"], k["sgpr"], k["lds"], k["vgpr_spill"],
-                         k["sgpr_spill"], k["scratch"], count(ops, r"v_mfma\w+")])
+                         k["sgpr_spill"], k["scratch"], count(ops, r"v_mfma\w+"), swaps.get(sym, (0, 0))[0]])
         if kind == "atoms":
             want = {n for n, (t, _, _) in ATOM_RULES.items() if t is None or target in t}
             for missing in sorted(want - seen_atoms):
                 failures.append(f"{base}: atom kernel {missing} not built")
 
-    cols = ["kernel", "target", "vgpr", "agpr", "sgpr", "lds", "vgpr_spill", "sgpr_spill", "scratch", "mfma"]
+    cols = ["kernel", "target", "vgpr", "agpr", "sgpr", "lds", "vgpr_spill", "sgpr_spill", "scratch", "mfma",
+            "swaps"]
     table = [[("-" if v is None else str(v)) for v in r] for r in rows]
     widths = [max(len(c), *(len(r[i]) for r in table)) for i, c in enumerate(cols)]
     line = lambda r: "  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
@@ -253,6 +375,8 @@ def main(argv=None):
     spills = sum(1 for r in rows if (r[6] or 0) > 0 or (r[7] or 0) > 0)
     if spills:
         print(f"\nnote: {spills} kernel(s) spill (see vgpr_spill / sgpr_spill); the resource test fails on them")
+    print(f"\npermlane swaps: {swap_totals[0]} checked (vdst and src0 each read before overwritten); "
+          f"{swap_totals[1]} of them with a result undecided at a branch / end of function (passes)")
     if failures:
         print("\ncheck_isa: FAIL", file=sys.stderr)
         for f in failures:

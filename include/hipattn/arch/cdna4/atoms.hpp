@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "hipattn/arch/cdna3/atoms.hpp"
+#include "hipattn/arch/cdna4/lane_bits.hpp"
 #include "hipattn/platform/config.hpp"
 
 namespace hipattn::cdna4 {
@@ -96,21 +97,23 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE b16x4 lds_read_tr16_b64(const uint16_t* p) {
 
 // ---- lane ops ----
 // {value of lane l & ~32, value of lane l | 32} by v_permlane32_swap; likewise bit 4 by permlane16_swap.
+// The swap results are read through elem_as_float (lane_bits.hpp), never __builtin_bit_cast(float, h[1]):
+// clang reads element 0 for a bit-cast vector element (llvm/llvm-project#95673; issue 7).
 HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_max_xor48(float v) {
   const unsigned u = __builtin_bit_cast(unsigned, v);
   const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
-  v = fmaxf(__builtin_bit_cast(float, h[0]), __builtin_bit_cast(float, h[1]));
+  v = fmaxf(elem_as_float<0>(h), elem_as_float<1>(h));
   const unsigned w = __builtin_bit_cast(unsigned, v);
   const auto r = __builtin_amdgcn_permlane16_swap(w, w, false, false);
-  return fmaxf(__builtin_bit_cast(float, r[0]), __builtin_bit_cast(float, r[1]));
+  return fmaxf(elem_as_float<0>(r), elem_as_float<1>(r));
 }
 HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_sum_xor48(float v) {
   const unsigned u = __builtin_bit_cast(unsigned, v);
   const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
-  v = __builtin_bit_cast(float, h[0]) + __builtin_bit_cast(float, h[1]);
+  v = elem_as_float<0>(h) + elem_as_float<1>(h);
   const unsigned w = __builtin_bit_cast(unsigned, v);
   const auto r = __builtin_amdgcn_permlane16_swap(w, w, false, false);
-  return __builtin_bit_cast(float, r[0]) + __builtin_bit_cast(float, r[1]);
+  return elem_as_float<0>(r) + elem_as_float<1>(r);
 }
 
 // ---- conversions ----
