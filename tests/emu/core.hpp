@@ -67,6 +67,8 @@ struct Modifiers {
   int vmcnt = -1, expcnt = -1, lgkmcnt = -1;
   // v_bitop3
   int bitop3 = 0;
+  // DPP fetch-inactive (fi:1) / permlane swap fi
+  bool fi = false;
   // branch target (absolute address) for SOPP branches
   uint64_t target = 0;
 };

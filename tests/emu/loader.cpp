@@ -319,6 +319,7 @@ void apply_modifier(Instruction& in, const std::string& t) {
   else if (key == "abid") m.abid = int(parse_int(val, &ok));
   else if (key == "blgp") m.blgp = int(parse_int(val, &ok));
   else if (key == "bitop3") m.bitop3 = int(parse_int(val, &ok));
+  else if (key == "fi") m.fi = parse_int(val, &ok) != 0;
   else if (dpp_ctrl(key, val) >= 0) { m.dpp_ctrl = dpp_ctrl(key, val); m.dpp = true; }
   else throw Error(Error::Kind::code_object, "unknown modifier '" + t + "' in: " + in.text);
 }

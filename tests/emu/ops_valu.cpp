@@ -620,7 +620,16 @@ namespace {
 template <class F>
 void pk_f32(Wave& w, const Instruction& in, int nsrc, F f) {
   uint64_t s[3][kLanes] = {};
-  for (int i = 0; i < nsrc; ++i) w.vread64(in.ops.at(1 + i), s[i]);
+  for (int i = 0; i < nsrc; ++i) {
+    const Operand& o = in.ops.at(1 + i);
+    if (o.kind == Operand::imm) {
+      // a constant is one 32-bit value (an inline float as f32) in both halves of the pair
+      const uint32_t c = o.is_float ? as_u(float(o.fval)) : uint32_t(o.ival);
+      for (int l = 0; l < kLanes; ++l) s[i][l] = uint64_t(c) | (uint64_t(c) << 32);
+    } else {
+      w.vread64(o, s[i]);
+    }
+  }
   const uint8_t hi_sel = in.mods.has_op_sel_hi ? in.mods.op_sel_hi : 0x7;
   uint64_t r[kLanes];
   for (int l = 0; l < kLanes; ++l) {
@@ -657,4 +666,69 @@ EMU_OP("v_lshrrev_b16") { vop_u32(w, in, 2, [](uint32_t a, uint32_t b, uint32_t)
 EMU_OP("v_ashrrev_i16") {
   vop_u32(w, in, 2, [](uint32_t a, uint32_t b, uint32_t) { return uint32_t(int16_t(b) >> (a & 15)) & 0xFFFFu; });
 }
+}  // namespace hipattn::emu
+
+namespace hipattn::emu {
+// ---------------------------------------------------------------- 24-bit multiplies, bit reverse (12.7, 12.8)
+namespace {
+int64_t sext24(uint32_t x) { return int64_t(int32_t(x << 8) >> 8); }
+}  // namespace
+EMU_OP("v_mul_i32_i24") { vop_u32(w, in, 2, [](uint32_t a, uint32_t b, uint32_t) { return uint32_t(sext24(a) * sext24(b)); }); }
+EMU_OP("v_mul_hi_i32_i24") {
+  vop_u32(w, in, 2, [](uint32_t a, uint32_t b, uint32_t) { return uint32_t(uint64_t(sext24(a) * sext24(b)) >> 32); });
+}
+EMU_OP("v_mul_hi_u32_u24") {
+  vop_u32(w, in, 2, [](uint32_t a, uint32_t b, uint32_t) { return uint32_t((uint64_t(a & 0xFFFFFF) * (b & 0xFFFFFF)) >> 32); });
+}
+EMU_OP("v_mad_i32_i24") {
+  vop_u32(w, in, 3, [](uint32_t a, uint32_t b, uint32_t c) { return uint32_t(sext24(a) * sext24(b) + int32_t(c)); });
+}
+EMU_OP("v_bfrev_b32") {
+  vop_u32(w, in, 1, [](uint32_t a, uint32_t, uint32_t) {
+    uint32_t r = 0;
+    for (int i = 0; i < 32; ++i) r |= ((a >> i) & 1u) << (31 - i);
+    return r;
+  });
+}
+
+// v_fma_mix{,lo,hi}_f16 (VOP3P, 12.10): each source is f32, or f16 when op_sel_hi[i] is set (then
+// op_sel[i] picks its high half); neg_lo[i] negates and neg_hi[i] takes the absolute value. The fma
+// is done in f32; mixlo / mixhi round to f16 into the low / high half and keep the other half.
+namespace {
+void fma_mix(Wave& w, const Instruction& in, int mode /*0 f32, 1 lo, 2 hi*/) {
+  float src[3][kLanes];
+  for (int i = 0; i < 3; ++i) {
+    const Operand& o = in.ops.at(1 + i);
+    uint32_t u[kLanes];
+    w.vread32(o, u);
+    const bool f16 = (in.mods.has_op_sel_hi ? in.mods.op_sel_hi : 0) >> i & 1;
+    for (int l = 0; l < kLanes; ++l) {
+      float f;
+      if (f16) {
+        if (o.kind == Operand::imm && o.is_float) f = float(o.fval);
+        else f = f16_to_f32(uint16_t((in.mods.op_sel >> i & 1) ? u[l] >> 16 : u[l]));
+      } else {
+        f = as_f(u[l]);
+      }
+      if (in.mods.neg_hi >> i & 1) f = std::fabs(f);
+      if (in.mods.neg_lo >> i & 1) f = -f;
+      if (o.abs) f = std::fabs(f);
+      if (o.neg) f = -f;
+      src[i][l] = f;
+    }
+  }
+  uint32_t old[kLanes], r[kLanes];
+  if (mode) w.vread32(in.ops[0], old);
+  for (int l = 0; l < kLanes; ++l) {
+    const float f = apply_omod_clamp(in, std::fma(src[0][l], src[1][l], src[2][l]));
+    if (mode == 0) r[l] = as_u(f);
+    else if (mode == 1) r[l] = (old[l] & 0xFFFF0000u) | f32_to_f16(f);
+    else r[l] = (old[l] & 0xFFFFu) | (uint32_t(f32_to_f16(f)) << 16);
+  }
+  w.vwrite32(in.ops[0], r, w.exec());
+}
+}  // namespace
+EMU_OP("v_fma_mix_f32", "v_mad_mix_f32") { fma_mix(w, in, 0); }
+EMU_OP("v_fma_mixlo_f16", "v_mad_mixlo_f16") { fma_mix(w, in, 1); }
+EMU_OP("v_fma_mixhi_f16", "v_mad_mixhi_f16") { fma_mix(w, in, 2); }
 }  // namespace hipattn::emu
