@@ -2,6 +2,7 @@
 // description, validation, the planner and the float64 references; with HIP or nvcc it adds the
 // kernels and the host entry points.
 #pragma once
+#include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_params.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/dispatch/validate.hpp"

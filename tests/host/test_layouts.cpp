@@ -94,10 +94,13 @@ TEST(AtomLayouts, CdnaSpotValues) {
   // fp8 16x16x32: lane 63 holds k 24..31 of row 15.
   EXPECT_EQ(Mfma16x16x32Fp8Layout::a(63, 7).row, 15);
   EXPECT_EQ(Mfma16x16x32Fp8Layout::a(63, 7).col, 31);
-  // gfx950 16x16x32 f16: lane 17 holds k 8..15 of row 1; 16x16x128 fp8: lane 50 holds k 96..127 of row 2.
+  // gfx950 16x16x32 f16: lane 17 holds k 8..15 of row 1; 16x16x128 fp8: lane 50 holds k 24..31, 56..63, 88..95 and 120..127 of row 2 (stripes of 8, 32 apart).
   EXPECT_EQ(hipattn::cdna4::Mfma16x16x32Layout::a(17, 0).col, 8);
   EXPECT_EQ(hipattn::cdna4::Mfma16x16x128Fp8Layout::a(50, 31).col, 127);
   EXPECT_EQ(hipattn::cdna4::Mfma16x16x128Fp8Layout::a(50, 31).row, 2);
+  EXPECT_EQ(hipattn::cdna4::Mfma16x16x128Fp8Layout::a(50, 0).col, 24);
+  EXPECT_EQ(hipattn::cdna4::Mfma16x16x128Fp8Layout::a(50, 8).col, 56);
+  EXPECT_EQ(hipattn::cdna4::Mfma32x32x64Fp8Layout::a(33, 17).col, 49);
 }
 
 // ---- warp tile maps ----

@@ -9,6 +9,7 @@
 #pragma once
 #include <mutex>
 
+#include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/dispatch/validate.hpp"
 #include "hipattn/kernels/split_kv_3d.hpp"
@@ -36,152 +37,65 @@ inline constexpr int kBackendWave = 32;
 inline constexpr int kBackendWave = 64;
 #endif
 
+// Launch one compiled instance: arguments, grids and LDS from dispatch/unified_launch.hpp.
 template <class Cfg>
 void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
                              rt::stream_t stream) {
-  using Offset = typename Cfg::Offset;
-  UnifiedKernelArgs<Offset, Cfg::kPageSize> a;
-  a.q = static_cast<const uint16_t*>(p.q);
-  a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
-  a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
-  a.kv.k = p.k_cache;
-  a.kv.v = p.v_cache;
-  a.kv.k_stride_block = static_cast<int32_t>(p.k_stride_block);
-  a.kv.k_stride_slot = static_cast<int32_t>(p.k_stride_slot);
-  a.kv.k_stride_head = static_cast<int32_t>(p.k_stride_head);
-  a.kv.v_stride_block = static_cast<int32_t>(p.v_stride_block);
-  a.kv.v_stride_slot = static_cast<int32_t>(p.v_stride_slot);
-  a.kv.v_stride_head = static_cast<int32_t>(p.v_stride_head);
-  a.kv.block_table = p.block_table;
-  a.kv.block_table_stride = static_cast<int32_t>(p.block_table_stride);
-  a.kv.page_size = p.block_size;
-  a.kv.page_div = FastDivmod(static_cast<uint32_t>(p.block_size));
-  a.per_token_head_scale = p.kv_scale_mode == KvScaleMode::per_token_head;
-  if (a.per_token_head_scale) {
-    a.kv.k_scale = p.k_scale;
-    a.kv.v_scale = p.v_scale;
-    a.kv.s_stride_block = static_cast<int32_t>(p.scale_stride_block);
-    a.kv.s_stride_slot = static_cast<int32_t>(p.scale_stride_slot);
-    a.kv.s_stride_head = static_cast<int32_t>(p.scale_stride_head);
-  }
-  a.cu_seqlens_q = p.cu_seqlens_q;
-  a.seq_lens_k = p.seq_lens_k;
-  a.num_seqs = p.num_seqs;
-  a.num_tokens = p.num_tokens;
-  a.num_q_heads = p.num_q_heads;
-  a.group = p.num_q_heads / p.num_kv_heads;
-  a.rows_per_token = plan.rows_per_token;
-  a.block_q = plan.block_q;
-  a.head_chunks = plan.head_chunks;
-  a.rows_div = FastDivmod(static_cast<uint32_t>(plan.rows_per_token));
-  a.decode_grid = plan.decode_grid;
-  a.scale = p.scale;
-  if (p.kv_scale_mode == KvScaleMode::per_tensor) {
-    a.k_scale_tensor = p.k_scale;
-    a.v_scale_tensor = p.v_scale;
-  }
-  a.causal = p.causal;
-  a.window_left = p.window_left;
-  a.logit.softcap = p.softcap;
-  a.logit.alibi_slopes = p.alibi_slopes;
-  a.logit.qq_bias = p.qq_bias;
-  a.logit.qq_bias_stride = static_cast<int32_t>(p.qq_bias_stride);
-  a.sinks = p.sinks;
-  a.out = static_cast<uint16_t*>(p.out);
-  a.o_stride_token = static_cast<int32_t>(p.o_stride_token);
-  a.o_stride_head = static_cast<int32_t>(p.o_stride_head);
-  a.lse = p.lse;
-  a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
-  if (p.num_tokens == 0 || p.num_seqs == 0) return;
-  const dim3 grid(static_cast<unsigned>(plan.grid_x), static_cast<unsigned>(p.num_kv_heads * plan.head_chunks),
-                  static_cast<unsigned>(plan.split ? plan.num_segments : 1));
-  if (plan.split) {
-    a.num_segments = plan.num_segments;
-    a.ws_o = static_cast<float*>(workspace);
-    const size_t o_elems = static_cast<size_t>(plan.num_segments) * p.num_tokens * p.num_q_heads * Cfg::kD;
-    a.ws_lse = a.ws_o + o_elems;
+  const UnifiedKernelArgs<typename Cfg::Offset, Cfg::kPageSize> a = make_unified_kernel_args<Cfg>(p, plan, workspace);
+  const UnifiedLaunchGeometry g = make_unified_launch_geometry<Cfg>(p, plan);
+  if (g.empty) return;
+  const dim3 grid(g.grid.x, g.grid.y, g.grid.z);
+  if (g.split) {
     static std::once_flag once;
     std::call_once(once, [] { HIPATTN_CHECK(rt::set_max_dynamic_shared(split_kv_3d_kernel<Cfg>, Cfg::kSmemBytes)); });
-    split_kv_3d_kernel<Cfg><<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+    split_kv_3d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
-    SplitKvReduceArgs r;
-    r.ws_o = a.ws_o;
-    r.ws_lse = a.ws_lse;
-    r.num_segments = plan.num_segments;
-    r.num_tokens = p.num_tokens;
-    r.num_q_heads = p.num_q_heads;
-    r.sinks = p.sinks;
-    r.out = a.out;
-    r.o_stride_token = static_cast<int32_t>(p.o_stride_token);
-    r.o_stride_head = static_cast<int32_t>(p.o_stride_head);
-    r.lse = p.lse;
-    r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
-    constexpr int kRThreads = 128, kItemsPerBlock = kRThreads / (Cfg::kD / 4);
-    const int64_t items = static_cast<int64_t>(p.num_tokens) * p.num_q_heads;
-    split_kv_reduce_kernel<Cfg::kBf16, Cfg::kD, kRThreads>
-        <<<static_cast<unsigned>((items + kItemsPerBlock - 1) / kItemsPerBlock), kRThreads, 0, stream>>>(r);
+    const SplitKvReduceArgs r = make_split_kv_reduce_args(p, plan, workspace, Cfg::kD);
+    split_kv_reduce_kernel<Cfg::kBf16, Cfg::kD, kSplitKvReduceThreads>
+        <<<dim3(g.reduce_grid.x, g.reduce_grid.y, g.reduce_grid.z), g.reduce_threads, 0, stream>>>(r);
     HIPATTN_CHECK_LAUNCH();
   } else {
     static std::once_flag once;
     std::call_once(once, [] { HIPATTN_CHECK(rt::set_max_dynamic_shared(unified_2d_kernel<Cfg>, Cfg::kSmemBytes)); });
-    unified_2d_kernel<Cfg><<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+    unified_2d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
   }
 }
 
-// Compile-time tile of a (kind, head size, wave size): the same table the planner reads.
-template <UnifiedTileKind kKind, int kD, int kWave>
-struct TileOf {
-  static constexpr UnifiedTile t = unified_tile(kKind, kD, kWave);
+// Visitors of dispatch/unified_launch.hpp's instance selection that launch what they are given.
+struct LaunchUnifiedConfig {
+  const UnifiedAttentionParams& p;
+  const UnifiedPlan& plan;
+  void* ws;
+  rt::stream_t s;
+  template <class Cfg>
+  void operator()() const {
+    launch_unified_instance<Cfg>(p, plan, ws, s);
+  }
 };
 
-template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, int kWave>
-void launch_unified_tile(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s) {
-  constexpr UnifiedTile t = TileOf<kKind, kD, kWave>::t;
-  using Cfg = UnifiedConfig<kBf16, kKv, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant, int64_t, 0, kWave>;
-  launch_unified_instance<Cfg>(p, plan, ws, s);
-}
-
-template <bool kBf16, KvKind kKv, int kD, class Variant, int kWave>
-void launch_unified_kind(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s) {
-  if (plan.tile_kind == UnifiedTileKind::decode)
-    launch_unified_tile<kBf16, kKv, kD, UnifiedTileKind::decode, Variant, kWave>(p, plan, ws, s);
-  else
-    launch_unified_tile<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kWave>(p, plan, ws, s);
-}
-
+// One instance group (q dtype, kv kind, variant): every head size x tile kind of it. The unit of the
+// explicit instances below.
 template <bool kBf16, KvKind kKv, class Variant, int kWave>
 void launch_unified_head(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s) {
-  switch (p.head_size) {
-    case 64: return launch_unified_kind<kBf16, kKv, 64, Variant, kWave>(p, plan, ws, s);
-    case 128: return launch_unified_kind<kBf16, kKv, 128, Variant, kWave>(p, plan, ws, s);
-    case 256: return launch_unified_kind<kBf16, kKv, 256, Variant, kWave>(p, plan, ws, s);
-    default:
-      throw Error(ErrorCode::unsupported, "head_size",
-                  std::to_string(p.head_size) + " has no unified-attention instance (64, 128, 256)");
-  }
-}
-
-template <bool kBf16, class Variant, int kWave>
-void launch_unified_kv(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s) {
-  switch (p.kv_dtype) {
-    case DType::fp8_e4m3fn: return launch_unified_head<kBf16, KvKind::e4m3fn, Variant, kWave>(p, plan, ws, s);
-    case DType::fp8_e4m3fnuz: return launch_unified_head<kBf16, KvKind::e4m3fnuz, Variant, kWave>(p, plan, ws, s);
-    default: return launch_unified_head<kBf16, KvKind::same16, Variant, kWave>(p, plan, ws, s);
-  }
+  visit_unified_head<kBf16, kKv, Variant, kWave>(p, plan, LaunchUnifiedConfig{p, plan, ws, s});
 }
 
 template <int kWave>
-void launch_unified_variant(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s) {
-  const bool full = p.softcap > 0.f || p.alibi_slopes != nullptr || p.qq_bias != nullptr;
-  const bool bf16 = p.q_dtype == DType::bf16;
-  if (full) {
-    if (bf16) launch_unified_kv<true, FullVariant, kWave>(p, plan, ws, s);
-    else launch_unified_kv<false, FullVariant, kWave>(p, plan, ws, s);
-  } else {
-    if (bf16) launch_unified_kv<true, PlainVariant, kWave>(p, plan, ws, s);
-    else launch_unified_kv<false, PlainVariant, kWave>(p, plan, ws, s);
+struct LaunchUnifiedGroup {
+  const UnifiedAttentionParams& p;
+  const UnifiedPlan& plan;
+  void* ws;
+  rt::stream_t s;
+  template <bool kBf16, KvKind kKv, class Variant>
+  void operator()() const {
+    launch_unified_head<kBf16, kKv, Variant, kWave>(p, plan, ws, s);
   }
+};
+
+template <int kWave>
+void launch_unified_variant(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s) {
+  visit_unified_group(p, LaunchUnifiedGroup<kWave>{p, plan, ws, s});
 }
 
 }  // namespace detail

@@ -18,18 +18,7 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   detail::unified_attention_body<Cfg, true>(args, hipattn_smem);
 }
 
-// Arguments of the reduce.
-struct SplitKvReduceArgs {
-  const float* ws_o = nullptr;    // [num_segments, num_tokens, num_q_heads, D]
-  const float* ws_lse = nullptr;  // [num_segments, num_tokens, num_q_heads], log2 units
-  int32_t num_segments = 1, num_tokens = 0, num_q_heads = 0;
-  const float* sinks = nullptr;  // [num_q_heads], natural units
-  uint16_t* out = nullptr;
-  int32_t o_stride_token = 0, o_stride_head = 0;
-  float* lse = nullptr;
-  int32_t lse_stride_head = 0;
-};
-
+// Arguments: SplitKvReduceArgs (kernels/unified_args.hpp, visible to host-only code).
 // kD / 4 threads per (token, q head), each merging 4 columns; kThreads / (kD / 4) items per block.
 template <bool kBf16, int kD, int kThreads = 128>
 __global__ void __launch_bounds__(kThreads) split_kv_reduce_kernel(const SplitKvReduceArgs a) {

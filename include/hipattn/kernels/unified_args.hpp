@@ -3,6 +3,9 @@
 #pragma once
 #include <cstdint>
 
+// runtime.hpp first: the HIP / CUDA headers define the qualifiers the headers below use
+// (__forceinline__); in a host-only build it is empty.
+#include "hipattn/platform/runtime.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/paged/paged_kv.hpp"
 #include "hipattn/tile/variants.hpp"
@@ -43,7 +46,7 @@ struct UnifiedConfig {
   static constexpr int kSmemBytes = kMainBytes > kMergeBytes ? kMainBytes : kMergeBytes;
 };
 
-// Runtime arguments (built on the host by dispatch/unified_attention.hpp).
+// Runtime arguments (built on the host by dispatch/unified_launch.hpp).
 template <class Offset, int kPageSize>
 struct UnifiedKernelArgs {
   const uint16_t* q = nullptr;  // [num_tokens, num_q_heads, D], 16-bit
@@ -74,6 +77,19 @@ struct UnifiedKernelArgs {
   int32_t num_segments = 1;
   float* ws_o = nullptr;
   float* ws_lse = nullptr;  // log2 units
+};
+
+// Arguments of the split-KV reduce (kernels/split_kv_3d.hpp), built on the host by
+// dispatch/unified_launch.hpp.
+struct SplitKvReduceArgs {
+  const float* ws_o = nullptr;    // [num_segments, num_tokens, num_q_heads, D]
+  const float* ws_lse = nullptr;  // [num_segments, num_tokens, num_q_heads], log2 units
+  int32_t num_segments = 1, num_tokens = 0, num_q_heads = 0;
+  const float* sinks = nullptr;  // [num_q_heads], natural units
+  uint16_t* out = nullptr;
+  int32_t o_stride_token = 0, o_stride_head = 0;
+  float* lse = nullptr;
+  int32_t lse_stride_head = 0;
 };
 
 }  // namespace hipattn

@@ -5,10 +5,11 @@
 //   16x16x32  f16/bf16 (8 per lane):  A row = l % 16, k = 8 * (l / 16) + e;  B k = 8 * (l / 16) + e, n = l % 16
 //                                     C row = 4 * (l / 16) + e, col = l % 16                (4 floats)
 //   32x32x16  f16/bf16 (8 per lane):  A row = l % 32, k = 8 * (l / 32) + e;  C row = 8 * (e / 4) + 4 * (l / 32) + e % 4
-//   16x16x128 fp8 e4m3fn (32 codes per lane in 8 VGPRs):  A row = l % 16, k = 32 * (l / 16) + e   (C as 16x16)
-//   32x32x64  fp8 e4m3fn (32 codes per lane):             A row = l % 32, k = 32 * (l / 32) + e   (C as 32x32)
-//   (the f8f6f4 shapes are the unscaled form of v_mfma_scale_*: scale operands 0 select it; their
-//   [K/32][M][32] per-lane blocking is the one IREE's data-tiled MFMA_SCALE_F32_16x16x128_B32 uses)
+//   16x16x128 fp8 e4m3fn (32 codes per lane in 8 VGPRs):  A row = l % 16, k = 32 * (e / 8) + 8 * (l / 16) + e % 8
+//   32x32x64  fp8 e4m3fn (32 codes per lane):             A row = l % 32, k = 32 * (e / 16) + 16 * (l / 32) + e % 16
+//   (B likewise with n for the row; C as the 16x16 / 32x32 shapes above. K runs in stripes 32 apart,
+//   the order of AMD's hardware-run opus test of these instructions; the unscaled form cannot tell K
+//   orders apart, block scales can. The f8f6f4 shapes are the unscaled form of v_mfma_scale_*.)
 //   16x16x32 / 32x32x16 fp8 (cdna3 layouts) read OCP e4m3fn on gfx950.
 //
 // ds_read_b64_tr_b16 (lds_read_tr16_b64): within each 16-lane row g of the wave, the lanes read a
@@ -38,8 +39,20 @@ using cdna3::Mfma16x16x32Fp8Layout;  // v_mfma_f32_16x16x32_fp8_fp8 (OCP e4m3fn 
 using cdna3::Mfma32x32x16Fp8Layout;  // v_mfma_f32_32x32x16_fp8_fp8 (OCP e4m3fn here)
 using Mfma16x16x32Layout = MfmaLayout<16, 32, 16>;       // v_mfma_f32_16x16x32_{f16,bf16}
 using Mfma32x32x16Layout = MfmaLayout<32, 16, 16>;       // v_mfma_f32_32x32x16_{f16,bf16}
-using Mfma16x16x128Fp8Layout = MfmaLayout<16, 128, 8>;   // v_mfma_f32_16x16x128_f8f6f4 (fp8 x fp8)
-using Mfma32x32x64Fp8Layout = MfmaLayout<32, 64, 8>;     // v_mfma_f32_32x32x64_f8f6f4 (fp8 x fp8)
+// The f8f6f4 operand layout: the gfx9 row / column and C maps, K in stripes of 32 / (64 / M) codes,
+// 32 apart (see the table above).
+template <int kM_, int kK_>
+struct MfmaF8f6f4Layout : MfmaLayout<kM_, kK_, 8> {
+  using Base = MfmaLayout<kM_, kK_, 8>;
+  static constexpr int kStripe = 32 / Base::kGroups;
+  HIPATTN_HOST_DEVICE static constexpr int k_of(int lane, int e) {
+    return 32 * (e / kStripe) + kStripe * (lane / kM_) + e % kStripe;
+  }
+  HIPATTN_HOST_DEVICE static constexpr LaneElem a(int lane, int e) { return {lane % kM_, k_of(lane, e)}; }
+  HIPATTN_HOST_DEVICE static constexpr LaneElem b(int lane, int e) { return {k_of(lane, e), lane % kM_}; }
+};
+using Mfma16x16x128Fp8Layout = MfmaF8f6f4Layout<16, 128>;  // v_mfma_f32_16x16x128_f8f6f4 (fp8 x fp8)
+using Mfma32x32x64Fp8Layout = MfmaF8f6f4Layout<32, 64>;    // v_mfma_f32_32x32x64_f8f6f4 (fp8 x fp8)
 
 #if defined(HIPATTN_BACKEND_HIP)
 using cdna3::b16x4;

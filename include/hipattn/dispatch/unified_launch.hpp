@@ -1,0 +1,263 @@
+// hipattn/dispatch/unified_launch.hpp: what a unified-attention launch is made of, for every backend
+// (host-only builds included): the compiled instance the dispatcher picks for a problem, the kernel
+// arguments of the 2D / 3D kernel and of the split-KV reduce, and the launch geometry (grids, block
+// sizes, dynamic LDS). dispatch/unified_attention.hpp launches exactly what these functions build;
+// the emulator tests (tests/emu) build the same arguments on the host and run the AMD code objects.
+//
+//   UnifiedPlan plan = plan_unified_attention(p, opt, dev);
+//   visit_unified_config<64>(p, plan, [&]<class Cfg>() {
+//     auto args  = make_unified_kernel_args<Cfg>(p, plan, workspace);
+//     auto geo   = make_unified_launch_geometry<Cfg>(p, plan);       // grid, threads, LDS, reduce
+//     auto rargs = make_split_kv_reduce_args(p, plan, workspace, Cfg::kD);  // when geo.split
+//   });
+//
+// Pointers are stored as given: the params' pointers (and `workspace`) are device addresses of the
+// backend that runs the kernels; nothing here dereferences them.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "hipattn/dispatch/unified_params.hpp"
+#include "hipattn/dispatch/unified_plan.hpp"
+#include "hipattn/kernels/unified_args.hpp"
+#include "hipattn/platform/error.hpp"
+
+namespace hipattn {
+
+// ---- the compiled instance of a problem ----------------------------------------------------------
+
+// The UnifiedConfig the dispatcher instantiates for (q type, kv kind, head size, tile kind, variant)
+// on a target of wave size kWave: the tile of dispatch/unified_plan.hpp's table, 64-bit offsets, any
+// page size.
+template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, int kWave>
+struct UnifiedInstance {
+  static constexpr UnifiedTile tile = unified_tile(kKind, kD, kWave);
+  using Config = UnifiedConfig<kBf16, kKv, kD, tile.warps_m, tile.warps_n, tile.mt, tile.kn, tile.stages, Variant,
+                               int64_t, 0, kWave>;
+};
+template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, int kWave>
+using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kWave>::Config;
+
+// Whether a problem needs the variant with softcap / ALiBi / QQ-bias compiled in.
+inline bool unified_uses_full_variant(const UnifiedAttentionParams& p) {
+  return p.softcap > 0.f || p.alibi_slopes != nullptr || p.qq_bias != nullptr;
+}
+
+// The KV storage kind of a cache dtype (16-bit caches hold the q dtype).
+constexpr KvKind unified_kv_kind(DType kv) {
+  return kv == DType::fp8_e4m3fn ? KvKind::e4m3fn : kv == DType::fp8_e4m3fnuz ? KvKind::e4m3fnuz : KvKind::same16;
+}
+
+// Calls f.template operator()<kBf16, kKv, Variant>() for the instance group of `p` (q dtype, kv kind,
+// variant): the unit the dispatcher's explicit instances are grouped by.
+template <class F>
+void visit_unified_group(const UnifiedAttentionParams& p, F&& f) {
+  const bool bf16 = p.q_dtype == DType::bf16;
+  const bool full = unified_uses_full_variant(p);
+  auto kv = [&]<bool kBf16, class Variant>() {
+    switch (unified_kv_kind(p.kv_dtype)) {
+      case KvKind::e4m3fn: return f.template operator()<kBf16, KvKind::e4m3fn, Variant>();
+      case KvKind::e4m3fnuz: return f.template operator()<kBf16, KvKind::e4m3fnuz, Variant>();
+      default: return f.template operator()<kBf16, KvKind::same16, Variant>();
+    }
+  };
+  if (full) {
+    if (bf16) kv.template operator()<true, FullVariant>();
+    else kv.template operator()<false, FullVariant>();
+  } else {
+    if (bf16) kv.template operator()<true, PlainVariant>();
+    else kv.template operator()<false, PlainVariant>();
+  }
+}
+
+// Within one instance group: calls f.template operator()<Cfg>() with the config of the problem's head
+// size and the plan's tile kind. Throws Error(unsupported, "head_size") for a head size without one.
+template <bool kBf16, KvKind kKv, class Variant, int kWave, class F>
+void visit_unified_head(const UnifiedAttentionParams& p, const UnifiedPlan& plan, F&& f) {
+  auto kind = [&]<int kD>() {
+    if (plan.tile_kind == UnifiedTileKind::decode)
+      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::decode, Variant, kWave>>();
+    else
+      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kWave>>();
+  };
+  switch (p.head_size) {
+    case 64: return kind.template operator()<64>();
+    case 128: return kind.template operator()<128>();
+    case 256: return kind.template operator()<256>();
+    default:
+      throw Error(ErrorCode::unsupported, "head_size",
+                  std::to_string(p.head_size) + " has no unified-attention instance (64, 128, 256)");
+  }
+}
+
+// Calls f.template operator()<Cfg>() with the UnifiedConfig the dispatcher launches for (p, plan) on a
+// target of wave size kWave (64: gfx942 / gfx950, 32: sm_90).
+template <int kWave, class F>
+void visit_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& plan, F&& f) {
+  visit_unified_group(p, [&]<bool kBf16, KvKind kKv, class Variant>() {
+    visit_unified_head<kBf16, kKv, Variant, kWave>(p, plan, f);
+  });
+}
+
+// ---- kernel arguments -----------------------------------------------------------------------------
+
+// The split-KV workspace of a 3D launch: partial outputs [num_segments, num_tokens, num_q_heads, D]
+// (fp32), then the partial LSEs [num_segments, num_tokens, num_q_heads] (fp32, log2 units).
+struct SplitKvWorkspace {
+  float* o = nullptr;
+  float* lse = nullptr;
+};
+inline SplitKvWorkspace split_kv_workspace(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
+                                           int head_dim) {
+  SplitKvWorkspace w;
+  w.o = static_cast<float*>(workspace);
+  const size_t o_elems = static_cast<size_t>(plan.num_segments) * static_cast<size_t>(p.num_tokens) *
+                         static_cast<size_t>(p.num_q_heads) * static_cast<size_t>(head_dim);
+  w.lse = w.o + o_elems;
+  return w;
+}
+
+// The arguments of the 2D kernel (plan.split false) or of the 3D split-KV kernel (plan.split true;
+// `workspace` then holds plan.workspace_bytes). head_dim is the instance's kD (== p.head_size).
+template <class Offset, int kPageSize>
+UnifiedKernelArgs<Offset, kPageSize> make_unified_kernel_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan,
+                                                              void* workspace, int head_dim) {
+  UnifiedKernelArgs<Offset, kPageSize> a;
+  a.q = static_cast<const uint16_t*>(p.q);
+  a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
+  a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
+  a.kv.k = p.k_cache;
+  a.kv.v = p.v_cache;
+  a.kv.k_stride_block = static_cast<int32_t>(p.k_stride_block);
+  a.kv.k_stride_slot = static_cast<int32_t>(p.k_stride_slot);
+  a.kv.k_stride_head = static_cast<int32_t>(p.k_stride_head);
+  a.kv.v_stride_block = static_cast<int32_t>(p.v_stride_block);
+  a.kv.v_stride_slot = static_cast<int32_t>(p.v_stride_slot);
+  a.kv.v_stride_head = static_cast<int32_t>(p.v_stride_head);
+  a.kv.block_table = p.block_table;
+  a.kv.block_table_stride = static_cast<int32_t>(p.block_table_stride);
+  a.kv.page_size = p.block_size;
+  a.kv.page_div = FastDivmod(static_cast<uint32_t>(p.block_size));
+  a.per_token_head_scale = p.kv_scale_mode == KvScaleMode::per_token_head;
+  if (a.per_token_head_scale) {
+    a.kv.k_scale = p.k_scale;
+    a.kv.v_scale = p.v_scale;
+    a.kv.s_stride_block = static_cast<int32_t>(p.scale_stride_block);
+    a.kv.s_stride_slot = static_cast<int32_t>(p.scale_stride_slot);
+    a.kv.s_stride_head = static_cast<int32_t>(p.scale_stride_head);
+  }
+  a.cu_seqlens_q = p.cu_seqlens_q;
+  a.seq_lens_k = p.seq_lens_k;
+  a.num_seqs = p.num_seqs;
+  a.num_tokens = p.num_tokens;
+  a.num_q_heads = p.num_q_heads;
+  a.group = p.num_q_heads / p.num_kv_heads;
+  a.rows_per_token = plan.rows_per_token;
+  a.block_q = plan.block_q;
+  a.head_chunks = plan.head_chunks;
+  a.rows_div = FastDivmod(static_cast<uint32_t>(plan.rows_per_token));
+  a.decode_grid = plan.decode_grid;
+  a.scale = p.scale;
+  if (p.kv_scale_mode == KvScaleMode::per_tensor) {
+    a.k_scale_tensor = p.k_scale;
+    a.v_scale_tensor = p.v_scale;
+  }
+  a.causal = p.causal;
+  a.window_left = p.window_left;
+  a.logit.softcap = p.softcap;
+  a.logit.alibi_slopes = p.alibi_slopes;
+  a.logit.qq_bias = p.qq_bias;
+  a.logit.qq_bias_stride = static_cast<int32_t>(p.qq_bias_stride);
+  a.sinks = p.sinks;
+  a.out = static_cast<uint16_t*>(p.out);
+  a.o_stride_token = static_cast<int32_t>(p.o_stride_token);
+  a.o_stride_head = static_cast<int32_t>(p.o_stride_head);
+  a.lse = p.lse;
+  a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
+  if (plan.split) {
+    const SplitKvWorkspace w = split_kv_workspace(p, plan, workspace, head_dim);
+    a.num_segments = plan.num_segments;
+    a.ws_o = w.o;
+    a.ws_lse = w.lse;
+  }
+  return a;
+}
+
+template <class Cfg>
+UnifiedKernelArgs<typename Cfg::Offset, Cfg::kPageSize> make_unified_kernel_args(const UnifiedAttentionParams& p,
+                                                                                const UnifiedPlan& plan,
+                                                                                void* workspace) {
+  return make_unified_kernel_args<typename Cfg::Offset, Cfg::kPageSize>(p, plan, workspace, Cfg::kD);
+}
+
+// The arguments of the split-KV reduce that follows a 3D launch over the same `workspace`.
+inline SplitKvReduceArgs make_split_kv_reduce_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan,
+                                                   void* workspace, int head_dim) {
+  const SplitKvWorkspace w = split_kv_workspace(p, plan, workspace, head_dim);
+  SplitKvReduceArgs r;
+  r.ws_o = w.o;
+  r.ws_lse = w.lse;
+  r.num_segments = plan.num_segments;
+  r.num_tokens = p.num_tokens;
+  r.num_q_heads = p.num_q_heads;
+  r.sinks = p.sinks;
+  r.out = static_cast<uint16_t*>(p.out);
+  r.o_stride_token = static_cast<int32_t>(p.o_stride_token);
+  r.o_stride_head = static_cast<int32_t>(p.o_stride_head);
+  r.lse = p.lse;
+  r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
+  return r;
+}
+
+// ---- launch geometry ------------------------------------------------------------------------------
+
+// Threads of a split-KV reduce block (its kThreads template argument), and the (token, q head) items
+// one block merges: kD / 4 threads per item, each merging 4 columns.
+inline constexpr int kSplitKvReduceThreads = 128;
+constexpr int split_kv_reduce_items_per_block(int head_dim, int threads = kSplitKvReduceThreads) {
+  return threads / (head_dim / 4);
+}
+
+struct UnifiedLaunchDim {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+struct UnifiedLaunchGeometry {
+  bool empty = false;        // no tokens or no sequences: nothing is launched
+  bool split = false;        // 3D split-KV kernel, then the reduce
+  UnifiedLaunchDim grid;     // (q-blocks, kv heads x head chunks, segments or 1)
+  uint32_t threads = 0;      // block size of the 2D / 3D kernel (Cfg::kThreads)
+  uint32_t dynamic_lds = 0;  // dynamic LDS / shared memory bytes of the 2D / 3D kernel (Cfg::kSmemBytes)
+  // split only: the reduce (split_kv_reduce_kernel<kBf16, kD, reduce_threads>), no dynamic LDS
+  UnifiedLaunchDim reduce_grid;
+  uint32_t reduce_threads = 0;
+  int32_t reduce_items_per_block = 0;
+};
+
+// The geometry of a launch of an instance with `threads` threads and `dynamic_lds` bytes of LDS.
+inline UnifiedLaunchGeometry make_unified_launch_geometry(const UnifiedAttentionParams& p, const UnifiedPlan& plan,
+                                                          int threads, int dynamic_lds, int head_dim) {
+  UnifiedLaunchGeometry g;
+  g.empty = p.num_tokens == 0 || p.num_seqs == 0;
+  g.split = plan.split;
+  g.grid.x = static_cast<uint32_t>(plan.grid_x);
+  g.grid.y = static_cast<uint32_t>(p.num_kv_heads * plan.head_chunks);
+  g.grid.z = static_cast<uint32_t>(plan.split ? plan.num_segments : 1);
+  g.threads = static_cast<uint32_t>(threads);
+  g.dynamic_lds = static_cast<uint32_t>(dynamic_lds);
+  if (plan.split) {
+    g.reduce_threads = kSplitKvReduceThreads;
+    g.reduce_items_per_block = split_kv_reduce_items_per_block(head_dim);
+    const int64_t items = static_cast<int64_t>(p.num_tokens) * p.num_q_heads;
+    g.reduce_grid.x = static_cast<uint32_t>((items + g.reduce_items_per_block - 1) / g.reduce_items_per_block);
+  }
+  return g;
+}
+
+template <class Cfg>
+UnifiedLaunchGeometry make_unified_launch_geometry(const UnifiedAttentionParams& p, const UnifiedPlan& plan) {
+  return make_unified_launch_geometry(p, plan, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kD);
+}
+
+}  // namespace hipattn

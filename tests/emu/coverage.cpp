@@ -1,0 +1,68 @@
+// tests/emu/coverage.cpp: hipattn_emu_coverage CODE_OBJECT...
+//
+// Lists, for every kernel of every code object given, the instructions (llvm-objdump mnemonics) the
+// emulator has no semantics for (emu::implemented). Exit status 1 when any is missing (each printed
+// with the kernels that use it), 2 when a code object cannot be read, else 0 after a summary: code
+// objects, kernels, distinct mnemonics.
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "emu.hpp"
+
+namespace {
+
+std::string shorten(const std::string& s, size_t n = 160) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hipattn::emu;
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s CODE_OBJECT...\n", argv[0]);
+    return 2;
+  }
+  // mnemonic -> "<code object>: <kernel>" of every kernel using it
+  std::map<std::string, std::vector<std::string>> missing;
+  std::set<std::string> all;
+  size_t kernels = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::shared_ptr<const CodeObject> co;
+    try {
+      co = CodeObject::load(argv[i]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cannot load %s: %s\n", argv[i], e.what());
+      return 2;
+    }
+    size_t ok = 0, bad = 0;
+    for (const KernelInfo& k : co->kernels()) {
+      ++kernels;
+      bool any = false;
+      for (const std::string& m : co->mnemonics(k)) {
+        all.insert(m);
+        if (!implemented(m)) {
+          missing[m].push_back(std::string(gfx_name(co->gfx())) + " " + shorten(k.demangled.empty() ? k.name : k.demangled));
+          any = true;
+        }
+      }
+      (any ? bad : ok) += 1;
+    }
+    std::printf("%s (%s): %zu kernels, %zu fully covered, %zu with missing instructions\n", argv[i],
+                gfx_name(co->gfx()), co->kernels().size(), ok, bad);
+  }
+  if (!missing.empty()) {
+    std::printf("\n%zu of %zu distinct mnemonics have no semantics in the emulator:\n", missing.size(), all.size());
+    for (const auto& [m, users] : missing) {
+      std::printf("  %s  (%zu kernels)\n", m.c_str(), users.size());
+      const size_t show = users.size() < 5 ? users.size() : 5;
+      for (size_t j = 0; j < show; ++j) std::printf("      %s\n", users[j].c_str());
+      if (users.size() > show) std::printf("      ... and %zu more\n", users.size() - show);
+    }
+    return 1;
+  }
+  std::printf("\nall covered: %d code objects, %zu kernels, %zu distinct mnemonics\n", argc - 1, kernels, all.size());
+  return 0;
+}

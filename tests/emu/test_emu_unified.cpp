@@ -1,0 +1,553 @@
+// tests/emu/test_emu_unified.cpp: the shipped unified-attention kernels of gfx942 and gfx950, executed
+// on the emulator (emu.hpp) and compared with the float64 reference.
+//
+// The kernels come from the whole dispatch table's code object (tests/isa/dispatch_all.hip); each case
+// plans like the dispatcher (dispatch/unified_plan.hpp, with the target's CU count), picks the very
+// instance the dispatcher would launch (visit_unified_config, dispatch/unified_launch.hpp), builds its
+// arguments and grids with the dispatcher's own builders, and runs the 2D kernel, or the 3D split-KV
+// kernel and then the reduce. Problems are tiny (the emulator runs some tens of millions of
+// instructions per second), but together they reach every feature: head sizes 64 / 128 / 256, both fp8
+// KV formats with both scale modes, sliding window, softcap, ALiBi, QQ-bias, sinks, page sizes 1, 5
+// and 16, NaN in every unowned cache slot (tests/common/paged_problem.hpp), causal and not, GQA,
+// decode rows next to prefill chunks, the decode and prefill tiles, empty sequences.
+// Tolerances are the device suite's (tests/device/test_unified_attention.cu).
+//
+// Code objects: $HIPATTN_EMU_DISPATCH_GFX942 / $HIPATTN_EMU_DISPATCH_GFX950 (each test skips, saying
+// so, when its variable is unset).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../common/paged_problem.hpp"
+#include "emu.hpp"
+#include "hipattn/dispatch/unified_launch.hpp"
+#include "hipattn/dispatch/unified_plan.hpp"
+#include "hipattn/dispatch/validate.hpp"
+#include "hipattn/reference/reference.hpp"
+
+namespace hipattn::testing {
+namespace {
+
+// ---- the device and its code object ----
+
+struct EmuTarget {
+  emu::Gfx gfx;
+  Target target;
+  int cus;  // compute units the planner assumes (MI300X: 304, MI355X: 256)
+  const char* env;
+};
+const EmuTarget kGfx942{emu::Gfx::gfx942, Target::gfx942, 304, "HIPATTN_EMU_DISPATCH_GFX942"};
+const EmuTarget kGfx950{emu::Gfx::gfx950, Target::gfx950, 256, "HIPATTN_EMU_DISPATCH_GFX950"};
+
+// The dispatch table's code object of a target, loaded once per process; null (with the reason) when
+// the environment names none.
+std::shared_ptr<const emu::CodeObject> dispatch_code_object(const EmuTarget& t, std::string& why) {
+  static std::mutex m;
+  static std::map<std::string, std::shared_ptr<const emu::CodeObject>> cache;
+  const char* path = std::getenv(t.env);
+  if (path == nullptr || *path == 0) {
+    why = std::string("$") + t.env + " is not set (the build sets it to tests/isa/hipattn_isa_dispatch_all-" +
+          emu::gfx_name(t.gfx) + ".co when the AMD toolchain is present)";
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(m);
+  auto it = cache.find(path);
+  if (it != cache.end()) return it->second;
+  auto co = emu::CodeObject::load(path);
+  if (co->gfx() != t.gfx) throw std::runtime_error(std::string(path) + " is not a " + emu::gfx_name(t.gfx) + " code object");
+  cache[path] = co;
+  return co;
+}
+
+// ---- kernel names from the compile-time configuration (llvm-cxxfilt's spelling) ----
+
+template <class V>
+struct VariantName;
+template <bool kSoftcap, bool kAlibi, bool kQQBias>
+struct VariantName<StandardVariant<kSoftcap, kAlibi, kQQBias>> {
+  static std::string get() {
+    auto b = [](bool x) { return std::string(x ? "true" : "false"); };
+    return "hipattn::StandardVariant<" + b(kSoftcap) + ", " + b(kAlibi) + ", " + b(kQQBias) + ">";
+  }
+};
+
+template <class T>
+std::string offset_name() {
+  static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t>, "offset type");
+  if constexpr (std::is_same_v<T, int32_t>) return "int";
+  else return std::is_same_v<int64_t, long> ? "long" : "long long";
+}
+
+std::string bool_name(bool b) { return b ? "true" : "false"; }
+
+// "hipattn::UnifiedConfig<true, (hipattn::KvKind)0, 64, 1, 2, 1, 16, 2, hipattn::StandardVariant<...>, long, 0, 64>"
+template <class Cfg>
+std::string config_name() {
+  return "hipattn::UnifiedConfig<" + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" + std::to_string(int(Cfg::kKv)) +
+         ", " + std::to_string(Cfg::kD) + ", " + std::to_string(Cfg::kWarpsM) + ", " + std::to_string(Cfg::kWarpsN) +
+         ", " + std::to_string(Cfg::kMT) + ", " + std::to_string(Cfg::kKN) + ", " + std::to_string(Cfg::kStages) +
+         ", " + VariantName<typename Cfg::Variant>::get() + ", " + offset_name<typename Cfg::Offset>() + ", " +
+         std::to_string(Cfg::kPageSize) + ", " + std::to_string(Cfg::kWaveSize) + ">";
+}
+
+// The parts CodeObject::find needs to pick exactly one kernel.
+template <class Cfg>
+std::vector<std::string> kernel_2d_parts() { return {"void hipattn::unified_2d_kernel<" + config_name<Cfg>() + ">("}; }
+template <class Cfg>
+std::vector<std::string> kernel_3d_parts() { return {"void hipattn::split_kv_3d_kernel<" + config_name<Cfg>() + ">("}; }
+template <class Cfg>
+std::vector<std::string> reduce_parts() {
+  return {"void hipattn::split_kv_reduce_kernel<" + bool_name(Cfg::kBf16) + ", " + std::to_string(Cfg::kD) + ", " +
+          std::to_string(kSplitKvReduceThreads) + ">(hipattn::SplitKvReduceArgs)"};
+}
+
+// ---- a problem in emulated device memory ----
+
+void* dev_ptr(uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t>(a)); }
+
+struct EmuProblem {
+  const HostProblem& h;
+  emu::Memory mem;
+  uint64_t q = 0, k = 0, v = 0, bt = 0, cu = 0, sk = 0, ks = 0, vs = 0, sinks = 0, slopes = 0, qq = 0, out = 0, lse = 0;
+  size_t out_bytes = 0, lse_bytes = 0;
+
+  explicit EmuProblem(const HostProblem& hp) : h(hp) {
+    auto up = [&](const auto& vec, const char* label) -> uint64_t { return vec.empty() ? 0 : mem.upload(vec, label); };
+    q = up(h.q, "q");
+    k = up(h.k_cache, "k_cache");
+    v = up(h.v_cache, "v_cache");
+    bt = up(h.block_table, "block_table");
+    cu = up(h.cu_seqlens_q, "cu_seqlens_q");
+    sk = up(h.seq_lens_k, "seq_lens_k");
+    ks = up(h.k_scale, "k_scale");
+    vs = up(h.v_scale, "v_scale");
+    sinks = up(h.sinks, "sinks");
+    slopes = up(h.alibi_slopes, "alibi_slopes");
+    qq = up(h.qq_bias, "qq_bias");
+    out_bytes = h.q.size() * 2;
+    out = mem.alloc(out_bytes, "out");
+    if (h.spec.lse) {
+      lse_bytes = h.lse.size() * 4;
+      lse = mem.alloc(lse_bytes, "lse");
+    }
+  }
+
+  UnifiedAttentionParams params() const {
+    return h.params(dev_ptr(q), dev_ptr(k), dev_ptr(v), static_cast<const int32_t*>(dev_ptr(bt)),
+                    static_cast<const int32_t*>(dev_ptr(cu)), static_cast<const int32_t*>(dev_ptr(sk)),
+                    static_cast<const float*>(dev_ptr(ks)), static_cast<const float*>(dev_ptr(vs)),
+                    static_cast<const float*>(dev_ptr(sinks)), static_cast<const float*>(dev_ptr(slopes)),
+                    static_cast<const float*>(dev_ptr(qq)), dev_ptr(out), static_cast<float*>(dev_ptr(lse)), h.num_blocks);
+  }
+
+  // NaN bytes in every output, so that each element must be written.
+  void poison(uint64_t addr, size_t bytes) {
+    if (addr == 0 || bytes == 0) return;
+    const std::vector<uint8_t> nan(bytes, 0xFF);
+    mem.write(addr, nan.data(), bytes);
+  }
+};
+
+// ---- comparison (the device suite's tolerances) ----
+
+struct Tolerance { double atol, rtol; };
+Tolerance out_tolerance(bool bf16) { return bf16 ? Tolerance{1.6e-2, 1.6e-2} : Tolerance{3e-3, 3e-3}; }
+constexpr Tolerance kLseTolerance{2e-3, 1e-3};
+
+struct CompareStats {
+  int64_t bad = 0, checked = 0;
+  double max_abs = 0, max_lse = 0;
+  std::string first_bad;
+};
+
+double to_double(uint16_t bits, bool bf16) {
+  return bf16 ? bfloat16_t::from_bits(bits).to_float() : half_t::from_bits(bits).to_float();
+}
+
+CompareStats compare(const HostProblem& h, const reference::AttentionResult& ref, const std::vector<uint16_t>& out,
+                     const std::vector<float>& lse) {
+  CompareStats st;
+  const Tolerance tol = out_tolerance(h.spec.bf16);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const double got = to_double(out[i], h.spec.bf16), want = ref.out[i];
+    const double err = std::fabs(got - want);
+    ++st.checked;
+    if (!(err <= tol.atol + tol.rtol * std::fabs(want))) {
+      if (st.bad++ == 0) st.first_bad = "out[" + std::to_string(i) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
+    }
+    st.max_abs = std::max(st.max_abs, std::isfinite(err) ? err : INFINITY);
+  }
+  if (h.spec.lse) {
+    for (size_t i = 0; i < size_t(h.spec.num_q_heads) * h.num_tokens; ++i) {
+      const double got = lse[i], want = ref.lse[i];
+      ++st.checked;
+      const bool ok = std::isinf(want) ? (got == want)
+                                       : std::fabs(got - want) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(want);
+      if (!ok && st.bad++ == 0) st.first_bad = "lse[" + std::to_string(i) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
+      if (!std::isinf(want)) st.max_lse = std::max(st.max_lse, std::isfinite(got) ? std::fabs(got - want) : INFINITY);
+    }
+  }
+  return st;
+}
+
+// ---- one run: plan, pick the instance, launch, download ----
+
+struct RunResult {
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+  std::string kernel, plan;
+  uint64_t instructions = 0;
+  double seconds = 0;
+};
+
+emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::vector<std::string>& parts, UnifiedLaunchDim grid,
+                               uint32_t threads, uint32_t lds, const void* args, size_t bytes, emu::Memory& mem) {
+  const emu::KernelInfo& k = co.find(parts);
+  return emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem);
+}
+
+RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuProblem& ep, UnifiedPath path,
+                          int segments) {
+  RunResult res;
+  const UnifiedAttentionParams p = ep.params();
+  throw_if_error(validate(p));
+  UnifiedOptions opt;
+  opt.path = path;
+  opt.num_segments = segments;
+  const UnifiedPlan plan = plan_unified_attention(p, opt, PlanDevice{t.target, t.cus, 64});
+  res.plan = std::string(plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") +
+             (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + "ch" : std::string()) + ", " +
+             (plan.split ? "3D x" + std::to_string(plan.num_segments) : std::string("2D"));
+  uint64_t ws = 0;
+  if (plan.workspace_bytes > 0) ws = ep.mem.alloc(plan.workspace_bytes, "workspace");
+  ep.poison(ep.out, ep.out_bytes);
+  ep.poison(ep.lse, ep.lse_bytes);
+  ep.poison(ws, plan.workspace_bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  visit_unified_config<64>(p, plan, [&]<class Cfg>() {
+    const auto args = make_unified_kernel_args<Cfg>(p, plan, dev_ptr(ws));
+    const UnifiedLaunchGeometry g = make_unified_launch_geometry<Cfg>(p, plan);
+    if (g.empty) return;
+    if (!g.split) {
+      res.kernel = config_name<Cfg>();
+      res.instructions += launch_kernel(co, kernel_2d_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
+                                        sizeof(args), ep.mem).instructions;
+    } else {
+      res.kernel = config_name<Cfg>() + " + reduce";
+      res.instructions += launch_kernel(co, kernel_3d_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
+                                        sizeof(args), ep.mem).instructions;
+      const SplitKvReduceArgs r = make_split_kv_reduce_args(p, plan, dev_ptr(ws), Cfg::kD);
+      res.instructions += launch_kernel(co, reduce_parts<Cfg>(), g.reduce_grid, g.reduce_threads, 0, &r, sizeof(r),
+                                        ep.mem).instructions;
+    }
+  });
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.out = ep.mem.download<uint16_t>(ep.out, ep.h.q.size());
+  if (ep.lse) res.lse = ep.mem.download<float>(ep.lse, ep.h.lse.size());
+  return res;
+}
+
+// ---- the cases ----
+
+struct Case {
+  const char* name;
+  ProblemSpec spec;
+  std::vector<UnifiedPath> paths = {UnifiedPath::two_d, UnifiedPath::three_d};
+  int segments = 0;  // 3D: forced segment count (0: the planner's)
+};
+
+ProblemSpec base_spec(bool bf16, int d, int block_size, std::vector<std::pair<int, int>> seqs, uint64_t seed) {
+  ProblemSpec s;
+  s.bf16 = bf16;
+  s.kv_dtype = bf16 ? DType::bf16 : DType::f16;
+  s.num_q_heads = 4;
+  s.num_kv_heads = 2;  // GQA, group 2
+  s.head_size = d;
+  s.block_size = block_size;
+  s.seqs = std::move(seqs);
+  s.seed = seed;
+  return s;
+}
+
+// Ragged batches mixing decode rows, prefill chunks and empty rows, features on and off (the device
+// suite's random_spec with q lengths <= 24 and kv lengths <= 160).
+ProblemSpec random_spec(uint64_t seed) {
+  std::mt19937_64 r(seed);
+  auto pick = [&](std::initializer_list<int> xs) { return *(xs.begin() + r() % xs.size()); };
+  ProblemSpec s;
+  s.seed = seed;
+  s.bf16 = r() % 2;
+  s.num_kv_heads = pick({1, 2, 4});
+  s.num_q_heads = s.num_kv_heads * pick({1, 2, 3, 4, 5, 8, 16});
+  s.head_size = pick({64, 128, 256});
+  s.block_size = pick({1, 5, 16, 16, 32, 64});
+  s.causal = r() % 4 != 0;
+  const int nseq = 1 + int(r() % 4);
+  for (int b = 0; b < nseq; ++b) {
+    const int kind = b == 0 ? int(r() % 3) : int(r() % 4);  // the first row is never empty
+    int q = kind == 0 ? 1 : kind == 1 ? 1 + int(r() % 8) : kind == 2 ? 1 + int(r() % 24) : 0;
+    int k = q + int(r() % 136);
+    if (kind == 3) k = (r() % 2) ? 0 : int(r() % 50);  // zero-length rows
+    if (!s.causal && kind != 3 && r() % 4 == 0) k = std::max(0, q - 3);
+    s.seqs.push_back({q, k});
+  }
+  s.window_left = r() % 3 == 0 ? int(r() % 100) : -1;
+  s.softcap = r() % 4 == 0 ? 20.f : 0.f;
+  s.alibi = r() % 4 == 0;
+  s.sinks = r() % 3 == 0;
+  if (r() % 4 == 0) { s.qq_bias = true; s.qq_bias_stride = 32; }
+  s.hnd = r() % 3 == 0;
+  const int kv = int(r() % 4);
+  s.kv_dtype = kv == 0 ? DType::fp8_e4m3fn : kv == 1 ? DType::fp8_e4m3fnuz : (s.bf16 ? DType::bf16 : DType::f16);
+  s.scale_mode = r() % 2 ? KvScaleMode::per_tensor : KvScaleMode::per_token_head;
+  return s;
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> v;
+  // head sizes x page sizes, a decode row next to a prefill chunk (decode tile: 6 x 2 rows <= 16)
+  v.push_back({"d64_bf16_page16", base_spec(true, 64, 16, {{1, 37}, {6, 29}}, 11)});
+  v.push_back({"d128_f16_page1", base_spec(false, 128, 1, {{1, 19}, {5, 12}}, 12)});
+  v.push_back({"d256_bf16_page5", base_spec(true, 256, 5, {{1, 33}, {4, 21}}, 13)});
+  // prefill tiles (9 tokens x group 2 = 18 rows > 16), every head size
+  v.push_back({"d64_f16_prefill_tile", base_spec(false, 64, 16, {{9, 40}, {1, 17}}, 14)});
+  v.push_back({"d128_bf16_prefill_tile_page5", base_spec(true, 128, 5, {{9, 30}, {1, 11}}, 15)});
+  v.push_back({"d256_f16_prefill_tile", base_spec(false, 256, 16, {{9, 26}, {1, 9}}, 16)});
+  // pure decode (the decode grid: one q-block per sequence), 3D with 3 forced segments
+  {
+    Case c{"d128_bf16_decode_only_3seg", base_spec(true, 128, 16, {{1, 40}, {1, 9}}, 17)};
+    c.segments = 3;
+    v.push_back(c);
+  }
+  // fp8 KV: both formats x both scale modes
+  {
+    ProblemSpec s = base_spec(false, 128, 16, {{1, 35}, {5, 22}}, 21);
+    s.kv_dtype = DType::fp8_e4m3fn;
+    s.scale_mode = KvScaleMode::per_tensor;
+    v.push_back({"fp8_e4m3fn_per_tensor", s});
+  }
+  {
+    ProblemSpec s = base_spec(true, 128, 5, {{1, 27}, {6, 31}}, 22);
+    s.kv_dtype = DType::fp8_e4m3fn;
+    s.scale_mode = KvScaleMode::per_token_head;
+    v.push_back({"fp8_e4m3fn_per_token_head", s});
+  }
+  {
+    ProblemSpec s = base_spec(true, 64, 16, {{1, 38}, {4, 20}}, 23);
+    s.kv_dtype = DType::fp8_e4m3fnuz;
+    s.scale_mode = KvScaleMode::per_tensor;
+    v.push_back({"fp8_e4m3fnuz_per_tensor", s});
+  }
+  {
+    ProblemSpec s = base_spec(false, 256, 1, {{1, 18}, {5, 14}}, 24);
+    s.kv_dtype = DType::fp8_e4m3fnuz;
+    s.scale_mode = KvScaleMode::per_token_head;
+    v.push_back({"fp8_e4m3fnuz_per_token_head", s});
+  }
+  // logit features (the full variant): softcap, ALiBi, QQ-bias, sinks, sliding window
+  {
+    ProblemSpec s = base_spec(false, 128, 16, {{1, 36}, {6, 27}}, 31);
+    s.softcap = 20.f;
+    v.push_back({"softcap", s});
+  }
+  {
+    ProblemSpec s = base_spec(true, 64, 5, {{1, 33}, {5, 24}}, 32);
+    s.alibi = true;
+    v.push_back({"alibi", s});
+  }
+  {
+    ProblemSpec s = base_spec(false, 128, 16, {{1, 21}, {6, 30}}, 33);
+    s.qq_bias = true;
+    s.qq_bias_stride = 8;
+    v.push_back({"qq_bias", s});
+  }
+  {
+    ProblemSpec s = base_spec(true, 128, 16, {{1, 39}, {5, 26}}, 34);
+    s.sinks = true;
+    s.window_left = 9;
+    v.push_back({"sinks_window", s});
+  }
+  {
+    ProblemSpec s = base_spec(true, 256, 16, {{1, 30}, {9, 33}}, 35);
+    s.softcap = 20.f;
+    s.alibi = true;
+    s.qq_bias = true;
+    s.qq_bias_stride = 12;
+    s.sinks = true;
+    s.window_left = 13;
+    s.kv_dtype = DType::fp8_e4m3fn;
+    s.scale_mode = KvScaleMode::per_token_head;
+    v.push_back({"all_features_fp8_prefill_tile", s});
+  }
+  // not causal, an empty sequence and a query with no key
+  {
+    ProblemSpec s = base_spec(false, 64, 16, {{1, 23}, {0, 7}, {4, 2}, {3, 0}}, 41);
+    s.causal = false;
+    s.sinks = true;
+    v.push_back({"non_causal_empty_rows", s});
+  }
+  // larger shapes (cheap: the emulator runs them in well under a second): several q-blocks per
+  // sequence, two head chunks (group 64 > the d=256 prefill tile's 32 rows), long contexts split over
+  // many segments, the HND cache layout
+  v.push_back({"d128_bf16_prefill_multi_qblock", base_spec(true, 128, 16, {{70, 120}, {1, 50}, {33, 33}}, 51)});
+  {
+    ProblemSpec s = base_spec(false, 256, 16, {{1, 150}, {2, 61}}, 52);
+    s.num_q_heads = 64;
+    s.num_kv_heads = 1;
+    s.sinks = true;
+    v.push_back({"d256_f16_group64_head_chunks", s});
+  }
+  {
+    ProblemSpec s = base_spec(true, 128, 16, {{1, 300}, {3, 181}, {1, 77}}, 53);
+    s.num_q_heads = 16;
+    s.kv_dtype = DType::fp8_e4m3fnuz;
+    s.scale_mode = KvScaleMode::per_token_head;
+    Case c{"d128_fp8_group8_long_7seg", s};
+    c.segments = 7;
+    v.push_back(c);
+  }
+  {
+    ProblemSpec s = base_spec(false, 256, 5, {{1, 90}, {12, 64}}, 54);
+    s.hnd = true;
+    s.window_left = 40;
+    v.push_back({"d256_f16_hnd_window", s});
+  }
+  // a seeded random sweep (the device suite's generator at emulator sizes): every path
+  for (int i = 0; i < 8; ++i) {
+    static const char* const names[] = {"random0", "random1", "random2", "random3",
+                                        "random4", "random5", "random6", "random7"};
+    Case c{names[i], random_spec(88000 + i)};
+    c.paths = {UnifiedPath::automatic, UnifiedPath::two_d, UnifiedPath::three_d};
+    v.push_back(c);
+  }
+  return v;
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> c = all_cases();
+  return c;
+}
+
+std::string describe(const ProblemSpec& s) {
+  std::string seqs;
+  for (auto [q, k] : s.seqs) seqs += (seqs.empty() ? "" : ",") + std::to_string(q) + "/" + std::to_string(k);
+  std::string d = std::string(s.bf16 ? "bf16" : "f16") + " kv=" + std::string(dtype_name(s.kv_dtype));
+  if (is_fp8(s.kv_dtype)) d += s.scale_mode == KvScaleMode::per_tensor ? "(per-tensor)" : "(per-token-head)";
+  d += " d=" + std::to_string(s.head_size) + " heads=" + std::to_string(s.num_q_heads) + "/" +
+       std::to_string(s.num_kv_heads) + " page=" + std::to_string(s.block_size) + (s.hnd ? " HND" : "") +
+       " q/kv=" + seqs + (s.causal ? " causal" : " non-causal");
+  if (s.window_left >= 0) d += " window=" + std::to_string(s.window_left);
+  if (s.softcap > 0) d += " softcap";
+  if (s.alibi) d += " alibi";
+  if (s.qq_bias) d += " qq-bias";
+  if (s.sinks) d += " sinks";
+  return d;
+}
+
+const char* path_name(UnifiedPath p) { return p == UnifiedPath::two_d ? "2d" : p == UnifiedPath::three_d ? "3d" : "auto"; }
+
+struct Param {
+  const EmuTarget* target;
+  int index;
+};
+
+void PrintTo(const Param& p, std::ostream* os) { *os << emu::gfx_name(p.target->gfx) << " " << cases()[p.index].name; }
+
+class EmuUnified : public ::testing::TestWithParam<Param> {};
+
+TEST_P(EmuUnified, MatchesReference) {
+  const Param prm = GetParam();
+  const EmuTarget& t = *prm.target;
+  const Case& c = cases()[prm.index];
+  std::string why;
+  const auto co = dispatch_code_object(t, why);
+  if (!co) GTEST_SKIP() << why;
+  HostProblem h(c.spec);
+  const reference::AttentionResult ref = reference::unified_attention(h.host_params());
+  EmuProblem ep(h);
+  std::printf("  %-7s %-32s %s\n", emu::gfx_name(t.gfx), c.name, describe(c.spec).c_str());
+  std::vector<uint16_t> outs[2];
+  int k = 0;
+  for (UnifiedPath path : c.paths) {
+    SCOPED_TRACE(std::string(emu::gfx_name(t.gfx)) + " " + c.name + " path=" + path_name(path));
+    RunResult r;
+    try {
+      r = run_on_emulator(*co, t, ep, path, path == UnifiedPath::three_d ? c.segments : 0);
+    } catch (const emu::Error& e) {
+      ADD_FAILURE() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
+      continue;
+    }
+    const CompareStats st = compare(h, ref, r.out, r.lse);
+    EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad
+                         << " [" << r.kernel << "]";
+    std::printf("  %-7s %-32s %-2s %-22s max|err| out %.2e lse %.2e  %9llu instr %6.2f s\n", emu::gfx_name(t.gfx),
+                c.name, path_name(path), r.plan.c_str(), st.max_abs, st.max_lse,
+                static_cast<unsigned long long>(r.instructions), r.seconds);
+    if (path != UnifiedPath::automatic && k < 2) outs[k++] = r.out;
+  }
+  // 2D and 3D compute the same function in another order: they agree within the dtype's rounding.
+  if (k == 2) {
+    const Tolerance tol = out_tolerance(h.spec.bf16);
+    int64_t disagree = 0;
+    for (size_t i = 0; i < outs[0].size(); ++i) {
+      const double a = to_double(outs[0][i], h.spec.bf16), b = to_double(outs[1][i], h.spec.bf16);
+      if (!(std::fabs(a - b) <= tol.atol + tol.rtol * std::fabs(a))) ++disagree;
+    }
+    EXPECT_EQ(disagree, 0) << c.name << ": 2D and 3D outputs differ beyond rounding";
+  }
+}
+
+std::vector<Param> all_params(const EmuTarget& t) {
+  std::vector<Param> v;
+  for (int i = 0; i < int(cases().size()); ++i) v.push_back({&t, i});
+  return v;
+}
+std::string param_name(const ::testing::TestParamInfo<Param>& i) { return cases()[i.param.index].name; }
+
+INSTANTIATE_TEST_SUITE_P(Gfx942, EmuUnified, ::testing::ValuesIn(all_params(kGfx942)), param_name);
+INSTANTIATE_TEST_SUITE_P(Gfx950, EmuUnified, ::testing::ValuesIn(all_params(kGfx950)), param_name);
+
+// The instance names the tests look for are the ones the code object holds: every kernel of the
+// dispatch table is found exactly once (CodeObject::find throws on none or several).
+TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
+  for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
+    std::string why;
+    const auto co = dispatch_code_object(*t, why);
+    if (!co) GTEST_SKIP() << why;
+    int found = 0;
+    for (DType q : {DType::f16, DType::bf16})
+      for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
+        for (bool full : {false, true})
+          for (int d : {64, 128, 256})
+            for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
+              UnifiedAttentionParams p;
+              p.q_dtype = q;
+              p.kv_dtype = kv == DType::f16 ? q : kv;
+              p.softcap = full ? 10.f : 0.f;
+              p.head_size = d;
+              UnifiedPlan plan;
+              plan.tile_kind = kind;
+              visit_unified_config<64>(p, plan, [&]<class Cfg>() {
+                for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>(), reduce_parts<Cfg>()}) {
+                  EXPECT_NO_THROW((void)co->find(parts)) << emu::gfx_name(t->gfx) << ": " << parts[0];
+                  ++found;
+                }
+              });
+            }
+    EXPECT_EQ(found, 2 * 3 * 2 * 3 * 2 * 3);
+  }
+}
+
+}  // namespace
+}  // namespace hipattn::testing
