@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# tools/device_run.sh: build on the GPU machine and run what it can check there, in one call.
+#   tools/device_run.sh [tests] [bench] [sanitize] [examples]
+# Builds build-dev/ (CUDA backend, sm_90a, Release) with every core, then per argument:
+#   tests     the device parity suite (tests/device) and the host suite
+#   bench     the benchmark sweep (JSON to $OUT/bench.json when $OUT is set)
+#   sanitize  compute-sanitizer memcheck over a subset of the device suite
+#   examples  the examples
+# Logs go to $OUT (or ./device-out) so that they come back from the device machine.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+start=$(date +%s)
+cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DHIPATTN_BACKEND=cuda >"$OUT/configure.log" 2>&1 ||
+  { tail -30 "$OUT/configure.log"; exit 1; }
+targets=(hipattn_device_tests hipattn_host_tests)
+for a in "$@"; do
+  case "$a" in
+    bench) targets+=(hipattn_bench) ;;
+    examples) targets+=(hipattn_smoke hipattn_custom_variant) ;;
+  esac
+done
+cmake --build build-dev -j "$(nproc)" --target "${targets[@]}" >"$OUT/build.log" 2>&1 ||
+  { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
+echo "build: $(( $(date +%s) - start )) s"
+rc=0
+for a in "$@"; do
+  case "$a" in
+    tests)
+      ./build-dev/tests/hipattn_host_tests --gtest_brief=1 >"$OUT/host_tests.log" 2>&1 || rc=1
+      tail -3 "$OUT/host_tests.log"
+      ./build-dev/tests/hipattn_device_tests --gtest_brief=1 >"$OUT/device_tests.log" 2>&1 || rc=1
+      grep -E "FAILED|PASSED|tests ran" "$OUT/device_tests.log" | tail -15 ;;
+    bench)
+      ./build-dev/bench/hipattn_bench --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
+        >"$OUT/bench.log" 2>&1 || rc=1
+      tail -60 "$OUT/bench.log" ;;
+    sanitize)
+      compute-sanitizer --tool memcheck --error-exitcode 3 ./build-dev/tests/hipattn_device_tests \
+        --gtest_brief=1 --gtest_filter='*Random*:*Edge*:*Error*' >"$OUT/memcheck.log" 2>&1 || rc=1
+      grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | tail -5 ;;
+    examples)
+      for e in build-dev/examples/hipattn_smoke build-dev/examples/hipattn_custom_variant; do
+        [ -x "$e" ] && { echo "== $e"; "$e" 2>&1 | tail -5 || rc=1; }
+      done ;;
+  esac
+done
+echo "total: $(( $(date +%s) - start )) s, rc=$rc"
+exit $rc
