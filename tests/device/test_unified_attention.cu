@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../common/gpu.hpp"
+#include "../common/random_spec.hpp"
 #include "../common/scenario_spec.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"
@@ -137,37 +138,6 @@ std::string scenario_case_name(const ::testing::TestParamInfo<ScenarioCase>& i) 
 INSTANTIATE_TEST_SUITE_P(Scenarios, UnifiedDefault, ::testing::ValuesIn(default_cases()), scenario_case_name);
 
 // ---- seeded random sweep: ragged batches mixing decode and prefill rows, features on and off ----
-ProblemSpec random_spec(uint64_t seed) {
-  std::mt19937_64 r(seed);
-  auto pick = [&](std::initializer_list<int> xs) { return *(xs.begin() + r() % xs.size()); };
-  ProblemSpec s;
-  s.seed = seed;
-  s.bf16 = r() % 2;
-  s.num_kv_heads = pick({1, 2, 4});
-  s.num_q_heads = s.num_kv_heads * pick({1, 2, 3, 4, 5, 8, 16});
-  s.head_size = pick({64, 128, 256});
-  s.block_size = pick({1, 5, 16, 16, 32, 64, 128});
-  s.causal = r() % 4 != 0;
-  const int nseq = 1 + int(r() % 5);
-  for (int b = 0; b < nseq; ++b) {
-    const int kind = b == 0 ? int(r() % 3) : int(r() % 4);  // the first row is never empty
-    int q = kind == 0 ? 1 : kind == 1 ? 1 + int(r() % 8) : kind == 2 ? 1 + int(r() % 90) : 0;
-    int k = q + int(r() % 400);
-    if (kind == 3) k = (r() % 2) ? 0 : int(r() % 50);  // zero-length rows
-    if (!s.causal && kind != 3 && r() % 4 == 0) k = std::max(0, q - 3);
-    s.seqs.push_back({q, k});
-  }
-  s.window_left = r() % 3 == 0 ? int(r() % 100) : -1;
-  s.softcap = r() % 4 == 0 ? 20.f : 0.f;
-  s.alibi = r() % 4 == 0;
-  s.sinks = r() % 3 == 0;
-  if (r() % 4 == 0) { s.qq_bias = true; s.qq_bias_stride = 96; }
-  s.hnd = r() % 3 == 0;
-  const int kv = int(r() % 4);
-  s.kv_dtype = kv == 0 ? DType::fp8_e4m3fn : kv == 1 ? DType::fp8_e4m3fnuz : (s.bf16 ? DType::bf16 : DType::f16);
-  s.scale_mode = r() % 2 ? KvScaleMode::per_tensor : KvScaleMode::per_token_head;
-  return s;
-}
 
 class UnifiedRandom : public ::testing::TestWithParam<int> {};
 TEST_P(UnifiedRandom, MatchesReferenceOnEveryPath) {

@@ -201,6 +201,12 @@ struct Wave {
 };
 
 // ---- helpers shared by handlers ----
+inline std::string hex(uint64_t v) {
+  static const char* d = "0123456789abcdef";
+  std::string r;
+  do { r.insert(r.begin(), d[v & 15]); v >>= 4; } while (v);
+  return "0x" + r;
+}
 inline float as_f(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline uint32_t as_u(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 inline double as_d(uint64_t u) { double f; std::memcpy(&f, &u, 8); return f; }

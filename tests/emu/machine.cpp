@@ -9,14 +9,6 @@
 
 namespace hipattn::emu {
 
-namespace {
-std::string hex(uint64_t v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-}  // namespace
-
 // ---------------------------------------------------------------- memory
 Memory::Memory() = default;
 Memory::~Memory() = default;

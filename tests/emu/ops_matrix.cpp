@@ -41,12 +41,6 @@
 namespace hipattn::emu {
 namespace {
 
-std::string hex(uint64_t v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
 // LDS-pipeline instructions (DS_*) return their result through lgkmcnt ([CDNA3] 4.4 "Data
 // Dependency Resolution"): the destination is pending until an s_waitcnt lgkmcnt covers it.
 void mark_lgkm(Wave& w, const Operand& d, uint32_t seq) {

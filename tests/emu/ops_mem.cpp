@@ -103,6 +103,13 @@ namespace {
 
 enum class Half { none, lo, hi };
 
+// LDS address of element e (of `count`) of a DS access: vaddr + offset, or for the two-element forms
+// vaddr + offset0 / offset1 in units of the element size (x64 for st64).
+uint64_t ds_address(const Instruction& in, uint32_t base, int e, int count, int bytes, int stride) {
+  if (count == 1) return uint64_t(base) + uint64_t(in.mods.offset);
+  return uint64_t(base) + uint64_t(e == 0 ? in.mods.offset0 : in.mods.offset1) * bytes * stride;
+}
+
 // ds_read*: ops = vdst, vaddr. `bytes` per element; `count` elements (ds_read2: 2 at offset0/offset1
 // in units of `bytes` (x64 for st64)).
 void ds_read(Wave& w, const Instruction& in, int bytes, bool sign = false, int count = 1, int stride = 1,
@@ -118,10 +125,7 @@ void ds_read(Wave& w, const Instruction& in, int bytes, bool sign = false, int c
   for (int l = 0; l < kLanes; ++l) {
     if (!(ex >> l & 1)) continue;
     for (int e = 0; e < count; ++e) {
-      uint64_t a = uint64_t(base[l]);
-      if (count == 1) a += uint64_t(in.mods.offset);
-      else a += uint64_t(e == 0 ? in.mods.offset0 : in.mods.offset1) * bytes * stride;
-      const uint8_t* p = lds_access(w, a, size_t(bytes), false);
+      const uint8_t* p = lds_access(w, ds_address(in, base[l], e, count, bytes, stride), size_t(bytes), false);
       if (bytes == 1) val[e][l] = sign ? uint32_t(int32_t(int8_t(p[0]))) : p[0];
       else if (bytes == 2) {
         uint16_t h;
@@ -155,10 +159,7 @@ void ds_write(Wave& w, const Instruction& in, int bytes, int count = 1, int stri
   for (int l = 0; l < kLanes; ++l) {
     if (!(ex >> l & 1)) continue;
     for (int e = 0; e < count; ++e) {
-      uint64_t a = uint64_t(base[l]);
-      if (count == 1) a += uint64_t(in.mods.offset);
-      else a += uint64_t(e == 0 ? in.mods.offset0 : in.mods.offset1) * bytes * stride;
-      uint8_t* p = lds_access(w, a, size_t(bytes), true);
+      uint8_t* p = lds_access(w, ds_address(in, base[l], e, count, bytes, stride), size_t(bytes), true);
       if (bytes < 4) {
         const uint32_t v = half == Half::hi ? val[e][0][l] >> 16 : val[e][0][l];
         std::memcpy(p, &v, size_t(bytes));

@@ -303,7 +303,9 @@ EMU_OP("v_subbrev_co_u32") {
   vop_carry(w, in, true, [](uint32_t a, uint32_t b, bool ci, bool& c) { c = uint64_t(a) + ci > b; return b - a - ci; });
 }
 // v_mad_u64_u32 / v_mad_i64_i32 (VOP3B): {D64, carry-out} = S0 * S1 + S2 (64-bit)
-EMU_OP("v_mad_u64_u32") {
+namespace {
+template <bool kSigned>
+void mad64(Wave& w, const Instruction& in) {
   Lanes a, b;
   uint64_t c[kLanes], r[kLanes];
   read_src32(w, in, 2, 0, a);
@@ -312,29 +314,24 @@ EMU_OP("v_mad_u64_u32") {
   uint64_t cout = 0;
   const uint64_t ex = w.exec();
   for (int l = 0; l < kLanes; ++l) {
-    const unsigned __int128 s = (unsigned __int128)(uint64_t(a[l]) * b[l]) + c[l];
-    r[l] = uint64_t(s);
-    if ((ex >> l & 1) && (s >> 64)) cout |= 1ull << l;
+    bool carry;
+    if constexpr (kSigned) {
+      const __int128 s = (__int128)(int64_t(int32_t(a[l])) * int64_t(int32_t(b[l]))) + (__int128)int64_t(c[l]);
+      r[l] = uint64_t(s);
+      carry = s > INT64_MAX || s < INT64_MIN;
+    } else {
+      const unsigned __int128 s = (unsigned __int128)(uint64_t(a[l]) * b[l]) + c[l];
+      r[l] = uint64_t(s);
+      carry = (s >> 64) != 0;
+    }
+    if ((ex >> l & 1) && carry) cout |= 1ull << l;
   }
   w.vwrite64(in.ops[0], r, ex);
   w.swrite64(in.ops[1], cout);
 }
-EMU_OP("v_mad_i64_i32") {
-  Lanes a, b;
-  uint64_t c[kLanes], r[kLanes];
-  read_src32(w, in, 2, 0, a);
-  read_src32(w, in, 3, 1, b);
-  w.vread64(in.ops[4], c);
-  uint64_t cout = 0;
-  const uint64_t ex = w.exec();
-  for (int l = 0; l < kLanes; ++l) {
-    const __int128 s = (__int128)(int64_t(int32_t(a[l])) * int64_t(int32_t(b[l]))) + (__int128)int64_t(c[l]);
-    r[l] = uint64_t(s);
-    if ((ex >> l & 1) && (s > INT64_MAX || s < INT64_MIN)) cout |= 1ull << l;
-  }
-  w.vwrite64(in.ops[0], r, ex);
-  w.swrite64(in.ops[1], cout);
-}
+}  // namespace
+EMU_OP("v_mad_u64_u32") { mad64<false>(w, in); }
+EMU_OP("v_mad_i64_i32") { mad64<true>(w, in); }
 
 // v_cndmask_b32 (12.7): D = mask[lane] ? S1 : S0 (float abs/neg modifiers allowed in VOP3)
 EMU_OP("v_cndmask_b32") {
@@ -567,35 +564,26 @@ EMU_OP("v_cvt_f32_f16") {
   }
   write_dst32(w, in, 0, r, true);
 }
-// v_cvt_pkrtz_f16_f32: two f32 to f16 with round toward zero
-EMU_OP("v_cvt_pkrtz_f16_f32") {
+// gfx950: v_cvt_pk_f16_f32 / v_cvt_pk_bf16_f32 D = {S1 -> hi, S0 -> lo}, round to nearest even
+namespace {
+template <class Cvt>
+void cvt_pk(Wave& w, const Instruction& in, Cvt cvt) {
   float a[kLanes], b[kLanes];
   read_srcf(w, in, 1, 0, a);
   read_srcf(w, in, 2, 1, b);
   Lanes r;
-  auto rtz = [](float f) {
+  for (int l = 0; l < kLanes; ++l) r[l] = uint32_t(cvt(a[l])) | (uint32_t(cvt(b[l])) << 16);
+  write_dst32(w, in, 0, r, false);
+}
+}  // namespace
+EMU_OP("v_cvt_pk_f16_f32") { cvt_pk(w, in, f32_to_f16); }
+EMU_OP("v_cvt_pk_bf16_f32") { cvt_pk(w, in, f32_to_bf16); }
+// v_cvt_pkrtz_f16_f32: the same with round toward zero
+EMU_OP("v_cvt_pkrtz_f16_f32") {
+  cvt_pk(w, in, [](float f) {
     const uint16_t h = f32_to_f16(f);
     return std::fabs(f16_to_f32(h)) > std::fabs(f) && !std::isinf(f) ? uint16_t(h - 1) : h;
-  };
-  for (int l = 0; l < kLanes; ++l) r[l] = uint32_t(rtz(a[l])) | (uint32_t(rtz(b[l])) << 16);
-  write_dst32(w, in, 0, r, false);
-}
-// gfx950: v_cvt_pk_f16_f32 / v_cvt_pk_bf16_f32 D = {S1 -> hi, S0 -> lo}, round to nearest even
-EMU_OP("v_cvt_pk_f16_f32") {
-  float a[kLanes], b[kLanes];
-  read_srcf(w, in, 1, 0, a);
-  read_srcf(w, in, 2, 1, b);
-  Lanes r;
-  for (int l = 0; l < kLanes; ++l) r[l] = uint32_t(f32_to_f16(a[l])) | (uint32_t(f32_to_f16(b[l])) << 16);
-  write_dst32(w, in, 0, r, false);
-}
-EMU_OP("v_cvt_pk_bf16_f32") {
-  float a[kLanes], b[kLanes];
-  read_srcf(w, in, 1, 0, a);
-  read_srcf(w, in, 2, 1, b);
-  Lanes r;
-  for (int l = 0; l < kLanes; ++l) r[l] = uint32_t(f32_to_bf16(a[l])) | (uint32_t(f32_to_bf16(b[l])) << 16);
-  write_dst32(w, in, 0, r, false);
+  });
 }
 // v_pack_b32_f16: D = {S1.f16 (op_sel[1] picks its high half), S0.f16 (op_sel[0])}
 EMU_OP("v_pack_b32_f16") {

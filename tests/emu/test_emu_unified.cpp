@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "../common/paged_problem.hpp"
+#include "../common/random_spec.hpp"
 #include "emu.hpp"
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
@@ -280,38 +281,17 @@ ProblemSpec base_spec(bool bf16, int d, int block_size, std::vector<std::pair<in
   return s;
 }
 
-// Ragged batches mixing decode rows, prefill chunks and empty rows, features on and off (the device
-// suite's random_spec with q lengths <= 24 and kv lengths <= 160).
-ProblemSpec random_spec(uint64_t seed) {
-  std::mt19937_64 r(seed);
-  auto pick = [&](std::initializer_list<int> xs) { return *(xs.begin() + r() % xs.size()); };
-  ProblemSpec s;
-  s.seed = seed;
-  s.bf16 = r() % 2;
-  s.num_kv_heads = pick({1, 2, 4});
-  s.num_q_heads = s.num_kv_heads * pick({1, 2, 3, 4, 5, 8, 16});
-  s.head_size = pick({64, 128, 256});
-  s.block_size = pick({1, 5, 16, 16, 32, 64});
-  s.causal = r() % 4 != 0;
-  const int nseq = 1 + int(r() % 4);
-  for (int b = 0; b < nseq; ++b) {
-    const int kind = b == 0 ? int(r() % 3) : int(r() % 4);  // the first row is never empty
-    int q = kind == 0 ? 1 : kind == 1 ? 1 + int(r() % 8) : kind == 2 ? 1 + int(r() % 24) : 0;
-    int k = q + int(r() % 136);
-    if (kind == 3) k = (r() % 2) ? 0 : int(r() % 50);  // zero-length rows
-    if (!s.causal && kind != 3 && r() % 4 == 0) k = std::max(0, q - 3);
-    s.seqs.push_back({q, k});
-  }
-  s.window_left = r() % 3 == 0 ? int(r() % 100) : -1;
-  s.softcap = r() % 4 == 0 ? 20.f : 0.f;
-  s.alibi = r() % 4 == 0;
-  s.sinks = r() % 3 == 0;
-  if (r() % 4 == 0) { s.qq_bias = true; s.qq_bias_stride = 32; }
-  s.hnd = r() % 3 == 0;
-  const int kv = int(r() % 4);
-  s.kv_dtype = kv == 0 ? DType::fp8_e4m3fn : kv == 1 ? DType::fp8_e4m3fnuz : (s.bf16 ? DType::bf16 : DType::f16);
-  s.scale_mode = r() % 2 ? KvScaleMode::per_tensor : KvScaleMode::per_token_head;
-  return s;
+// Ragged batches mixing decode rows, prefill chunks and empty rows, features on and off: the device
+// suite's generator (tests/common/random_spec.hpp) with q lengths <= 24 and kv lengths <= 160, since
+// the emulator runs a few million instructions a second.
+ProblemSpec small_random_spec(uint64_t seed) {
+  RandomSizes z;
+  z.max_seqs = 4;
+  z.max_prefill_q = 24;
+  z.max_extra_keys = 136;
+  z.page_sizes = {1, 5, 16, 16, 32, 64};
+  z.qq_bias_stride = 32;
+  return random_spec(seed, z);
 }
 
 std::vector<Case> all_cases() {
@@ -427,7 +407,7 @@ std::vector<Case> all_cases() {
   for (int i = 0; i < 8; ++i) {
     static const char* const names[] = {"random0", "random1", "random2", "random3",
                                         "random4", "random5", "random6", "random7"};
-    Case c{names[i], random_spec(88000 + i)};
+    Case c{names[i], small_random_spec(88000 + i)};
     c.paths = {UnifiedPath::automatic, UnifiedPath::two_d, UnifiedPath::three_d};
     v.push_back(c);
   }
