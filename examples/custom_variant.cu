@@ -1,41 +1,139 @@
-// A user-defined logit variant: per-head temperature on top of the standard features, in one struct.
-// It shows the variant hook the unified kernels call (tile/variants.hpp) and instantiates a 2D
-// kernel with it; a launcher of your own builds UnifiedKernelArgs the way
-// dispatch/unified_attention.hpp does and launches unified_2d_kernel<Cfg>.
+// A logit variant of your own, run end to end through the public entry point.
+//
+// DistanceTemperature divides every logit by a temperature that grows with the key's distance from
+// the query, with a per-head strength it reads from its own device array (its data travels with the
+// value), then applies a softcap. It overrides only the hooks it changes (tile/variants.hpp):
+// row() loads the row's strength once, logit() transforms each score.
+//
+// The example builds a small paged problem with hipattn::make_unified_params, runs
+// hipattn::unified_attention(params, variant, ...) on the GPU, and compares with a float64 host
+// computation of the same formula. With no GPU it says so and exits 0.
+#include <cmath>
 #include <cstdio>
+#include <random>
+#include <vector>
 
-#include "hipattn/kernels/unified_2d.hpp"
+#include "hipattn/hipattn.hpp"
 
 namespace {
 
-// Divide every logit by a temperature that grows with the key's distance from the query, then apply
-// the standard softcap (gated by LogitArgs::softcap at run time).
-struct DistanceTemperatureVariant {
+struct DistanceTemperature : hipattn::VariantBase {
   static constexpr bool kTransformsLogits = true;
-  static constexpr bool kUsesSlope = false;
-  template <class TanhFn>
-  HIPATTN_HOST_DEVICE static float transform(const hipattn::LogitArgs& a, float s, const hipattn::RowInfo& r,
-                                             int32_t j, TanhFn tanh_fn) {
-    const float distance = static_cast<float>(r.pos - j);
-    s = s / (1.f + 0.001f * distance);
-    return hipattn::StandardVariant<true, false, false>::transform(a, s, r, j, tanh_fn);
+  const float* strength = nullptr;  // [num_q_heads], device memory
+  float softcap = 30.f;
+
+  struct Row {
+    float strength = 0.f;
+  };
+  HIPATTN_HOST_DEVICE Row row(const hipattn::RowInfo& r) const { return {strength[r.q_head]}; }
+
+  template <class Math>
+  HIPATTN_HOST_DEVICE float logit(float s, const hipattn::RowInfo& r, const Row& row, int32_t j, Math math) const {
+    s = s / (1.f + row.strength * static_cast<float>(r.pos - j));
+    return softcap * math.tanh(s / softcap);
   }
 };
 
-using Cfg = hipattn::UnifiedConfig<false, hipattn::KvKind::same16, 128, 1, 4, 1, 16, 3, DistanceTemperatureVariant>;
+bool ok(hipattn::rt::error_t e, const char* what) {
+  if (e == hipattn::rt::success) return true;
+  std::printf("custom variant: %s failed: %s\n", what, hipattn::rt::error_string(e));
+  return false;
+}
 
 }  // namespace
 
-// The instance exists (compiled for the target); a launcher sets its dynamic LDS to Cfg::kSmemBytes.
-template __global__ void hipattn::unified_2d_kernel<Cfg>(const hipattn::UnifiedKernelArgs<int64_t, 0>);
-
 int main() {
-  // Host check of the hook itself (the kernel calls exactly this per score).
-  hipattn::LogitArgs a;
-  a.softcap = 30.f;
-  const hipattn::RowInfo row{3, 10, 7, 0, 0.f};
-  const float s = DistanceTemperatureVariant::transform(a, 2.f, row, 4, [](float x) { return tanhf(x); });
-  std::printf("custom variant: logit 2 at distance 6 -> %.6f (expected %.6f); kernel LDS %d bytes\n", s,
-              30.f * tanhf(2.f / 1.006f / 30.f), Cfg::kSmemBytes);
-  return 0;
+  int n = 0;
+  if (hipattn::rt::get_device_count(&n) != hipattn::rt::success || n == 0) {
+    std::printf("custom variant: no GPU present\n");
+    return 0;
+  }
+  // One sequence: 5 new tokens after 70 cached ones; 4 q heads over 2 kv heads, head 128, page 16.
+  const int q_len = 5, kv_len = 75, hq = 4, hk = 2, d = 128, bs = 16;
+  const int blocks = (kv_len + bs - 1) / bs;
+  hipattn::UnifiedAttentionParams p = hipattn::make_unified_params(
+      {.num_seqs = 1, .num_tokens = q_len, .max_seqlen_q = q_len, .max_seqlen_k = kv_len, .num_q_heads = hq,
+       .num_kv_heads = hk, .head_size = d, .num_blocks = blocks, .block_size = bs,
+       .q_dtype = hipattn::DType::f16, .kv_dtype = hipattn::DType::f16});
+
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd;
+  auto half = [](float x) { return hipattn::half_t::from_float(x); };
+  std::vector<hipattn::half_t> q(size_t(q_len) * hq * d), k(size_t(blocks) * bs * hk * d), v(k.size());
+  for (auto& x : q) x = half(nd(rng));
+  for (auto& x : k) x = half(nd(rng));
+  for (auto& x : v) x = half(nd(rng));
+  std::vector<int32_t> table(blocks), cu{0, q_len}, lens{kv_len};
+  for (int b = 0; b < blocks; ++b) table[b] = blocks - 1 - b;  // pages in reverse order
+  std::vector<float> strength(hq);
+  for (int h = 0; h < hq; ++h) strength[h] = 0.002f * float(h + 1);
+
+  void *dq, *dk, *dv, *dout, *dtab, *dcu, *dlen, *dstr;
+  const size_t out_bytes = q.size() * 2;
+  if (!ok(hipattn::rt::malloc_device(&dq, q.size() * 2), "malloc") || !ok(hipattn::rt::malloc_device(&dk, k.size() * 2), "malloc") ||
+      !ok(hipattn::rt::malloc_device(&dv, v.size() * 2), "malloc") || !ok(hipattn::rt::malloc_device(&dout, out_bytes), "malloc") ||
+      !ok(hipattn::rt::malloc_device(&dtab, blocks * 4), "malloc") || !ok(hipattn::rt::malloc_device(&dcu, 8), "malloc") ||
+      !ok(hipattn::rt::malloc_device(&dlen, 4), "malloc") || !ok(hipattn::rt::malloc_device(&dstr, hq * 4), "malloc"))
+    return 1;
+  hipattn::rt::memcpy_h2d(dq, q.data(), q.size() * 2);
+  hipattn::rt::memcpy_h2d(dk, k.data(), k.size() * 2);
+  hipattn::rt::memcpy_h2d(dv, v.data(), v.size() * 2);
+  hipattn::rt::memcpy_h2d(dtab, table.data(), blocks * 4);
+  hipattn::rt::memcpy_h2d(dcu, cu.data(), 8);
+  hipattn::rt::memcpy_h2d(dlen, lens.data(), 4);
+  hipattn::rt::memcpy_h2d(dstr, strength.data(), hq * 4);
+  hipattn::rt::memset_async(dout, 0xFF, out_bytes, nullptr);  // poison: every element must be written
+  p.q = dq;
+  p.k_cache = dk;
+  p.v_cache = dv;
+  p.out = dout;
+  p.block_table = static_cast<const int32_t*>(dtab);
+  p.cu_seqlens_q = static_cast<const int32_t*>(dcu);
+  p.seq_lens_k = static_cast<const int32_t*>(dlen);
+
+  DistanceTemperature variant;
+  variant.strength = static_cast<const float*>(dstr);
+  const size_t ws_bytes = hipattn::unified_attention_workspace_size(p);
+  void* ws = nullptr;
+  if (ws_bytes && !ok(hipattn::rt::malloc_device(&ws, ws_bytes), "malloc")) return 1;
+  hipattn::unified_attention(p, variant, ws, ws_bytes, nullptr);
+  if (!ok(hipattn::rt::device_synchronize(), "unified_attention")) return 1;
+  std::vector<hipattn::half_t> out(q.size());
+  hipattn::rt::memcpy_d2h(out.data(), dout, out_bytes);
+
+  // float64 reference of the same formula (causal, bottom-right)
+  double max_err = 0.0;
+  const int ctx = kv_len - q_len, group = hq / hk;
+  for (int i = 0; i < q_len; ++i)
+    for (int h = 0; h < hq; ++h) {
+      const int kh = h / group, pos = ctx + i;
+      std::vector<double> logit(pos + 1);
+      double mx = -INFINITY;
+      for (int j = 0; j <= pos; ++j) {
+        const int blk = table[j / bs], slot = j % bs;
+        double s = 0;
+        for (int c = 0; c < d; ++c)
+          s += double(q[(size_t(i) * hq + h) * d + c].to_float()) *
+               double(k[((size_t(blk) * bs + slot) * hk + kh) * d + c].to_float());
+        s *= p.scale;
+        s /= 1.0 + double(strength[h]) * (pos - j);
+        logit[j] = 30.0 * std::tanh(s / 30.0);
+        mx = std::max(mx, logit[j]);
+      }
+      double l = 0;
+      std::vector<double> o(d, 0.0);
+      for (int j = 0; j <= pos; ++j) {
+        const double w = std::exp(logit[j] - mx);
+        l += w;
+        const int blk = table[j / bs], slot = j % bs;
+        for (int c = 0; c < d; ++c) o[c] += w * double(v[((size_t(blk) * bs + slot) * hk + kh) * d + c].to_float());
+      }
+      for (int c = 0; c < d; ++c)
+        max_err = std::max(max_err, std::fabs(double(out[(size_t(i) * hq + h) * d + c].to_float()) - o[c] / l));
+    }
+  const bool pass = max_err <= 3e-3;
+  std::printf("custom variant: %d x %d heads, head %d, %d keys: max |out - float64 reference| = %.3g (%s)\n", q_len,
+              hq, d, kv_len, max_err, pass ? "pass" : "FAIL");
+  for (void* x : {dq, dk, dv, dout, dtab, dcu, dlen, dstr, ws}) hipattn::rt::free_device(x);
+  return pass ? 0 : 1;
 }

@@ -1,15 +1,17 @@
 // hipattn/hipattn.hpp: the umbrella header. In a host-only build it offers the problem
-// description, validation, the planner and the float64 references; with HIP or nvcc it adds the
-// kernels and the host entry points.
+// description, its builder, validation, the planner and the float64 references; with HIP or nvcc it
+// adds the kernels and the host entry points.
 #pragma once
 #include "hipattn/dispatch/unified_launch.hpp"
-#include "hipattn/dispatch/unified_params.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
-#include "hipattn/dispatch/validate.hpp"
 #include "hipattn/numeric/numeric.hpp"
 #include "hipattn/platform/config.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/target.hpp"
+#include "hipattn/problem/unified_builder.hpp"
+#include "hipattn/problem/unified_params.hpp"
+#include "hipattn/problem/unified_rules.hpp"
+#include "hipattn/problem/validate_toolkit.hpp"
 #include "hipattn/reference/reference.hpp"
 #include "hipattn/tile/online_softmax.hpp"
 #include "hipattn/tile/tile_range.hpp"

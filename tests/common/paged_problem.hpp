@@ -17,8 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "hipattn/dispatch/unified_params.hpp"
 #include "hipattn/numeric/numeric.hpp"
+#include "hipattn/problem/unified_builder.hpp"
+#include "hipattn/problem/unified_params.hpp"
 
 namespace hipattn::testing {
 
@@ -56,6 +57,7 @@ struct HostProblem {
   std::vector<uint16_t> out;
   std::vector<float> lse;
   int elem_bytes() const { return dtype_size(spec.kv_dtype); }
+  KvLayout layout() const { return spec.hnd ? KvLayout::hnd : KvLayout::nhd; }
 
   explicit HostProblem(const ProblemSpec& s) : spec(s) {
     std::mt19937_64 rng(s.seed);
@@ -75,9 +77,8 @@ struct HostProblem {
     int used = 0;
     for (auto [ql, kl] : s.seqs) used += (kl + bs - 1) / bs;
     num_blocks = used + 3;  // a few never-referenced blocks, NaN-filled
-    stride_block = int64_t(bs) * hk * d;
-    if (s.hnd) { stride_head = int64_t(bs) * d; stride_slot = d; }
-    else { stride_slot = int64_t(hk) * d; stride_head = d; }
+    const CacheStrides cs = cache_strides(layout(), bs, hk, d);
+    stride_block = cs.block, stride_slot = cs.slot, stride_head = cs.head;
     // Block table: a random permutation of the used blocks; padded entries hold an invalid id.
     std::vector<int32_t> perm(num_blocks);
     std::iota(perm.begin(), perm.end(), 0);
@@ -149,50 +150,37 @@ struct HostProblem {
                                 const int32_t* sk, const float* ks, const float* vs, const float* sinks_,
                                 const float* slopes, const float* qq, void* out_, float* lse_, int32_t nblocks) const {
     const auto& s = spec;
-    UnifiedAttentionParams p;
+    UnifiedAttentionParams p = make_unified_params({.num_seqs = num_seqs,
+                                                    .num_tokens = num_tokens,
+                                                    .max_seqlen_q = max_q,
+                                                    .max_seqlen_k = max_k,
+                                                    .num_q_heads = s.num_q_heads,
+                                                    .num_kv_heads = s.num_kv_heads,
+                                                    .head_size = s.head_size,
+                                                    .num_blocks = nblocks,
+                                                    .block_size = s.block_size,
+                                                    .max_blocks_per_seq = max_blocks_per_seq,
+                                                    .layout = layout(),
+                                                    .q_dtype = s.bf16 ? DType::bf16 : DType::f16,
+                                                    .kv_dtype = s.kv_dtype,
+                                                    .kv_scale_mode = is_fp8(s.kv_dtype) ? s.scale_mode : KvScaleMode::none,
+                                                    .qq_bias_stride = s.qq_bias ? s.qq_bias_stride : 0});
     p.q = q_;
-    p.q_dtype = s.bf16 ? DType::bf16 : DType::f16;
-    p.q_stride_head = s.head_size;
-    p.q_stride_token = int64_t(s.num_q_heads) * s.head_size;
     p.k_cache = k_;
     p.v_cache = v_;
-    p.kv_dtype = s.kv_dtype;
-    p.k_stride_block = p.v_stride_block = stride_block;
-    p.k_stride_slot = p.v_stride_slot = stride_slot;
-    p.k_stride_head = p.v_stride_head = stride_head;
-    p.num_blocks = nblocks;
-    p.block_size = s.block_size;
-    p.kv_scale_mode = is_fp8(s.kv_dtype) ? s.scale_mode : KvScaleMode::none;
     p.k_scale = ks;
     p.v_scale = vs;
-    p.scale_stride_block = int64_t(s.block_size) * s.num_kv_heads;
-    p.scale_stride_slot = s.num_kv_heads;
-    p.scale_stride_head = 1;
     p.block_table = bt;
-    p.block_table_stride = max_blocks_per_seq;
-    p.max_blocks_per_seq = max_blocks_per_seq;
     p.cu_seqlens_q = cu;
     p.seq_lens_k = sk;
-    p.num_seqs = num_seqs;
-    p.num_tokens = num_tokens;
-    p.max_seqlen_q = max_q;
-    p.max_seqlen_k = max_k;
-    p.num_q_heads = s.num_q_heads;
-    p.num_kv_heads = s.num_kv_heads;
-    p.head_size = s.head_size;
-    p.scale = 1.f / std::sqrt(float(s.head_size));
     p.causal = s.causal;
     p.window_left = s.window_left;
     p.softcap = s.softcap;
     p.sinks = sinks_;
     p.alibi_slopes = slopes;
     p.qq_bias = qq;
-    p.qq_bias_stride = s.qq_bias ? s.qq_bias_stride : 0;
     p.out = out_;
-    p.o_stride_head = s.head_size;
-    p.o_stride_token = int64_t(s.num_q_heads) * s.head_size;
     p.lse = lse_;
-    p.lse_stride_head = num_tokens;
     return p;
   }
 

@@ -17,7 +17,7 @@
 #include "../common/gpu.hpp"
 #include "../common/paged_problem.hpp"
 #include "hipattn/arch/sm90/arch.hpp"
-#include "hipattn/kernels/unified_mainloop.hpp"
+#include "hipattn/kernels/unified/kernels.hpp"
 #include "hipattn/paged/paged_kv.hpp"
 #include "hipattn/platform/runtime.hpp"
 #include "hipattn/reference/merge.hpp"

@@ -1,5 +1,5 @@
-// Parity suite of unified attention (kernels/unified_2d, kernels/split_kv_3d) against the float64
-// reference, on the GPU. Every test skips itself, saying so, when no GPU is present.
+// Parity suite of unified attention (the 2D, 3D and reduce kernels of kernels/unified/kernels.hpp)
+// against the float64 reference, on the GPU. Every test skips itself, saying so, when no GPU is present.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "../common/compare.hpp"
 #include "../common/gpu.hpp"
 #include "../common/random_spec.hpp"
 #include "../common/scenario_spec.hpp"
@@ -15,63 +16,6 @@
 
 namespace hipattn::testing {
 namespace {
-
-
-// Per-dtype tolerances: |out - ref| <= atol + rtol * |ref|. P is rounded to the Q dtype before PV
-// and the output is rounded once more, so bf16 (8 significant bits) gets about 8x fp16's bound.
-struct Tolerance { double atol, rtol; };
-Tolerance out_tolerance(bool bf16) { return bf16 ? Tolerance{1.6e-2, 1.6e-2} : Tolerance{3e-3, 3e-3}; }
-constexpr Tolerance kLseTolerance{2e-3, 1e-3};
-
-struct CompareStats {
-  int64_t bad = 0, checked = 0;
-  double max_abs = 0, sum_sq_err = 0, sum_sq_ref = 0;
-  std::string first_bad;
-  double rel_l2() const { return sum_sq_ref > 0 ? std::sqrt(sum_sq_err / sum_sq_ref) : std::sqrt(sum_sq_err); }
-};
-
-// Run once with `path` and compare every output element and LSE with the reference; the raw output
-// is returned through `raw` when given.
-CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference::AttentionResult& ref,
-                             UnifiedPath path, int segments = 0, std::vector<uint16_t>* raw = nullptr) {
-  UnifiedOptions opt;
-  opt.path = path;
-  opt.num_segments = segments;
-  const UnifiedAttentionParams p = dp.params();
-  const size_t ws_bytes = unified_attention_workspace_size(p, opt);
-  DeviceBuffer ws(ws_bytes);
-  dp.poison();
-  unified_attention(p, ws.ptr, ws_bytes, nullptr, opt);
-  HIPATTN_CHECK(rt::device_synchronize());
-  std::vector<uint16_t> out;
-  std::vector<float> lse;
-  dp.download(out, lse);
-  if (raw) *raw = out;
-  CompareStats st;
-  const Tolerance tol = out_tolerance(h.spec.bf16);
-  for (size_t i = 0; i < out.size(); ++i) {
-    const double got = h.spec.bf16 ? bfloat16_t::from_bits(out[i]).to_float() : half_t::from_bits(out[i]).to_float();
-    const double want = ref.out[i];
-    const double err = std::fabs(got - want);
-    st.sum_sq_err += std::isfinite(err) ? err * err : 1e30;
-    st.sum_sq_ref += want * want;
-    ++st.checked;
-    if (!(err <= tol.atol + tol.rtol * std::fabs(want))) {
-      if (st.bad++ == 0) st.first_bad = "out[" + std::to_string(i) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
-    } else {
-      st.max_abs = std::max(st.max_abs, err);
-    }
-  }
-  if (h.spec.lse) {
-    for (size_t i = 0; i < size_t(h.spec.num_q_heads) * h.num_tokens; ++i) {
-      const double got = lse[i], want = ref.lse[i];
-      ++st.checked;
-      const bool ok = std::isinf(want) ? (got == want) : std::fabs(got - want) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(want);
-      if (!ok && st.bad++ == 0) st.first_bad = "lse[" + std::to_string(i) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
-    }
-  }
-  return st;
-}
 
 const char* path_name(UnifiedPath p) { return p == UnifiedPath::two_d ? "2d" : p == UnifiedPath::three_d ? "3d" : "auto"; }
 

@@ -34,7 +34,7 @@
 #include "emu.hpp"
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
-#include "hipattn/dispatch/validate.hpp"
+#include "hipattn/problem/unified_rules.hpp"
 #include "hipattn/reference/reference.hpp"
 
 namespace hipattn::testing {

@@ -32,13 +32,13 @@ auto log2_fn = [](float x) { return std::log2(x); };
 // The logit of ALGORITHM.md section 2 (steps 2, 4, 5; the mask is not a variant), in double, with each
 // feature switched by `use_*` (a feature compiled out of the variant is off whatever its runtime knob says).
 // `mag` receives the sum of the magnitudes of the terms (for the float tolerance).
-double logit_ref(const LogitArgs& a, float s, const RowInfo& r, int32_t j, bool use_softcap, bool use_alibi,
-                 bool use_qq, double& mag) {
+double logit_ref(const LogitArgs& a, float s, const RowInfo& r, float slope, int32_t j, bool use_softcap,
+                 bool use_alibi, bool use_qq, double& mag) {
   double x = s;
   if (use_softcap && a.softcap > 0.f) x = static_cast<double>(a.softcap) * std::tanh(static_cast<double>(s) / a.softcap);
   mag = std::fabs(x);
   if (use_alibi) {
-    const double al = static_cast<double>(r.slope) * (static_cast<double>(j) - r.pos);
+    const double al = static_cast<double>(slope) * (static_cast<double>(j) - r.pos);
     x += al;
     mag += std::fabs(al);
   }
@@ -51,6 +51,22 @@ double logit_ref(const LogitArgs& a, float s, const RowInfo& r, int32_t j, bool 
     }
   }
   return x;
+}
+
+// A variant value's logit for row r, with `slope` as the ALiBi slope of r's head (the variant loads
+// it itself from args.alibi_slopes in row()), and `tanh_fn` as the math hook.
+template <class V, class Tanh>
+float variant_logit(LogitArgs a, float s, const RowInfo& r, float slope, int32_t j, Tanh tanh_fn) {
+  std::vector<float> slopes(static_cast<size_t>(r.q_head) + 1, 0.f);
+  slopes[static_cast<size_t>(r.q_head)] = slope;
+  a.alibi_slopes = slopes.data();
+  V v;
+  v.args = a;
+  struct Math {
+    Tanh t;
+    float tanh(float x) const { return t(x); }
+  } math{tanh_fn};
+  return v.logit(s, r, v.row(r), j, math);
 }
 
 template <bool kS, bool kA, bool kQ>
@@ -74,16 +90,16 @@ int check_variant_random(uint32_t seed) {
     r.ctx = ctx;
     r.pos = ctx + r.i;
     r.q_head = ui(0, 63);
-    r.slope = ui(0, 4) == 0 ? 0.f : uf(-1.f, 1.f);
+    const float slope = ui(0, 4) == 0 ? 0.f : uf(-1.f, 1.f);
     // Keys around the new tokens so that the QQ-bias window edges are hit often.
     const int32_t j = ui(0, 3) == 0 ? ui(0, ctx + q_len - 1) : std::max(0, ctx + ui(-3, static_cast<int32_t>(stride) + 2));
     const float s = uf(-60.f, 60.f);
     double mag = 0;
-    const double want = logit_ref(a, s, r, j, kS, kA, kQ, mag);
-    const float got = V::transform(a, s, r, j, tanh_fn);
+    const double want = logit_ref(a, s, r, slope, j, kS, kA, kQ, mag);
+    const float got = variant_logit<V>(a, s, r, slope, j, tanh_fn);
     if (!(std::fabs(got - want) <= 1e-6 * (mag + std::fabs(s) + 1.0)) && ++failures <= 5)
       ADD_FAILURE() << "variant <" << kS << kA << kQ << "> seed=" << seed << " it=" << it << ": s=" << s
-                    << " softcap=" << a.softcap << " slope=" << r.slope << " i=" << r.i << " pos=" << r.pos
+                    << " softcap=" << a.softcap << " slope=" << slope << " i=" << r.i << " pos=" << r.pos
                     << " ctx=" << r.ctx << " j=" << j << " stride=" << stride << " qq=" << (a.qq_bias != nullptr)
                     << ": expected " << want << ", got " << got;
   }
@@ -110,36 +126,36 @@ TEST(Variants, PlainLeavesScoresBitExact) {
   a.softcap = 2.f;
   a.qq_bias = bias.data();
   a.qq_bias_stride = 8;
-  const RowInfo r{2, 12, 10, 3, 0.75f};
+  const RowInfo r{2, 12, 10, 3};
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> ud(-1000.f, 1000.f);
   for (int it = 0; it < 1000; ++it) {
     const float s = ud(rng);
     for (int32_t j = 0; j < 20; ++j) {
-      const float got = hipattn::PlainVariant::transform(a, s, r, j, tanh_fn);
+      const float got = variant_logit<hipattn::PlainVariant>(a, s, r, 0.75f, j, tanh_fn);
       EXPECT_EQ(got, s) << "s=" << s << " j=" << j;
     }
   }
-  EXPECT_EQ(hipattn::PlainVariant::transform(a, kNegInf, r, 0, tanh_fn), kNegInf);
+  EXPECT_EQ(variant_logit<hipattn::PlainVariant>(a, kNegInf, r, 0.75f, 0, tanh_fn), kNegInf);
 }
 
 TEST(Variants, FullWithFeaturesOffAtRunTime) {
-  const RowInfo r0{1, 9, 8, 0, 0.f};  // slope 0: ALiBi off
+  const RowInfo r0{1, 9, 8, 0};  // slope 0: ALiBi off
   LogitArgs a;                        // softcap 0, qq_bias null
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> ud(-200.f, 200.f);
   for (int it = 0; it < 1000; ++it) {
     const float s = ud(rng);
-    for (int32_t j = 0; j < 16; ++j) EXPECT_EQ(hipattn::FullVariant::transform(a, s, r0, j, tanh_fn), s) << s;
+    for (int32_t j = 0; j < 16; ++j) EXPECT_EQ(variant_logit<hipattn::FullVariant>(a, s, r0, 0.f, j, tanh_fn), s) << s;
   }
   // softcap = 0 disables the softcap even with the other features on: s = 100 passes through, plus ALiBi.
-  const RowInfo r1{0, 5, 5, 0, 0.5f};
-  EXPECT_FLOAT_EQ(hipattn::FullVariant::transform(a, 100.f, r1, 3, tanh_fn), 100.f + 0.5f * (3 - 5));
+  const RowInfo r1{0, 5, 5, 0};  // slope 0.5
+  EXPECT_FLOAT_EQ(variant_logit<hipattn::FullVariant>(a, 100.f, r1, 0.5f, 3, tanh_fn), 100.f + 0.5f * (3 - 5));
   // A softcap squashes it: 10 * tanh(10) + 0.5 * (3 - 5).
   a.softcap = 10.f;
-  EXPECT_NEAR(hipattn::FullVariant::transform(a, 100.f, r1, 3, tanh_fn), 10.0 * std::tanh(10.0) - 1.0, 1e-5);
+  EXPECT_NEAR(variant_logit<hipattn::FullVariant>(a, 100.f, r1, 0.5f, 3, tanh_fn), 10.0 * std::tanh(10.0) - 1.0, 1e-5);
   // The tanh hook is the one called: a fake tanh shows through.
-  EXPECT_FLOAT_EQ((hipattn::StandardVariant<true, false, false>::transform(a, 30.f, r1, 3, [](float x) { return 2.f * x; })),
+  EXPECT_FLOAT_EQ((variant_logit<hipattn::StandardVariant<true, false, false>>(a, 30.f, r1, 0.5f, 3, [](float x) { return 2.f * x; })),
                   60.f);
 }
 
@@ -154,11 +170,11 @@ TEST(Variants, QQBiasOnlyInsideItsColumns) {
   using QQ = hipattn::StandardVariant<false, false, true>;
   const int32_t ctx = 50;
   for (int32_t i = 0; i < 3; ++i) {
-    const RowInfo r{i, ctx + i, ctx, 0, 0.f};
+    const RowInfo r{i, ctx + i, ctx, 0};
     for (int32_t j = 0; j < ctx + 8; ++j) {
       const int32_t c = j - ctx;
       const float want = 1.f + ((c >= 0 && c < 4) ? 100.f * (i + 1) + c + 1 : 0.f);
-      EXPECT_EQ(QQ::transform(a, 1.f, r, j, tanh_fn), want) << "i=" << i << " j=" << j;
+      EXPECT_EQ(variant_logit<QQ>(a, 1.f, r, 0.f, j, tanh_fn), want) << "i=" << i << " j=" << j;
     }
   }
 }
@@ -167,7 +183,11 @@ template <bool kS, bool kA, bool kQ>
 void expect_flags() {
   using V = hipattn::StandardVariant<kS, kA, kQ>;
   EXPECT_EQ(V::kTransformsLogits, kS || kA || kQ) << kS << kA << kQ;
-  EXPECT_EQ(V::kUsesSlope, kA) << kS << kA << kQ;
+  // the variant loads its own ALiBi slope, for its row's head, only when ALiBi is compiled in
+  const float slopes[2] = {0.25f, -0.5f};
+  V v;
+  v.args.alibi_slopes = slopes;
+  EXPECT_EQ(v.row(RowInfo{0, 0, 0, 1}).slope, kA ? -0.5f : 0.f) << kS << kA << kQ;
 }
 
 TEST(Variants, Flags) {

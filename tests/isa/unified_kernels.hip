@@ -5,8 +5,7 @@
 // Tiles: dispatch/unified_plan.hpp's cdna_tile() (the tiles the dispatcher launches on gfx942 and
 // gfx950, all within gfx942's 64 KiB of LDS), per head size and tile kind; kernels: unified_2d_kernel, split_kv_3d_kernel, split_kv_reduce_kernel.
 #include "hipattn/dispatch/unified_plan.hpp"
-#include "hipattn/kernels/split_kv_3d.hpp"
-#include "hipattn/kernels/unified_2d.hpp"
+#include "hipattn/kernels/unified/kernels.hpp"
 
 namespace hipattn::isa_test {
 
@@ -25,9 +24,9 @@ struct AmdConfig {
                                  ::hipattn::VARIANT>::type
 #define HIPATTN_ISA_UNIFIED(BF16, KV, D, KIND, VARIANT)                                                 \
   template __global__ void ::hipattn::unified_2d_kernel<HIPATTN_ISA_CFG(BF16, KV, D, KIND, VARIANT)>(   \
-      const ::hipattn::UnifiedKernelArgs<int64_t, 0>);                                                    \
+      const ::hipattn::unified_args_t<HIPATTN_ISA_CFG(BF16, KV, D, KIND, VARIANT)>);                     \
   template __global__ void ::hipattn::split_kv_3d_kernel<HIPATTN_ISA_CFG(BF16, KV, D, KIND, VARIANT)>(  \
-      const ::hipattn::UnifiedKernelArgs<int64_t, 0>);
+      const ::hipattn::unified_args_t<HIPATTN_ISA_CFG(BF16, KV, D, KIND, VARIANT)>);
 
 // bf16, 16-bit KV, plain variant: every head size x tile kind.
 HIPATTN_ISA_UNIFIED(true, same16, 64, decode, PlainVariant)

@@ -11,10 +11,9 @@
 
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
-#include "hipattn/dispatch/validate.hpp"
-#include "hipattn/kernels/split_kv_3d.hpp"
-#include "hipattn/kernels/unified_2d.hpp"
+#include "hipattn/kernels/unified/kernels.hpp"
 #include "hipattn/platform/runtime.hpp"
+#include "hipattn/problem/unified_rules.hpp"
 
 #if defined(HIPATTN_HAS_DEVICE)
 namespace hipattn {
@@ -37,17 +36,26 @@ inline constexpr int kBackendWave = 32;
 inline constexpr int kBackendWave = 64;
 #endif
 
-// Launch one compiled instance: arguments, grids and LDS from dispatch/unified_launch.hpp.
+// "unified_2d_kernel<bf16, D=256, BM=64, BN=64>": the instance, for error messages.
+template <class Cfg>
+std::string unified_instance_name(const char* kernel) {
+  return std::string(kernel) + (Cfg::kBf16 ? "<bf16" : "<f16") + ", D=" + std::to_string(Cfg::kD) +
+         ", BM=" + std::to_string(Cfg::kBM) + ", BN=" + std::to_string(Cfg::kBN) + ">";
+}
+
+// Launch one compiled instance: arguments, grids and LDS from dispatch/unified_launch.hpp. The 2D / 3D
+// kernel's dynamic shared-memory limit is raised first, once per device (rt::ensure_max_dynamic_shared;
+// it throws, launching nothing, when the runtime refuses).
 template <class Cfg>
 void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
-                             rt::stream_t stream) {
-  const UnifiedKernelArgs<typename Cfg::Offset, Cfg::kPageSize> a = make_unified_kernel_args<Cfg>(p, plan, workspace);
+                             rt::stream_t stream, const typename Cfg::Variant& variant) {
+  const unified_args_t<Cfg> a = make_unified_kernel_args<Cfg>(p, plan, workspace, variant);
   const UnifiedLaunchGeometry g = make_unified_launch_geometry<Cfg>(p, plan);
   if (g.empty) return;
   const dim3 grid(g.grid.x, g.grid.y, g.grid.z);
   if (g.split) {
-    static std::once_flag once;
-    std::call_once(once, [] { HIPATTN_CHECK(rt::set_max_dynamic_shared(split_kv_3d_kernel<Cfg>, Cfg::kSmemBytes)); });
+    rt::ensure_max_dynamic_shared(split_kv_3d_kernel<Cfg>, Cfg::kSmemBytes,
+                                  [] { return unified_instance_name<Cfg>("split_kv_3d_kernel"); });
     split_kv_3d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
     const SplitKvReduceArgs r = make_split_kv_reduce_args(p, plan, workspace, Cfg::kD);
@@ -55,8 +63,8 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
         <<<dim3(g.reduce_grid.x, g.reduce_grid.y, g.reduce_grid.z), g.reduce_threads, 0, stream>>>(r);
     HIPATTN_CHECK_LAUNCH();
   } else {
-    static std::once_flag once;
-    std::call_once(once, [] { HIPATTN_CHECK(rt::set_max_dynamic_shared(unified_2d_kernel<Cfg>, Cfg::kSmemBytes)); });
+    rt::ensure_max_dynamic_shared(unified_2d_kernel<Cfg>, Cfg::kSmemBytes,
+                                  [] { return unified_instance_name<Cfg>("unified_2d_kernel"); });
     unified_2d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
   }
@@ -70,7 +78,21 @@ struct LaunchUnifiedConfig {
   rt::stream_t s;
   template <class Cfg>
   void operator()() const {
-    launch_unified_instance<Cfg>(p, plan, ws, s);
+    launch_unified_instance<Cfg>(p, plan, ws, s, unified_variant_from_params<typename Cfg::Variant>(p));
+  }
+};
+
+// The same with a caller's variant value.
+template <class Variant>
+struct LaunchUnifiedCustom {
+  const UnifiedAttentionParams& p;
+  const UnifiedPlan& plan;
+  void* ws;
+  rt::stream_t s;
+  const Variant& variant;
+  template <class Cfg>
+  void operator()() const {
+    launch_unified_instance<Cfg>(p, plan, ws, s, variant);
   }
 };
 
@@ -121,10 +143,10 @@ HIPATTN_UNIFIED_INSTANCE_GROUPS(HIPATTN_UNIFIED_EXTERN_)
 #undef HIPATTN_UNIFIED_EXTERN_
 #endif
 
-// Run unified attention. `workspace` must hold unified_attention_workspace_size(p, opt) bytes
-// (16-byte aligned); it may be null when that size is 0.
-inline void unified_attention(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes,
-                              rt::stream_t stream, const UnifiedOptions& opt = {}) {
+namespace detail {
+// Validation, plan and workspace checks of a call; the plan to launch.
+inline UnifiedPlan prepare_unified_call(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes,
+                                        const UnifiedOptions& opt) {
   throw_if_error(validate(p));
   const rt::DeviceProperties& props = rt::cached_device_properties();
   const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(props));
@@ -135,11 +157,34 @@ inline void unified_attention(const UnifiedAttentionParams& p, void* workspace, 
     if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
       throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
   }
-  constexpr int kWave = detail::kBackendWave;
-  if (props.wave_size != kWave)
+  if (props.wave_size != kBackendWave)
     throw Error(ErrorCode::unsupported, "device", "wave size " + std::to_string(props.wave_size) + " of " +
                                                       props.arch_name + " does not match this build");
-  detail::launch_unified_variant<kWave>(p, plan, workspace, stream);
+  return plan;
+}
+}  // namespace detail
+
+// Run unified attention. `workspace` must hold unified_attention_workspace_size(p, opt) bytes
+// (16-byte aligned); it may be null when that size is 0.
+inline void unified_attention(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes,
+                              rt::stream_t stream, const UnifiedOptions& opt = {}) {
+  const UnifiedPlan plan = detail::prepare_unified_call(p, workspace, workspace_bytes, opt);
+  detail::launch_unified_variant<detail::kBackendWave>(p, plan, workspace, stream);
+}
+
+// Run unified attention with a logit variant of the caller's (tile/variants.hpp: derive from
+// VariantBase, override row() / logit(), keep its data as members). The variant value travels in the
+// kernel arguments. Its kernels are compiled in the caller's translation unit, for every q dtype,
+// KV kind, head size and tile kind the dispatcher can choose; the params' softcap / ALiBi / QQ-bias
+// fields are the standard variants' inputs and are not read here (the variant owns its features).
+template <class Variant>
+void unified_attention(const UnifiedAttentionParams& p, const Variant& variant, void* workspace,
+                       size_t workspace_bytes, rt::stream_t stream, const UnifiedOptions& opt = {}) {
+  const UnifiedPlan plan = detail::prepare_unified_call(p, workspace, workspace_bytes, opt);
+  visit_unified_dtypes(p, [&]<bool kBf16, KvKind kKv>() {
+    visit_unified_head<kBf16, kKv, Variant, detail::kBackendWave>(
+        p, plan, detail::LaunchUnifiedCustom<Variant>{p, plan, workspace, stream, variant});
+  });
 }
 
 }  // namespace hipattn

@@ -18,9 +18,9 @@
 #include <cstdint>
 #include <string>
 
-#include "hipattn/dispatch/unified_params.hpp"
+#include "hipattn/problem/unified_params.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
-#include "hipattn/kernels/unified_args.hpp"
+#include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/platform/error.hpp"
 
 namespace hipattn {
@@ -49,26 +49,29 @@ constexpr KvKind unified_kv_kind(DType kv) {
   return kv == DType::fp8_e4m3fn ? KvKind::e4m3fn : kv == DType::fp8_e4m3fnuz ? KvKind::e4m3fnuz : KvKind::same16;
 }
 
-// Calls f.template operator()<kBf16, kKv, Variant>() for the instance group of `p` (q dtype, kv kind,
-// variant): the unit the dispatcher's explicit instances are grouped by.
+// Calls f.template operator()<kBf16, kKv>() for the q dtype and KV storage kind of `p`.
 template <class F>
-void visit_unified_group(const UnifiedAttentionParams& p, F&& f) {
-  const bool bf16 = p.q_dtype == DType::bf16;
-  const bool full = unified_uses_full_variant(p);
-  auto kv = [&]<bool kBf16, class Variant>() {
+void visit_unified_dtypes(const UnifiedAttentionParams& p, F&& f) {
+  auto kv = [&]<bool kBf16>() {
     switch (unified_kv_kind(p.kv_dtype)) {
-      case KvKind::e4m3fn: return f.template operator()<kBf16, KvKind::e4m3fn, Variant>();
-      case KvKind::e4m3fnuz: return f.template operator()<kBf16, KvKind::e4m3fnuz, Variant>();
-      default: return f.template operator()<kBf16, KvKind::same16, Variant>();
+      case KvKind::e4m3fn: return f.template operator()<kBf16, KvKind::e4m3fn>();
+      case KvKind::e4m3fnuz: return f.template operator()<kBf16, KvKind::e4m3fnuz>();
+      default: return f.template operator()<kBf16, KvKind::same16>();
     }
   };
-  if (full) {
-    if (bf16) kv.template operator()<true, FullVariant>();
-    else kv.template operator()<false, FullVariant>();
-  } else {
-    if (bf16) kv.template operator()<true, PlainVariant>();
-    else kv.template operator()<false, PlainVariant>();
-  }
+  if (p.q_dtype == DType::bf16) kv.template operator()<true>();
+  else kv.template operator()<false>();
+}
+
+// Calls f.template operator()<kBf16, kKv, Variant>() for the instance group of `p` (q dtype, kv kind,
+// standard variant): the unit the dispatcher's explicit instances are grouped by.
+template <class F>
+void visit_unified_group(const UnifiedAttentionParams& p, F&& f) {
+  const bool full = unified_uses_full_variant(p);
+  visit_unified_dtypes(p, [&]<bool kBf16, KvKind kKv>() {
+    if (full) f.template operator()<kBf16, kKv, FullVariant>();
+    else f.template operator()<kBf16, kKv, PlainVariant>();
+  });
 }
 
 // Within one instance group: calls f.template operator()<Cfg>() with the config of the problem's head
@@ -120,10 +123,11 @@ inline SplitKvWorkspace split_kv_workspace(const UnifiedAttentionParams& p, cons
 
 // The arguments of the 2D kernel (plan.split false) or of the 3D split-KV kernel (plan.split true;
 // `workspace` then holds plan.workspace_bytes). head_dim is the instance's kD (== p.head_size).
-template <class Offset, int kPageSize>
-UnifiedKernelArgs<Offset, kPageSize> make_unified_kernel_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan,
-                                                              void* workspace, int head_dim) {
-  UnifiedKernelArgs<Offset, kPageSize> a;
+// `variant` travels in the arguments as given (unified_variant_from_params for the standard ones).
+template <class KvParams, class Variant>
+UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan,
+                                                              void* workspace, int head_dim, const Variant& variant) {
+  UnifiedKernelArgs<KvParams, Variant> a;
   a.q = static_cast<const uint16_t*>(p.q);
   a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
   a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
@@ -165,10 +169,7 @@ UnifiedKernelArgs<Offset, kPageSize> make_unified_kernel_args(const UnifiedAtten
   }
   a.causal = p.causal;
   a.window_left = p.window_left;
-  a.logit.softcap = p.softcap;
-  a.logit.alibi_slopes = p.alibi_slopes;
-  a.logit.qq_bias = p.qq_bias;
-  a.logit.qq_bias_stride = static_cast<int32_t>(p.qq_bias_stride);
+  a.variant = variant;
   a.sinks = p.sinks;
   a.out = static_cast<uint16_t*>(p.out);
   a.o_stride_token = static_cast<int32_t>(p.o_stride_token);
@@ -184,11 +185,28 @@ UnifiedKernelArgs<Offset, kPageSize> make_unified_kernel_args(const UnifiedAtten
   return a;
 }
 
+// The data of a variant from the problem: the standard variants read softcap, ALiBi slopes and
+// QQ-bias from the params; any other variant is default-constructed (pass it explicitly instead).
+template <class Variant>
+Variant unified_variant_from_params(const UnifiedAttentionParams& p) {
+  Variant v{};
+  if constexpr (requires { v.args.softcap; v.args.alibi_slopes; v.args.qq_bias; v.args.qq_bias_stride; }) {
+    v.args.softcap = p.softcap;
+    v.args.alibi_slopes = p.alibi_slopes;
+    v.args.qq_bias = p.qq_bias;
+    v.args.qq_bias_stride = static_cast<int32_t>(p.qq_bias_stride);
+  }
+  return v;
+}
+
 template <class Cfg>
-UnifiedKernelArgs<typename Cfg::Offset, Cfg::kPageSize> make_unified_kernel_args(const UnifiedAttentionParams& p,
-                                                                                const UnifiedPlan& plan,
-                                                                                void* workspace) {
-  return make_unified_kernel_args<typename Cfg::Offset, Cfg::kPageSize>(p, plan, workspace, Cfg::kD);
+unified_args_t<Cfg> make_unified_kernel_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
+                                             const typename Cfg::Variant& variant) {
+  return make_unified_kernel_args<typename Cfg::Loader::Params>(p, plan, workspace, Cfg::kD, variant);
+}
+template <class Cfg>
+unified_args_t<Cfg> make_unified_kernel_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace) {
+  return make_unified_kernel_args<Cfg>(p, plan, workspace, unified_variant_from_params<typename Cfg::Variant>(p));
 }
 
 // The arguments of the split-KV reduce that follows a 3D launch over the same `workspace`.

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "hipattn/dispatch/unified_params.hpp"
+#include "hipattn/problem/unified_params.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/target.hpp"
 

@@ -68,8 +68,6 @@ HIPATTN_HOST_DEVICE constexpr uint32_t mini_abs_to_f32(uint32_t mag) {
 struct fp8_e4m3fn_t {
   uint8_t bits;
 
-  static constexpr float kMax = 448.0f;
-
   // The value whose encoding is `b` (no conversion).
   HIPATTN_HOST_DEVICE static constexpr fp8_e4m3fn_t from_bits(uint32_t b) {
     return fp8_e4m3fn_t{static_cast<uint8_t>(b)};
@@ -99,8 +97,6 @@ struct fp8_e4m3fn_t {
 // AMD FP8 E4M3 "fnuz" value held as its 8 raw bits.
 struct fp8_e4m3fnuz_t {
   uint8_t bits;
-
-  static constexpr float kMax = 240.0f;
 
   // The value whose encoding is `b` (no conversion).
   HIPATTN_HOST_DEVICE static constexpr fp8_e4m3fnuz_t from_bits(uint32_t b) {

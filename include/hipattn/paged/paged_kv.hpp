@@ -2,9 +2,10 @@
 //
 // Cache tensors are [num_blocks, block_size, num_kv_heads, head_size] (NHD) or
 // [num_blocks, num_kv_heads, block_size, head_size] (HND): the three strides say which. Offsets are
-// computed in `Offset` (int64_t whenever num_blocks * block_stride can pass 2^31 elements; the host
-// decides with needs_64bit_offsets). The page size is a runtime value; kPageSize > 0 makes it a
-// compile-time constant (fast paths 16, 32, 64, 128), kPageSize == 0 divides with FastDivmod.
+// computed in `Offset`: the dispatcher's instances use int64_t; int32_t is exact only while
+// num_blocks * block_stride stays below 2^31 elements (needs_64bit_offsets says when it does not).
+// The page size is a runtime value divided with FastDivmod (kPageSize == 0, what the dispatcher
+// instantiates); kPageSize > 0 makes it a compile-time constant instead.
 #pragma once
 #include <cstdint>
 
@@ -12,8 +13,6 @@
 #include "hipattn/platform/config.hpp"
 
 namespace hipattn {
-
-enum class KvScaleMode : uint8_t;
 
 template <class Offset, int kPageSize = 0>
 struct PagedKvView {

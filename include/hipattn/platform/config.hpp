@@ -14,6 +14,12 @@
 #define HIPATTN_BACKEND_HOST 1
 #endif
 
+#if defined(HIPATTN_BACKEND_HIP)
+// The HIP headers define the qualifiers below (__host__, __device__, __forceinline__): include them
+// here, so that every hipattn header compiles whatever the include order. nvcc defines them itself.
+#include <hip/hip_runtime.h>
+#endif
+
 #if defined(HIPATTN_BACKEND_HIP) || defined(HIPATTN_BACKEND_CUDA)
 #define HIPATTN_HAS_DEVICE 1
 #define HIPATTN_HOST_DEVICE __host__ __device__
@@ -33,7 +39,8 @@
 #define HIPATTN_DEVICE_PASS 1
 #endif
 
-// The one place that names the hardware targets. Everything else asks platform/target.hpp.
+// The one place that names the hardware targets of a device pass; code that differs per target tests
+// these macros (arch/arch.hpp selects the per-ISA headers with them).
 #if defined(HIPATTN_DEVICE_PASS) && defined(__gfx950__)
 #define HIPATTN_TARGET_GFX950 1
 #elif defined(HIPATTN_DEVICE_PASS) && defined(__gfx942__)

@@ -4,11 +4,15 @@
 // <cuda_runtime.h> (Debian's HIP-on-NVIDIA headers do not build with CUDA 13). Kernel launches use
 // the triple-chevron syntax, which both compilers accept. In a host-only build this header is empty.
 #pragma once
+#include <atomic>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
+#include "hipattn/platform/attribute_cache.hpp"
 #include "hipattn/platform/config.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/target.hpp"
@@ -27,6 +31,7 @@ using error_t = hipError_t;
 using stream_t = hipStream_t;
 using event_t = hipEvent_t;
 inline constexpr error_t success = hipSuccess;
+inline constexpr error_t invalid_value = hipErrorInvalidValue;
 inline const char* error_string(error_t e) { return hipGetErrorString(e); }
 inline error_t get_last_error() { return hipGetLastError(); }
 inline error_t malloc_device(void** p, size_t n) { return hipMalloc(p, n); }
@@ -38,7 +43,6 @@ inline error_t memcpy_d2d_async(void* d, const void* s, size_t n, stream_t st) {
 }
 inline error_t memset_async(void* d, int v, size_t n, stream_t st) { return hipMemsetAsync(d, v, n, st); }
 inline error_t device_synchronize() { return hipDeviceSynchronize(); }
-inline error_t stream_synchronize(stream_t s) { return hipStreamSynchronize(s); }
 inline error_t event_create(event_t* e) { return hipEventCreate(e); }
 inline error_t event_destroy(event_t e) { return hipEventDestroy(e); }
 inline error_t event_record(event_t e, stream_t s) { return hipEventRecord(e, s); }
@@ -51,6 +55,7 @@ using error_t = cudaError_t;
 using stream_t = cudaStream_t;
 using event_t = cudaEvent_t;
 inline constexpr error_t success = cudaSuccess;
+inline constexpr error_t invalid_value = cudaErrorInvalidValue;
 inline const char* error_string(error_t e) { return cudaGetErrorString(e); }
 inline error_t get_last_error() { return cudaGetLastError(); }
 inline error_t malloc_device(void** p, size_t n) { return cudaMalloc(p, n); }
@@ -62,7 +67,6 @@ inline error_t memcpy_d2d_async(void* d, const void* s, size_t n, stream_t st) {
 }
 inline error_t memset_async(void* d, int v, size_t n, stream_t st) { return cudaMemsetAsync(d, v, n, st); }
 inline error_t device_synchronize() { return cudaDeviceSynchronize(); }
-inline error_t stream_synchronize(stream_t s) { return cudaStreamSynchronize(s); }
 inline error_t event_create(event_t* e) { return cudaEventCreate(e); }
 inline error_t event_destroy(event_t e) { return cudaEventDestroy(e); }
 inline error_t event_record(event_t e, stream_t s) { return cudaEventRecord(e, s); }
@@ -98,7 +102,8 @@ inline DeviceProperties device_properties(int device = -1);
 // call this on every launch; the attribute queries cost microseconds of host time).
 inline const DeviceProperties& cached_device_properties();
 
-// Raise the dynamic shared-memory limit of `kernel` to `bytes` (needed above 48 KiB on NVIDIA).
+// Raise the dynamic shared-memory limit of `kernel` on the current device to `bytes` (needed above
+// 48 KiB on NVIDIA): the bare runtime call. Launch paths use ensure_max_dynamic_shared below.
 template <class Kernel>
 inline error_t set_max_dynamic_shared(Kernel kernel, int bytes) {
 #if defined(HIPATTN_BACKEND_HIP)
@@ -113,6 +118,56 @@ inline error_t set_max_dynamic_shared(Kernel kernel, int bytes) {
 #define HIPATTN_CHECK(call) ::hipattn::rt::check((call), #call, __FILE__, __LINE__)
 // Check the launch that just happened (configuration errors surface here).
 #define HIPATTN_CHECK_LAUNCH() ::hipattn::rt::check(::hipattn::rt::get_last_error(), "kernel launch", __FILE__, __LINE__)
+
+namespace hipattn::rt {
+namespace detail {
+inline std::atomic<bool> force_attribute_failure{false};
+}  // namespace detail
+
+// The process's record of dynamic shared-memory limits already set, per (device, kernel).
+inline KernelAttributeCache& kernel_attribute_cache() {
+  static KernelAttributeCache cache;
+  return cache;
+}
+
+namespace testing {
+// Test-only hook. The next runtime call of ensure_max_dynamic_shared (any thread, any kernel) asks for
+// a limit no device grants, so it fails as a real failure does (the runtime returns the error and
+// records it as its last error); and every limit remembered so far is forgotten, so that the next
+// launch does call the runtime. One failure per call of this function.
+inline void fail_next_attribute_set() {
+  kernel_attribute_cache().clear();
+  detail::force_attribute_failure.store(true);
+}
+}  // namespace testing
+
+// Make sure `kernel` may use `bytes` of dynamic shared memory on the current device: the runtime is
+// asked once per device and per kernel (kernel_attribute_cache). A failure is not remembered (the next
+// launch asks again) and is cleared from the runtime's last-error state, so that it does not surface
+// at a later launch check; it throws Error{runtime, "device"} naming the kernel (`name`: a string, or a
+// callable returning one, called only then) and the bytes. Call before launching `kernel`.
+template <class Kernel, class Name>
+inline void ensure_max_dynamic_shared(Kernel kernel, int bytes, Name&& name) {
+  int device = 0;
+  HIPATTN_CHECK(get_device(&device));
+  error_t err = success;
+  const bool ok = kernel_attribute_cache().ensure(device, reinterpret_cast<const void*>(kernel), bytes, [&] {
+    const bool forced = detail::force_attribute_failure.exchange(false);
+    err = set_max_dynamic_shared(kernel, forced ? INT_MAX : bytes);
+    if (forced && err == success) err = invalid_value;  // a runtime that accepts any size
+    if (err != success) (void)get_last_error();  // else the next HIPATTN_CHECK_LAUNCH reports it
+    return err == success;
+  });
+  if (ok) return;
+  std::string kernel_name;
+  if constexpr (std::is_invocable_v<Name&>) kernel_name = name();
+  else kernel_name = name;
+  throw Error(ErrorCode::runtime, "device",
+              "device " + std::to_string(device) + ": raising the dynamic shared memory of " + kernel_name + " to " +
+                  std::to_string(bytes) + " bytes failed: " + error_string(err) +
+                  " (not launched; the next launch asks again)");
+}
+}  // namespace hipattn::rt
 
 namespace hipattn::rt {
 inline DeviceProperties device_properties(int device) {

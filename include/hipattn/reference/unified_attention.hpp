@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "hipattn/dispatch/unified_params.hpp"
+#include "hipattn/problem/unified_params.hpp"
 #include "hipattn/numeric/numeric.hpp"
 #include "hipattn/platform/error.hpp"
 

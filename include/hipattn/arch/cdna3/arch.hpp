@@ -2,7 +2,7 @@
 //
 // Interface (every arch/<isa>/arch.hpp provides the same names):
 //   kTarget, kWaveSize
-//   template <bool kBf16, int kD, int kMT, int kKN> using WarpTile   (see warp_tile.hpp)
+//   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
 // Copies are synchronous here (a global load into registers, then an LDS store): gfx942's LDS DMA
@@ -19,8 +19,8 @@ namespace hipattn::cdna3 {
 struct Arch {
   static constexpr Target kTarget = Target::gfx942;
   static constexpr int kWaveSize = 64;
-  template <bool kBf16, int kD, int kMT, int kKN>
-  using WarpTile = cdna3::WarpTile<kBf16, kD, kMT, kKN>;
+  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
+  using WarpTile = cdna3::WarpTile<kBf16, kD, kMT, kKN, kDv>;
 
 #if defined(HIPATTN_BACKEND_HIP)
   // 16 bytes global -> LDS; zeros (and no global access) when !valid. Both addresses 16-byte aligned.

@@ -30,13 +30,15 @@
 namespace hipattn::cdna3 {
 
 // The 16-row MFMA attention tile; `Ops` is the ISA's MFMA / V-read / lane-op policy.
-template <class Ops, bool kBf16, int kD, int kMT, int kKN>
+// Q and K tiles are [*, kD] (d_qk), V tiles and O are [*, kDv] (d_v).
+template <class Ops, bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
 struct Mfma16WarpTile {
-  static_assert(kKN % 16 == 0 && kD % 32 == 0, "keys per wave must be a multiple of 16, head size of 32");
+  static_assert(kKN % 16 == 0 && kD % 32 == 0 && kDv % 16 == 0,
+                "keys per wave must be a multiple of 16, d_qk of 32, d_v of 16");
   static constexpr int kRowSlots = kMT;   // rows held per lane
   static constexpr int kRows = 16 * kMT;  // rows per wave
   static constexpr int kSN = kKN / 16;    // 16-key blocks of S
-  static constexpr int kON = kD / 16;     // 16-column blocks of O
+  static constexpr int kON = kDv / 16;    // 16-column blocks of O
   static constexpr int kSElems = kMT * kSN * 4;
   static constexpr int kOElems = kMT * kON * 4;
   static constexpr int kQK = kD / 32;     // 32-column steps of QK^T (one 16-byte chunk per lane)
@@ -65,7 +67,8 @@ struct Mfma16WarpTile {
   HIPATTN_HOST_DEVICE static constexpr LaneElem q_chunk(int lane, int kc) { return {lane % 16, kc * 4 + lane / 16}; }
 
 #if defined(HIPATTN_BACKEND_HIP)
-  using L = SwizzledTile<1, kD>;
+  using L = SwizzledTile<1, kD>;     // Q and K
+  using LV = SwizzledTile<1, kDv>;   // V
 
   // Reductions over the lanes that share a row.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_max(float v) { return Ops::row_max(v); }
@@ -126,7 +129,7 @@ struct Mfma16WarpTile {
     store_s(s, acc);
   }
 
-  // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kD] LDS tile; P given as floats in the
+  // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kDv] LDS tile; P given as floats in the
   // S layout (converted to 16-bit here, round to nearest even).
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void pv(OFrag& o, const SFrag& p, const uint16_t* lds_v, int key0) {
     const int lane = lane_id();
@@ -152,7 +155,7 @@ struct Mfma16WarpTile {
         }
 #pragma unroll
         for (int dn = 0; dn < kON; ++dn) {
-          const b16x8 a = Ops::template v_cols8<L>(lds_v, key0 + kk * 32, dn * 16, lane);
+          const b16x8 a = Ops::template v_cols8<LV>(lds_v, key0 + kk * 32, dn * 16, lane);
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][dn], a, bp[mt]);
         }
@@ -170,7 +173,7 @@ struct Mfma16WarpTile {
         }
 #pragma unroll
         for (int dn = 0; dn < kON; ++dn) {
-          const b16x4 a = Ops::template v_cols4<L>(lds_v, key0 + kb * 16, dn * 16, lane);
+          const b16x4 a = Ops::template v_cols4<LV>(lds_v, key0 + kb * 16, dn * 16, lane);
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k16<kBf16>(acc[mt][dn], a, bp[mt]);
         }
@@ -240,7 +243,7 @@ struct Gfx942TileOps {
 };
 
 // The gfx942 attention warp tile (interface of sm90::WarpTile; layout in the header comment).
-template <bool kBf16, int kD, int kMT, int kKN>
-struct WarpTile : Mfma16WarpTile<Gfx942TileOps, kBf16, kD, kMT, kKN> {};
+template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
+struct WarpTile : Mfma16WarpTile<Gfx942TileOps, kBf16, kD, kMT, kKN, kDv> {};
 
 }  // namespace hipattn::cdna3

@@ -2,7 +2,7 @@
 //
 // Interface (every arch/<isa>/arch.hpp provides the same names):
 //   kTarget, kWaveSize
-//   template <bool kBf16, int kD, int kMT, int kKN> using WarpTile   (see warp_tile.hpp)
+//   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
 // Copies are synchronous (global load into registers, then an LDS store), as on gfx942: gfx950's
@@ -20,8 +20,8 @@ namespace hipattn::cdna4 {
 // shapes, ds_read_b64_tr_b16, permlane swaps) and a hardware bf16 pack (v_cvt_pk_bf16_f32).
 struct Arch : cdna3::Arch {
   static constexpr Target kTarget = Target::gfx950;
-  template <bool kBf16, int kD, int kMT, int kKN>
-  using WarpTile = cdna4::WarpTile<kBf16, kD, kMT, kKN>;
+  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
+  using WarpTile = cdna4::WarpTile<kBf16, kD, kMT, kKN, kDv>;
 
 #if defined(HIPATTN_BACKEND_HIP)
   template <bool kBf16>

@@ -59,7 +59,7 @@ struct Gfx950TileOps {
 };
 
 // The gfx950 attention warp tile (interface of sm90::WarpTile; layout in cdna3/warp_tile.hpp).
-template <bool kBf16, int kD, int kMT, int kKN>
-struct WarpTile : cdna3::Mfma16WarpTile<Gfx950TileOps, kBf16, kD, kMT, kKN> {};
+template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
+struct WarpTile : cdna3::Mfma16WarpTile<Gfx950TileOps, kBf16, kD, kMT, kKN, kDv> {};
 
 }  // namespace hipattn::cdna4

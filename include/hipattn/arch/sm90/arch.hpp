@@ -2,7 +2,7 @@
 //
 // Interface (every arch/<isa>/arch.hpp provides the same names):
 //   kTarget, kWaveSize
-//   template <bool kBf16, int kD, int kMT, int kKN> using WarpTile   (see warp_tile.hpp)
+//   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
 #pragma once
@@ -15,8 +15,8 @@ namespace hipattn::sm90 {
 struct Arch {
   static constexpr Target kTarget = Target::sm90;
   static constexpr int kWaveSize = 32;
-  template <bool kBf16, int kD, int kMT, int kKN>
-  using WarpTile = sm90::WarpTile<kBf16, kD, kMT, kKN>;
+  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
+  using WarpTile = sm90::WarpTile<kBf16, kD, kMT, kKN, kDv>;
 
 #if defined(HIPATTN_BACKEND_CUDA)
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_16(void* lds, const void* g, bool valid) { cp_async_16(lds, g, valid); }

@@ -1,8 +1,9 @@
 // hipattn/arch/sm90/warp_tile.hpp: the attention warp tile on sm_90 (mma.sync m16n8k16).
 //
 // One warp owns kMT * 16 query rows and, per KV tile, kKN keys. It computes
-//   S[rows, keys] = Q[rows, D] K[keys, D]^T      (A = Q from LDS by ldmatrix, B = K by ldmatrix)
-//   O[rows, D]   += P[rows, keys] V[keys, D]     (A = P from the S accumulators, B = V by ldmatrix.trans)
+//   S[rows, keys] = Q[rows, Dqk] K[keys, Dqk]^T   (A = Q from LDS by ldmatrix, B = K by ldmatrix)
+//   O[rows, Dv]  += P[rows, keys] V[keys, Dv]     (A = P from the S accumulators, B = V by ldmatrix.trans)
+// Q and K tiles are [*, kD] (kD = d_qk), V tiles [*, kDv] (d_v, e.g. 512 of MLA's 576, 128 of 192).
 // Each lane holds 2 rows per 16-row block (the C layout of atoms.hpp): "row slots". The S and O
 // fragments are flat float arrays; s_slot / s_col (o_slot / o_col) map an element to its row slot and
 // its column, so tile-level code (softmax, masks, variants, epilogues) is written once for every ISA.
@@ -14,13 +15,13 @@
 
 namespace hipattn::sm90 {
 
-template <bool kBf16, int kD, int kMT, int kKN>
+template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
 struct WarpTile {
-  static_assert(kKN % 16 == 0 && kD % 16 == 0, "keys per warp and head size must be multiples of 16");
+  static_assert(kKN % 16 == 0 && kD % 16 == 0 && kDv % 16 == 0, "keys per warp and head sizes must be multiples of 16");
   static constexpr int kRowSlots = 2 * kMT;   // rows held per lane
   static constexpr int kRows = 16 * kMT;      // rows per warp
   static constexpr int kSN = kKN / 8;         // n8 tiles of S
-  static constexpr int kON = kD / 8;          // n8 tiles of O
+  static constexpr int kON = kDv / 8;         // n8 tiles of O
   static constexpr int kSElems = kMT * kSN * 4;
   static constexpr int kOElems = kMT * kON * 4;
   static constexpr int kQK = kD / 16;         // k16 steps of QK^T
@@ -107,10 +108,10 @@ struct WarpTile {
     }
   }
 
-  // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kD] LDS tile; P given as floats in the
+  // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kDv] LDS tile; P given as floats in the
   // S layout (converted to 16-bit here, round to nearest even).
   HIPATTN_DEVICE static void pv(OFrag& o, const SFrag& p, const uint16_t* lds_v, int key0) {
-    using L = SwizzledTile<1, kD>;
+    using L = SwizzledTile<1, kDv>;
     const int lane = lane_id();
     const int mi = lane / 8;
 #pragma unroll

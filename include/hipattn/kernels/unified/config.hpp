@@ -1,30 +1,35 @@
-// hipattn/kernels/unified_args.hpp: kernel arguments and compile-time configuration of the unified
-// attention kernels (2D and 3D split-KV share one mainloop, kernels/unified_mainloop.hpp).
+// hipattn/kernels/unified/config.hpp: compile-time configuration and kernel arguments of the
+// unified attention family (kernels/unified/kernels.hpp). Visible to host-only code: the launch
+// builders (dispatch/unified_launch.hpp) and the emulated AMD tests fill these structs on the host.
 #pragma once
 #include <cstdint>
 
 // runtime.hpp first: the HIP / CUDA headers define the qualifiers the headers below use
 // (__forceinline__); in a host-only build it is empty.
 #include "hipattn/platform/runtime.hpp"
+#include "hipattn/kernels/common/kv_kind.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/paged/paged_kv.hpp"
 #include "hipattn/tile/variants.hpp"
 
 namespace hipattn {
 
-// How KV elements are stored: like Q (16-bit) or as fp8 codes dequantized in LDS.
-enum class KvKind : uint8_t { same16, e4m3fn, e4m3fnuz };
+template <class Cfg>
+class PagedKvLoader;  // kernels/common/paged_kv_loader.hpp
 
 // Compile-time configuration of one unified-attention instance.
 //   rows of a workgroup: kBM = kWarpsM * 16 * kMT (q tokens x GQA heads packed)
 //   keys of a KV tile:  kBN = kWarpsN * kKN (each warp takes kKN keys of every tile)
+//   head sizes: kDqk (Q, K) and kDv (V, O); the unified problem has one head size, so both are kD_
+//   loader: the KV loader policy of the family (its Params are the kernel arguments' `kv`)
 template <bool kBf16_, KvKind kKv_, int kD_, int kWarpsM_, int kWarpsN_, int kMT_, int kKN_, int kStages_,
           class Variant_, class Offset_ = int64_t, int kPageSize_ = 0, int kWaveSize_ = 32>
 struct UnifiedConfig {
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
   static constexpr bool kFp8 = kKv_ != KvKind::same16;
-  static constexpr int kD = kD_;
+  static constexpr int kDqk = kD_, kDv = kD_;
+  static constexpr int kD = kD_;  // the problem's head size (kDqk == kDv here)
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kMT = kMT_, kKN = kKN_, kStages = kStages_;
   static constexpr int kWaveSize = kWaveSize_;
   static constexpr int kWarps = kWarpsM * kWarpsN;
@@ -34,24 +39,28 @@ struct UnifiedConfig {
   static constexpr int kPageSize = kPageSize_;
   using Variant = Variant_;
   using Offset = Offset_;
+  using Loader = PagedKvLoader<UnifiedConfig>;
 
-  // LDS bytes: Q tile, K and V stages (16-bit, or fp8 staging + one 16-bit buffer each), per-key scales.
-  static constexpr int kQBytes = kBM * kD * 2;
-  static constexpr int kTile16Bytes = kBN * kD * 2;
-  static constexpr int kStageBytes = kFp8 ? kBN * kD : kTile16Bytes;  // one K (or V) stage
-  static constexpr int kKvBytes = 2 * kStages * kStageBytes + (kFp8 ? 2 * kTile16Bytes : 0);
+  // LDS bytes: Q tile, K and V stages (16-bit, or fp8 staging + one 16-bit buffer each), per-key
+  // scales; the warp-band merge reuses the space at the end.
+  static constexpr int kQBytes = kBM * kDqk * 2;
+  static constexpr int kKStageBytes = kFp8 ? kBN * kDqk : kBN * kDqk * 2;  // one K stage
+  static constexpr int kVStageBytes = kFp8 ? kBN * kDv : kBN * kDv * 2;    // one V stage
+  static constexpr int kKvBytes = kStages * (kKStageBytes + kVStageBytes) + (kFp8 ? kBN * (kDqk + kDv) * 2 : 0);
   static constexpr int kScaleBytes = 2 * kStages * kBN * 4;
-  static constexpr int kMergeBytes = kWarpsN > 1 ? kWarpsN * kBM * (kD + 2) * 4 : 0;
+  static constexpr int kMergeBytes = kWarpsN > 1 ? kWarpsN * kBM * (kDv + 2) * 4 : 0;
   static constexpr int kMainBytes = kQBytes + kKvBytes + kScaleBytes;
   static constexpr int kSmemBytes = kMainBytes > kMergeBytes ? kMainBytes : kMergeBytes;
 };
 
-// Runtime arguments (built on the host by dispatch/unified_launch.hpp).
-template <class Offset, int kPageSize>
+// Runtime arguments of the 2D and 3D kernels (built on the host by dispatch/unified_launch.hpp).
+// KvParams: the loader's parameters (PagedKvView for the paged loader); Variant: the logit variant,
+// a value that carries its own data.
+template <class KvParams, class Variant>
 struct UnifiedKernelArgs {
   const uint16_t* q = nullptr;  // [num_tokens, num_q_heads, D], 16-bit
   int32_t q_stride_token = 0, q_stride_head = 0;  // strides < 2^31 (validated); offsets in 64 bits
-  PagedKvView<Offset, kPageSize> kv;
+  KvParams kv;
   bool per_token_head_scale = false;
   const int32_t* cu_seqlens_q = nullptr;
   const int32_t* seq_lens_k = nullptr;
@@ -67,7 +76,7 @@ struct UnifiedKernelArgs {
   const float* v_scale_tensor = nullptr;  // kernel, so a call never synchronizes with the host.
   bool causal = true;
   int32_t window_left = -1;
-  LogitArgs logit;
+  Variant variant;
   const float* sinks = nullptr;  // [num_q_heads] natural units
   uint16_t* out = nullptr;       // [num_tokens, num_q_heads, D]
   int32_t o_stride_token = 0, o_stride_head = 0;
@@ -79,7 +88,11 @@ struct UnifiedKernelArgs {
   float* ws_lse = nullptr;  // log2 units
 };
 
-// Arguments of the split-KV reduce (kernels/split_kv_3d.hpp), built on the host by
+// The arguments type of a configuration's 2D / 3D kernels: the loader's parameters and the variant.
+template <class Cfg>
+using unified_args_t = UnifiedKernelArgs<typename Cfg::Loader::Params, typename Cfg::Variant>;
+
+// Arguments of the split-KV reduce (kernels/unified/kernels.hpp), built on the host by
 // dispatch/unified_launch.hpp.
 struct SplitKvReduceArgs {
   const float* ws_o = nullptr;    // [num_segments, num_tokens, num_q_heads, D]
@@ -93,3 +106,5 @@ struct SplitKvReduceArgs {
 };
 
 }  // namespace hipattn
+
+#include "hipattn/kernels/common/paged_kv_loader.hpp"

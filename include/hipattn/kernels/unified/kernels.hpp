@@ -1,24 +1,34 @@
-// hipattn/kernels/split_kv_3d.hpp: the 3D split-KV unified attention kernel and its reduce.
+// hipattn/kernels/unified/kernels.hpp: the unified paged/varlen attention kernels.
 //
-// Grid (q-blocks, kv heads x head chunks, segments). Segment s of a q-block covers the s-th of
-// num_segments near-equal parts of the q-block's visible KV tiles and writes a partial state
-// (O normalized within the segment, lse in log2 units; -inf for an empty segment) to an fp32
-// workspace. The reduce merges the segments of each (token, q head) with the LSE-weighted merge,
-// adds the sink exactly once, and writes the output and the LSE.
+//   unified_2d_kernel<Cfg>      one workgroup per (q-block, kv head, head chunk), walking every KV
+//                               tile of its sequence, writing the output (and LSE) directly
+//   split_kv_3d_kernel<Cfg>     the same grid x num_segments: segment s covers the s-th of near-equal
+//                               parts of the q-block's visible KV tiles and writes a partial state (O
+//                               normalized within the segment, lse in log2 units; -inf when empty)
+//   split_kv_reduce_kernel      merges the segments of each (token, q head) with the LSE-weighted
+//                               merge, adds the sink exactly once, writes the output and the LSE
+// The 2D and 3D kernels are one skeleton (kernels/common/attention_kernel.hpp) with two schedulers
+// and two epilogues.
 #pragma once
-#include "hipattn/kernels/unified_mainloop.hpp"
+#include "hipattn/kernels/common/attention_kernel.hpp"
+#include "hipattn/kernels/unified/config.hpp"
 
 #if defined(HIPATTN_HAS_DEVICE)
 namespace hipattn {
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads)
-    split_kv_3d_kernel(const UnifiedKernelArgs<typename Cfg::Offset, Cfg::kPageSize> args) {
+__global__ void __launch_bounds__(Cfg::kThreads) unified_2d_kernel(const unified_args_t<Cfg> args) {
   extern __shared__ __align__(16) char hipattn_smem[];
-  detail::unified_attention_body<Cfg, true>(args, hipattn_smem);
+  attention_kernel<Cfg, QBlockScheduler<false>, NormalizedStore>(args, hipattn_smem);
 }
 
-// Arguments: SplitKvReduceArgs (kernels/unified_args.hpp, visible to host-only code).
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads) split_kv_3d_kernel(const unified_args_t<Cfg> args) {
+  extern __shared__ __align__(16) char hipattn_smem[];
+  attention_kernel<Cfg, QBlockScheduler<true>, SplitPartial>(args, hipattn_smem);
+}
+
+// Arguments: SplitKvReduceArgs (kernels/unified/config.hpp, visible to host-only code).
 // kD / 4 threads per (token, q head), each merging 4 columns; kThreads / (kD / 4) items per block.
 template <bool kBf16, int kD, int kThreads = 128>
 __global__ void __launch_bounds__(kThreads) split_kv_reduce_kernel(const SplitKvReduceArgs a) {
@@ -76,4 +86,4 @@ __global__ void __launch_bounds__(kThreads) split_kv_reduce_kernel(const SplitKv
 }
 
 }  // namespace hipattn
-#endif
+#endif  // HIPATTN_HAS_DEVICE

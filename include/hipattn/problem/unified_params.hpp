@@ -1,4 +1,4 @@
-// hipattn/dispatch/unified_params.hpp: the problem description of unified paged/varlen attention.
+// hipattn/problem/unified_params.hpp: the problem description of unified paged/varlen attention.
 //
 // The contract follows vLLM's / AITER's Triton `unified_attention` (see ALGORITHM.md for the math and
 // the one bias-and-mask order every kernel and the reference follow). All strides are in ELEMENTS of
@@ -6,7 +6,8 @@
 //
 // Device pointers: q, k_cache, v_cache, block_table, cu_seqlens_q, seq_lens_k, sinks, alibi_slopes,
 // qq_bias, k_scale, v_scale, out, lse. The reference (reference/unified_attention.hpp) takes the same
-// struct with host pointers.
+// struct with host pointers. problem/unified_rules.hpp validates it; problem/unified_builder.hpp fills its
+// strides and bounds from shapes and a cache layout.
 #pragma once
 #include <cstdint>
 
@@ -81,17 +82,5 @@ struct UnifiedAttentionParams {
                          // (sink included); -inf for a query that sees no key and no sink
   int64_t lse_stride_head = 0;
 };
-
-// Strides of a contiguous NHD cache [num_blocks, block_size, num_kv_heads, head_size].
-struct CacheStrides {
-  int64_t block, slot, head;
-};
-constexpr CacheStrides nhd_strides(int32_t block_size, int32_t num_kv_heads, int32_t head_size) {
-  return {int64_t(block_size) * num_kv_heads * head_size, int64_t(num_kv_heads) * head_size, head_size};
-}
-// Strides of a contiguous HND cache [num_blocks, num_kv_heads, block_size, head_size].
-constexpr CacheStrides hnd_strides(int32_t block_size, int32_t num_kv_heads, int32_t head_size) {
-  return {int64_t(block_size) * num_kv_heads * head_size, head_size, int64_t(block_size) * head_size};
-}
 
 }  // namespace hipattn

@@ -1,0 +1,122 @@
+// hipattn/kernels/common/attention_kernel.hpp: the kernel skeleton of the attention families:
+//   scheduler (which work) x loader (Cfg::Loader: Q and KV tiles into LDS) x mainloop step (QK^T,
+//   the variant's logits and the mask, the online softmax, PV) x epilogue (what is stored).
+// The unified 2D and 3D kernels are this skeleton with QBlockScheduler<false> / NormalizedStore and
+// QBlockScheduler<true> / SplitPartial (kernels/unified/kernels.hpp).
+//
+// Warps are a kWarpsM x kWarpsN grid: warp (wm, wn) owns rows [wm * 16 * kMT, ...) and keys
+// [wn * kKN, ...) of every KV tile, keeps its own online-softmax state, and the warps of one row band
+// merge at the end (epilogue.hpp). KV tiles stream kStages deep (paged_kv_loader.hpp).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "hipattn/kernels/common/epilogue.hpp"
+#include "hipattn/kernels/common/paged_kv_loader.hpp"
+#include "hipattn/kernels/common/softmax_step.hpp"
+#include "hipattn/kernels/common/work.hpp"
+
+#if defined(HIPATTN_HAS_DEVICE)
+#include "hipattn/arch/arch.hpp"
+
+namespace hipattn {
+
+template <class Cfg, class Scheduler, class Epilogue, class Args>
+HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
+  using Arch = DeviceArch;
+  if constexpr (Arch::kWaveSize != Cfg::kWaveSize) {
+    return;  // this instance targets another wave size; never launched on this device
+  } else {
+    using WT = typename Arch::template WarpTile<Cfg::kBf16, Cfg::kDqk, Cfg::kMT, Cfg::kKN, Cfg::kDv>;
+    using Variant = typename Cfg::Variant;
+    constexpr int kBN = Cfg::kBN, kStages = Cfg::kStages;
+    static_assert(kStages >= 2, "the pipeline needs at least two stages");
+
+    const int tid = static_cast<int>(threadIdx.x);
+    const int lane = Arch::lane();
+    const int warp = tid / Cfg::kWaveSize;
+    const int wm = warp % Cfg::kWarpsM, wn = warp / Cfg::kWarpsM;
+
+    // ---- work ----
+    AttentionWork work;
+    if (!Scheduler::get(a, work)) return;
+    const KvTileRange range = qblock_tile_range(a, work, kBN);
+    int32_t t_begin, t_end;
+    Scheduler::tiles(a, work, range, t_begin, t_end);
+
+    // ---- Q ----
+    typename Cfg::Loader loader(a.kv, a.per_token_head_scale, work, range, t_end, smem, tid);
+    loader.load_q(a, work);
+
+    // ---- per-lane row state ----
+    // Q fragments stay in registers for 16-row warps up to d = 128; larger heads and 32-row warps
+    // re-read Q from LDS at each k step (their S and O fragments already fill the register file).
+    constexpr bool kQInRegs = Cfg::kDqk <= 128 && Cfg::kMT == 1;
+    typename WT::QFrag qf;
+    typename WT::OFrag of;
+    typename WT::SFrag sf;
+    RowSoftmax<WT, Arch> softmax;
+    softmax.init();
+    RowInfo rows[WT::kRowSlots];
+    typename Variant::Row vrows[WT::kRowSlots];
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) {
+      const RowCoord rc = row_coord(a, work, wm * WT::kRows + WT::slot_row(lane, r));
+      rows[r] = rc.info;
+      if (rc.valid) {
+        vrows[r] = a.variant.row(rc.info);
+      } else {  // padding rows are computed but never written: keep their variant reads in bounds
+        rows[r].i = 0;
+        rows[r].pos = work.ctx;
+        vrows[r] = typename Variant::Row{};
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < WT::kOElems; ++e) of.r[e] = 0.f;
+
+    // ---- per-tensor fp8 scales fold into the score scale and the output factor ----
+    const float k_scale_t = a.k_scale_tensor != nullptr ? *a.k_scale_tensor : 1.f;
+    const float v_scale_t = a.v_scale_tensor != nullptr ? *a.v_scale_tensor : 1.f;
+    LogitsTile lt{0, false, work.kv_len, a.causal, a.window_left, a.scale * k_scale_t, a.scale * k_scale_t * kLog2e};
+
+    // ---- prologue: kStages - 1 tiles in flight behind Q ----
+    loader.prologue(t_begin);
+    loader.wait_oldest();  // Q has landed (the oldest group)
+    if constexpr (kQInRegs) WT::load_q(qf, loader.q_tile(), wm * WT::kRows);
+
+    // ---- mainloop (ALGORITHM.md section 4) ----
+    const int key_w0 = wn * Cfg::kKN;  // first key of this warp within a tile
+    for (int32_t t = t_begin; t < t_end; ++t) {
+      const int it = t - t_begin;
+      const int stage = it % kStages;
+      loader.advance(t, it);
+      const KvTile kv = loader.wait(stage);
+
+      // S = Q K^T for this warp's keys
+      if constexpr (kQInRegs) WT::qk(sf, qf, kv.k, key_w0);
+      else WT::qk_lds(sf, loader.q_tile(), wm * WT::kRows, kv.k, key_w0);
+
+      // logits (variant, mask on edge tiles), online softmax, O += P V
+      const bool scaled = loader.per_token_head_scale();
+      lt.key0 = t * kBN + key_w0;
+      lt.edge = !range.is_interior(t);
+      logits<WT, Arch>(sf, a.variant, rows, vrows, lt, lane, [&](int e, float s) {
+        return scaled ? s * loader.k_scale(stage, key_w0 + WT::s_col(lane, e)) : s;
+      });
+      softmax.update(sf, of, [&](int e, float p) {
+        return scaled ? p * loader.v_scale(stage, key_w0 + WT::s_col(lane, e)) : p;
+      });
+      WT::pv(of, sf, kv.v, key_w0);
+      loader.release();  // the stage is refilled by the next iteration's copies
+    }
+    loader.drain();
+    softmax.finish();
+
+    // ---- epilogue ----
+    if (!merge_warp_bands<Cfg, WT, Arch>(smem, wm, wn, lane, softmax, of)) return;
+    Epilogue::template store<Cfg, WT, Arch>(a, work, wm, lane, softmax, of, v_scale_t);
+  }
+}
+
+}  // namespace hipattn
+#endif  // HIPATTN_HAS_DEVICE

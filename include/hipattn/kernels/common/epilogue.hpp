@@ -1,0 +1,136 @@
+// hipattn/kernels/common/epilogue.hpp: the end of an attention workgroup.
+//   merge_warp_bands   the kWarpsN warps that split one row band's keys merge their states through
+//                      LDS (ALGORITHM.md section 3); only the band's first warp goes on
+//   NormalizedStore    the output O / l (with the sink in the denominator) in the query dtype, and
+//                      the LSE (2D kernels)
+//   SplitPartial       the segment's normalized partial O and its LSE (log2 units) into the fp32
+//                      workspace, for the split-KV reduce (3D kernels)
+// An epilogue is a type with static store<Cfg, WT, Arch>(args, work, rows, softmax, o, v_scale).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "hipattn/kernels/common/softmax_step.hpp"
+#include "hipattn/kernels/common/work.hpp"
+
+#if defined(HIPATTN_HAS_DEVICE)
+namespace hipattn {
+
+// Returns false for the warps whose rows another warp now holds (they stop here).
+template <class Cfg, class WT, class Arch>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE bool merge_warp_bands(char* smem, int wm, int wn, int lane,
+                                                         RowSoftmax<WT, Arch>& sm, typename WT::OFrag& o) {
+  if constexpr (Cfg::kWarpsN == 1) {
+    return true;
+  } else {
+    constexpr int kBM = Cfg::kBM, kDv = Cfg::kDv;
+    Arch::sync();
+    float* mo = reinterpret_cast<float*>(smem);  // [kWarpsN][kBM][kDv]
+    float* mm = mo + Cfg::kWarpsN * kBM * kDv;   // [kWarpsN][kBM]
+    float* ml = mm + Cfg::kWarpsN * kBM;
+    const int row_base = wm * WT::kRows;
+    if (wn > 0) {
+#pragma unroll
+      for (int r = 0; r < WT::kRowSlots; ++r) {
+        const int row = row_base + WT::slot_row(lane, r);
+        mm[wn * kBM + row] = sm.m[r];
+        ml[wn * kBM + row] = sm.l[r];
+      }
+#pragma unroll
+      for (int e = 0; e < WT::kOElems; ++e)
+        mo[(wn * kBM + row_base + WT::slot_row(lane, WT::o_slot(e))) * kDv + WT::o_col(lane, e)] = o.r[e];
+    }
+    Arch::sync();
+    if (wn > 0) return false;
+#pragma unroll
+    for (int w = 1; w < Cfg::kWarpsN; ++w) {
+      float fs[WT::kRowSlots], fo[WT::kRowSlots];
+#pragma unroll
+      for (int r = 0; r < WT::kRowSlots; ++r) {
+        const int row = row_base + WT::slot_row(lane, r);
+        SoftmaxStat st{sm.m[r], sm.l[r]};
+        st.combine(mm[w * kBM + row], ml[w * kBM + row], fs[r], fo[r], [](float x) { return Arch::exp2(x); });
+        sm.m[r] = st.m;
+        sm.l[r] = st.l;
+      }
+#pragma unroll
+      for (int e = 0; e < WT::kOElems; ++e) {
+        const int slot = WT::o_slot(e);
+        o.r[e] = o.r[e] * fs[slot] + fo[slot] * mo[(w * kBM + row_base + WT::slot_row(lane, slot)) * kDv + WT::o_col(lane, e)];
+      }
+    }
+    return true;
+  }
+}
+
+// The (row slot -> row) coordinates of a warp's rows, for the stores.
+template <class WT, class Args>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void warp_row_coords(const Args& a, const AttentionWork& w, int wm, int lane,
+                                                        RowCoord (&rcs)[WT::kRowSlots]) {
+#pragma unroll
+  for (int r = 0; r < WT::kRowSlots; ++r) rcs[r] = row_coord(a, w, wm * WT::kRows + WT::slot_row(lane, r));
+}
+
+// Each valid row's adjacent column pairs (O elements 2i, 2i + 1), scaled by the row's factor, to
+// write(row coordinate, column, o0, o1).
+template <class WT, class Write>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_pairs(const RowCoord (&rcs)[WT::kRowSlots], const typename WT::OFrag& o,
+                                                    const float (&factor)[WT::kRowSlots], int lane, Write write) {
+#pragma unroll
+  for (int e = 0; e < WT::kOElems; e += 2) {
+    const int slot = WT::o_slot(e);
+    if (!rcs[slot].valid) continue;
+    write(rcs[slot], WT::o_col(lane, e), o.r[e] * factor[slot], o.r[e + 1] * factor[slot]);
+  }
+}
+
+struct NormalizedStore {
+  template <class Cfg, class WT, class Arch, class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
+                                                       const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
+                                                       float v_scale) {
+    float factor[WT::kRowSlots];
+    RowCoord rcs[WT::kRowSlots];
+    warp_row_coords<WT>(a, w, wm, lane, rcs);
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) {
+      float lse2;
+      const float sink2 = (a.sinks != nullptr && rcs[r].valid) ? a.sinks[rcs[r].q_head] * kLog2e : -INFINITY;
+      factor[r] = finalize_with_sink(sm.m[r], sm.l[r], sink2, lse2, [](float x) { return Arch::exp2(x); },
+                                     [](float x) { return __log2f(x); }) * v_scale;
+      if (a.lse != nullptr && rcs[r].valid && WT::row_leader(lane))
+        a.lse[static_cast<int64_t>(rcs[r].q_head) * a.lse_stride_head + rcs[r].token] = lse2 * kLn2;
+    }
+    store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
+      uint16_t* dst = a.out + static_cast<int64_t>(rc.token) * a.o_stride_token +
+                      static_cast<int64_t>(rc.q_head) * a.o_stride_head + col;
+      *reinterpret_cast<uint32_t*>(dst) = Arch::template pack2<Cfg::kBf16>(o0, o1);
+    });
+  }
+};
+
+struct SplitPartial {
+  template <class Cfg, class WT, class Arch, class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
+                                                       const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
+                                                       float v_scale) {
+    float factor[WT::kRowSlots];
+    RowCoord rcs[WT::kRowSlots];
+    warp_row_coords<WT>(a, w, wm, lane, rcs);
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) {
+      const float lse2 = sm.l[r] > 0.f ? sm.m[r] + __log2f(sm.l[r]) : -INFINITY;
+      factor[r] = sm.l[r] > 0.f ? v_scale / sm.l[r] : 0.f;
+      if (rcs[r].valid && WT::row_leader(lane))
+        a.ws_lse[(static_cast<int64_t>(w.segment) * a.num_tokens + rcs[r].token) * a.num_q_heads + rcs[r].q_head] = lse2;
+    }
+    store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
+      float* dst = a.ws_o + ((static_cast<int64_t>(w.segment) * a.num_tokens + rc.token) * a.num_q_heads + rc.q_head) *
+                                Cfg::kDv + col;
+      *reinterpret_cast<float2*>(dst) = make_float2(o0, o1);
+    });
+  }
+};
+
+}  // namespace hipattn
+#endif  // HIPATTN_HAS_DEVICE

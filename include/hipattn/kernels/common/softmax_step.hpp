@@ -1,0 +1,102 @@
+// hipattn/kernels/common/softmax_step.hpp: the mainloop step of ALGORITHM.md section 4 on a warp
+// tile's fragments, written once for every ISA (the warp tile's s_slot / s_col / o_slot maps say
+// which row and column each fragment element is):
+//   logits(...)           S -> x = log2(e) * variant.logit(scale * s) (or s * scale * log2(e) when
+//                         the variant leaves logits alone), -inf where the mask hides the key
+//   RowSoftmax::update    m_new = max(m, rowmax x); f = 2^(m - m_new); l = l f + sum 2^(x - m_new);
+//                         O *= f; S is replaced by P = 2^(x - m_new)
+//   RowSoftmax::finish    l summed over the lanes that share a row
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "hipattn/tile/online_softmax.hpp"
+#include "hipattn/tile/tile_range.hpp"
+#include "hipattn/tile/variants.hpp"
+
+#if defined(HIPATTN_HAS_DEVICE)
+namespace hipattn {
+
+// The device's math for variant hooks.
+template <class Arch>
+struct ArchMath {
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE float tanh(float x) const { return Arch::tanh(x); }
+};
+
+// The row state of one lane: per row slot, the running max (log2 units) and the lane's partial sum.
+template <class WT, class Arch>
+struct RowSoftmax {
+  float m[WT::kRowSlots], l[WT::kRowSlots];
+
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void init() {
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) m[r] = -INFINITY, l[r] = 0.f;
+  }
+
+  // One tile: S (logits, log2 units) becomes P; O is rescaled. p_scale(e) multiplies element e of
+  // P after it entered the sum (the per-key V scale of fp8 caches; 1 otherwise).
+  template <class PScale>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void update(typename WT::SFrag& s, typename WT::OFrag& o, PScale p_scale) {
+    float m_new[WT::kRowSlots], f_old[WT::kRowSlots];
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) m_new[r] = m[r];
+#pragma unroll
+    for (int e = 0; e < WT::kSElems; ++e) m_new[WT::s_slot(e)] = fmaxf(m_new[WT::s_slot(e)], s.r[e]);
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) {
+      m_new[r] = WT::row_max(m_new[r]);
+      f_old[r] = Arch::exp2(m[r] - safe_max(m_new[r]));
+      m[r] = m_new[r];
+      l[r] *= f_old[r];
+    }
+#pragma unroll
+    for (int e = 0; e < WT::kSElems; ++e) {
+      const int slot = WT::s_slot(e);
+      const float p = Arch::exp2(s.r[e] - safe_max(m_new[slot]));
+      l[slot] += p;
+      s.r[e] = p_scale(e, p);
+    }
+#pragma unroll
+    for (int e = 0; e < WT::kOElems; ++e) o.r[e] *= f_old[WT::o_slot(e)];
+  }
+
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void finish() {
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) l[r] = WT::row_sum(l[r]);
+  }
+};
+
+// What the logits step needs to know about the tile and the mask.
+struct LogitsTile {
+  int32_t key0;      // first key of this warp's columns
+  bool edge;         // the tile crosses the mask: test every key
+  int32_t kv_len;
+  bool causal;
+  int32_t window_left;
+  float qk_scale;       // softmax scale x per-tensor K scale (natural units)
+  float qk_scale_log2;  // the same times log2(e)
+};
+
+// S (raw dot products) -> logits in log2 units. k_scale(e) is the per-key K scale of element e (1
+// without per-(token, head) scales).
+template <class WT, class Arch, class Variant, class KScale>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void logits(typename WT::SFrag& s, const Variant& variant, const RowInfo* rows,
+                                               const typename Variant::Row* vrows, const LogitsTile& t, int lane,
+                                               KScale k_scale) {
+#pragma unroll
+  for (int e = 0; e < WT::kSElems; ++e) {
+    const int slot = WT::s_slot(e);
+    const int32_t j = t.key0 + WT::s_col(lane, e);
+    float x = k_scale(e, s.r[e]);
+    if constexpr (Variant::kTransformsLogits) {
+      x = variant.logit(x * t.qk_scale, rows[slot], vrows[slot], j, ArchMath<Arch>{}) * kLog2e;
+    } else {
+      x *= t.qk_scale_log2;
+    }
+    if (t.edge && !key_visible(j, rows[slot].pos, t.kv_len, t.causal, t.window_left)) x = -INFINITY;
+    s.r[e] = x;
+  }
+}
+
+}  // namespace hipattn
+#endif  // HIPATTN_HAS_DEVICE

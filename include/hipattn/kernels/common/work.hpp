@@ -1,0 +1,102 @@
+// hipattn/kernels/common/work.hpp: work decomposition of the attention kernels: which sequence,
+// q-block, KV head, head chunk and KV segment a workgroup owns (a scheduler), and where each row of
+// its tile lives (the row map).
+//
+// A scheduler is a type with
+//   static bool get(const Args&, AttentionWork&)   false when the workgroup has nothing to do
+//   static void tiles(const Args&, const AttentionWork&, const KvTileRange&, int32_t& begin, int32_t& end)
+//                                                 the KV tiles the workgroup walks
+// QBlockScheduler<false> is the 2D grid (q-blocks x (kv heads x head chunks)), QBlockScheduler<true>
+// the 3D split (the same x segments); both read the direct decode grid (blockIdx.x is the sequence)
+// when every q length is 1. Later families add a planner-driven and a persistent longest-first one.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/paged/varlen.hpp"
+#include "hipattn/platform/config.hpp"
+#include "hipattn/tile/tile_range.hpp"
+#include "hipattn/tile/variants.hpp"
+
+namespace hipattn {
+
+// What one workgroup computes.
+struct AttentionWork {
+  int32_t seq = 0;       // sequence
+  int32_t qb = 0;        // q-block within the sequence
+  int32_t kvh = 0;       // kv head
+  int32_t chunk = 0;     // head chunk (GQA groups wider than the tile)
+  int32_t segment = 0;   // KV segment (split-KV)
+  int32_t seq_tok0 = 0;  // first token of the sequence
+  int32_t q_len = 0, kv_len = 0, ctx = 0;  // ctx = kv_len - q_len (bottom-right alignment)
+};
+
+// Where a row of the workgroup tile lives.
+struct RowCoord {
+  bool valid;
+  int32_t token;  // global token index
+  int32_t q_head;
+  RowInfo info;
+};
+
+// Row `row` of the tile: rows are (token, head-in-chunk) pairs, rows_per_token heads per token.
+template <class Args>
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE RowCoord row_coord(const Args& a, const AttentionWork& w, int row) {
+  RowCoord rc{};
+  uint32_t tok, hh;
+  a.rows_div.divmod(static_cast<uint32_t>(row), tok, hh);
+  const int32_t head_in_group = w.chunk * a.rows_per_token + static_cast<int32_t>(hh);
+  const int32_t i = w.qb * a.block_q + static_cast<int32_t>(tok);
+  rc.valid = static_cast<int32_t>(tok) < a.block_q && i < w.q_len && head_in_group < a.group;
+  rc.token = w.seq_tok0 + i;
+  rc.q_head = w.kvh * a.group + head_in_group;
+  rc.info = RowInfo{i, w.ctx + i, w.ctx, rc.q_head};
+  return rc;
+}
+
+// The q-block's keys [first query's first visible key, last query's last visible key] as tiles.
+template <class Args>
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE KvTileRange qblock_tile_range(const Args& a, const AttentionWork& w,
+                                                                       int32_t tile_n) {
+  const int32_t i_first = w.qb * a.block_q;
+  const int32_t i_last = (w.q_len < i_first + a.block_q ? w.q_len : i_first + a.block_q) - 1;
+  return kv_tile_range(QBlockSpan{i_first, i_last, w.q_len, w.kv_len, a.causal, a.window_left}, tile_n);
+}
+
+#if defined(HIPATTN_HAS_DEVICE)
+template <bool kSplit>
+struct QBlockScheduler {
+  template <class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static bool get(const Args& a, AttentionWork& w) {
+    if (a.decode_grid) {
+      w.seq = static_cast<int32_t>(blockIdx.x);
+      w.qb = 0;
+    } else {
+      // Highest q-blocks first: under causal masking they see the most keys, so starting them first
+      // leaves the short blocks for the last wave instead of a tail of long ones.
+      const int32_t qblock = static_cast<int32_t>(gridDim.x - 1 - blockIdx.x);
+      w.seq = find_seq_idx(a.cu_seqlens_q, a.num_seqs, qblock, a.block_q);
+      w.qb = qblock - seq_first_q_block(a.cu_seqlens_q, w.seq, a.block_q);
+    }
+    if (w.seq >= a.num_seqs) return false;
+    w.seq_tok0 = a.cu_seqlens_q[w.seq];
+    w.q_len = a.cu_seqlens_q[w.seq + 1] - w.seq_tok0;
+    if (w.qb * a.block_q >= w.q_len) return false;  // past this sequence's q-blocks (the grid is an upper bound)
+    w.kv_len = a.seq_lens_k[w.seq];
+    w.ctx = w.kv_len - w.q_len;
+    w.kvh = static_cast<int32_t>(blockIdx.y) / a.head_chunks;
+    w.chunk = static_cast<int32_t>(blockIdx.y) % a.head_chunks;
+    w.segment = kSplit ? static_cast<int32_t>(blockIdx.z) : 0;
+    return true;
+  }
+  // 2D: every visible tile; 3D: the segment's share (near-equal parts of the visible tiles).
+  template <class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void tiles(const Args& a, const AttentionWork& w, const KvTileRange& r,
+                                                       int32_t& begin, int32_t& end) {
+    begin = r.tile_begin;
+    end = r.tile_end;
+    if constexpr (kSplit) split_tiles(r.tile_begin, r.tile_end, a.num_segments, w.segment, begin, end);
+  }
+};
+#endif
+
+}  // namespace hipattn
