@@ -97,15 +97,10 @@ HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
       else WT::qk_lds(sf, loader.q_tile(), wm * WT::kRows, kv.k, key_w0);
 
       // logits (variant, mask on edge tiles), online softmax, O += P V
-      const bool scaled = loader.per_token_head_scale();
       lt.key0 = t * kBN + key_w0;
       lt.edge = !range.is_interior(t);
-      logits<WT, Arch>(sf, a.variant, rows, vrows, lt, lane, [&](int e, float s) {
-        return scaled ? s * loader.k_scale(stage, key_w0 + WT::s_col(lane, e)) : s;
-      });
-      softmax.update(sf, of, [&](int e, float p) {
-        return scaled ? p * loader.v_scale(stage, key_w0 + WT::s_col(lane, e)) : p;
-      });
+      logits<WT, Arch>(sf, a.variant, rows, vrows, lt, lane, loader.k_scales(stage, key_w0));
+      softmax.update(sf, of, loader.v_scales(stage, key_w0), lane);
       WT::pv(of, sf, kv.v, key_w0);
       loader.release();  // the stage is refilled by the next iteration's copies
     }

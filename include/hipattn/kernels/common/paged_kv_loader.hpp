@@ -8,7 +8,7 @@
 //   load_q(args, work, rows)                Q rows into LDS (the first copy group)
 //   prologue(t_begin) / advance(t, it)      the first kStages - 1 tiles; then one tile ahead
 //   KvTile wait(stage)                      the stage's K and V as 16-bit swizzled tiles
-//   k_scale(stage, key) / v_scale(...)      per-(token, head) scales of the stage's keys
+//   k_scales(stage, key0) / v_scales(...)   per-(token, head) scales of the stage's keys (or null)
 //   drain()                                 no copy in flight
 // Keys outside the q-block's visible range are never read (zero-filled), so unowned slots and
 // padded block-table entries contribute exactly zero.
@@ -174,9 +174,16 @@ class PagedKvLoader {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void release() { Arch::sync(); }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void drain() { Arch::template copy_wait<0>(); }
 
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE bool per_token_head_scale() const { return per_token_head_scale_; }
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE float k_scale(int stage, int key) const { return lds_ks_[stage * kBN + key]; }
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE float v_scale(int stage, int key) const { return lds_vs_[stage * kBN + key]; }
+  // Per-(token, head) K / V scales of the stage's keys from `key0` on (LDS), or null without them.
+  // Only fp8 caches carry such scales: for 16-bit caches these are null at compile time.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* k_scales(int stage, int key0) const {
+    if constexpr (Cfg::kFp8) return per_token_head_scale_ ? lds_ks_ + stage * kBN + key0 : nullptr;
+    else return nullptr;
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* v_scales(int stage, int key0) const {
+    if constexpr (Cfg::kFp8) return per_token_head_scale_ ? lds_vs_ + stage * kBN + key0 : nullptr;
+    else return nullptr;
+  }
 
  private:
   // Thread tid copies chunk column c = tid % kCPR of rows tid / kCPR + i * kRowStep (i < kRowIters)
@@ -231,7 +238,7 @@ class PagedKvLoader {
         Arch::copy_16(reinterpret_cast<uint16_t*>(vd) + VTile::chunk_index(r, ld_c_),
                       static_cast<const uint16_t*>(kv_.v) + vo + ld_c_ * 8, valid);
       }
-      if (per_token_head_scale_ && ld_c_ == 0) {
+      if (Cfg::kFp8 && per_token_head_scale_ && ld_c_ == 0) {
         const Offset so = valid ? kv_.scale_offset(blk_[i], slot_[i], kvh_) : Offset(0);
         Arch::copy_4(lds_ks_ + stage * kBN + r, kv_.k_scale + so, valid);
         Arch::copy_4(lds_vs_ + stage * kBN + r, kv_.v_scale + so, valid);

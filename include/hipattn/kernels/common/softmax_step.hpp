@@ -33,10 +33,11 @@ struct RowSoftmax {
     for (int r = 0; r < WT::kRowSlots; ++r) m[r] = -INFINITY, l[r] = 0.f;
   }
 
-  // One tile: S (logits, log2 units) becomes P; O is rescaled. p_scale(e) multiplies element e of
-  // P after it entered the sum (the per-key V scale of fp8 caches; 1 otherwise).
-  template <class PScale>
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE void update(typename WT::SFrag& s, typename WT::OFrag& o, PScale p_scale) {
+  // One tile: S (logits, log2 units) becomes P; O is rescaled. v_scales (per key of the warp's
+  // columns, or null) multiply P after it entered the sum (the per-(token, head) V scales of fp8
+  // caches).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void update(typename WT::SFrag& s, typename WT::OFrag& o, const float* v_scales,
+                                                 int lane) {
     float m_new[WT::kRowSlots], f_old[WT::kRowSlots];
 #pragma unroll
     for (int r = 0; r < WT::kRowSlots; ++r) m_new[r] = m[r];
@@ -54,7 +55,7 @@ struct RowSoftmax {
       const int slot = WT::s_slot(e);
       const float p = Arch::exp2(s.r[e] - safe_max(m_new[slot]));
       l[slot] += p;
-      s.r[e] = p_scale(e, p);
+      s.r[e] = v_scales != nullptr ? p * v_scales[WT::s_col(lane, e)] : p;
     }
 #pragma unroll
     for (int e = 0; e < WT::kOElems; ++e) o.r[e] *= f_old[WT::o_slot(e)];
@@ -77,17 +78,19 @@ struct LogitsTile {
   float qk_scale_log2;  // the same times log2(e)
 };
 
-// S (raw dot products) -> logits in log2 units. k_scale(e) is the per-key K scale of element e (1
-// without per-(token, head) scales).
-template <class WT, class Arch, class Variant, class KScale>
+// S (raw dot products) -> logits in log2 units. k_scales: the per-key K scales of the warp's columns
+// (null without per-(token, head) scales).
+template <class WT, class Arch, class Variant>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void logits(typename WT::SFrag& s, const Variant& variant, const RowInfo* rows,
                                                const typename Variant::Row* vrows, const LogitsTile& t, int lane,
-                                               KScale k_scale) {
+                                               const float* k_scales) {
 #pragma unroll
   for (int e = 0; e < WT::kSElems; ++e) {
     const int slot = WT::s_slot(e);
-    const int32_t j = t.key0 + WT::s_col(lane, e);
-    float x = k_scale(e, s.r[e]);
+    const int col = WT::s_col(lane, e);
+    const int32_t j = t.key0 + col;
+    float x = s.r[e];
+    if (k_scales != nullptr) x *= k_scales[col];
     if constexpr (Variant::kTransformsLogits) {
       x = variant.logit(x * t.qk_scale, rows[slot], vrows[slot], j, ArchMath<Arch>{}) * kLog2e;
     } else {
