@@ -151,9 +151,9 @@ TEST(UnifiedErrors, BadInputThrowsNamingTheField) {
     EXPECT_EQ(e.field(), "num_kv_heads");
   }
   p = dp.params();
-  p.head_size = 192;  // validated, but no unified instance
+  p.head_size = 192;  // not in the instance table (problem/unified_instances.hpp): refused as unsupported
   p.q_stride_token = 8 * 192; p.q_stride_head = 192; p.o_stride_token = 8 * 192; p.o_stride_head = 192;
-  p.k_stride_block = p.v_stride_block = 16 * 2 * 192; p.k_stride_slot = p.v_stride_slot = 2 * 192; p.k_stride_head = p.v_stride_head = 192;
+  hipattn::set_cache_strides(p, hipattn::nhd_strides(16, 2, 192));
   try {
     unified_attention(p, nullptr, 0, nullptr);
     FAIL() << "no error";

@@ -17,7 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
+#include "hipattn/problem/unified_instances.hpp"
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/unified/config.hpp"
@@ -84,13 +86,16 @@ void visit_unified_head(const UnifiedAttentionParams& p, const UnifiedPlan& plan
     else
       f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kWave>>();
   };
-  switch (p.head_size) {
-    case 64: return kind.template operator()<64>();
-    case 128: return kind.template operator()<128>();
-    case 256: return kind.template operator()<256>();
-    default:
-      throw Error(ErrorCode::unsupported, "head_size",
-                  std::to_string(p.head_size) + " has no unified-attention instance (64, 128, 256)");
+  // one branch per head size of the instance table
+  constexpr auto kHeads = UnifiedInstanceTable::head_sizes;
+  const bool found = [&]<size_t... I>(std::index_sequence<I...>) {
+    return ((p.head_size == kHeads[I] ? (kind.template operator()<kHeads[I]>(), true) : false) || ...);
+  }(std::make_index_sequence<kHeads.size()>{});
+  if (!found) {
+    std::string list;
+    for (int32_t d : kHeads) list += (list.empty() ? "" : ", ") + std::to_string(d);
+    throw Error(ErrorCode::unsupported, "head_size",
+                std::to_string(p.head_size) + " has no unified-attention instance (" + list + ")");
   }
 }
 

@@ -47,6 +47,7 @@
 #include "hipattn/platform/config.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/runtime.hpp"
+#include "hipattn/problem/unified_instances.hpp"
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/problem/validate_toolkit.hpp"
 
@@ -54,8 +55,8 @@ namespace hipattn {
 
 // The constraints the kernels put on a problem (compile-time constants).
 struct ValidationLimits {
-  // Head sizes some instantiation serves (elements).
-  static constexpr std::array<int32_t, 4> head_sizes{64, 128, 192, 256};
+  // Head sizes some instantiation serves (elements): the instance table's.
+  static constexpr auto head_sizes = UnifiedInstanceTable::head_sizes;
   // Vector-access alignment, bytes: of the base pointers q, k_cache, v_cache, out, and of every stride of
   // q / out / k_cache / v_cache whose dimension has extent > 1.
   static constexpr int64_t vector_align_bytes = 16;
@@ -65,11 +66,7 @@ struct ValidationLimits {
   static constexpr int64_t max_32bit_extent_bytes = int64_t(1) << 31;
 
   // Whether `d` is one of head_sizes.
-  static constexpr bool head_size_supported(int32_t d) {
-    for (int32_t h : head_sizes)
-      if (h == d) return true;
-    return false;
-  }
+  static constexpr bool head_size_supported(int32_t d) { return UnifiedInstanceTable::has_head_size(d); }
 };
 
 namespace unified_rules {
