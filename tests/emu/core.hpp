@@ -121,6 +121,12 @@ struct Workgroup {
   std::vector<uint32_t> reader_gen;
   uint32_t generation = 1;
   uint32_t id[3] = {0, 0, 0};
+  // LDS bytes written by a buffer load with `lds` (LDS DMA, counted in the issuing wave's vmcnt):
+  // the issuing wave (-1: none) and its vmcnt sequence number; reading such a byte before that wave's
+  // s_waitcnt vmcnt covers the load is a hazard. Allocated on the first DMA of a launch.
+  std::vector<int16_t> dma_wave;
+  std::vector<uint32_t> dma_seq;
+  std::vector<Wave*> waves;
 };
 
 struct Launch {

@@ -395,6 +395,14 @@ uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write) {
     w.fail(Error::Kind::memory_fault, std::string("LDS ") + (write ? "write" : "read") + " of " + std::to_string(bytes) +
                                           " bytes at " + hex(addr) + " outside the workgroup's " +
                                           std::to_string(g.lds.size()) + " bytes");
+  if (!write && !g.dma_wave.empty() && w.launch->opt.check_waitcnt) {
+    for (uint64_t b = addr; b < addr + bytes; ++b) {
+      const int16_t dw = g.dma_wave[b];
+      if (dw >= 0 && g.waves[dw]->vm_done < g.dma_seq[b])
+        w.fail(Error::Kind::hazard, std::string("LDS byte ") + hex(b) + " read before the s_waitcnt vmcnt of wave " +
+                                        std::to_string(dw) + " that covers the buffer load (LDS DMA) writing it");
+    }
+  }
   if (w.launch->opt.check_lds_race) {
     const uint32_t gen = g.generation, me = uint32_t(w.wave_id);
     for (uint64_t b = addr; b < addr + bytes; ++b) {
@@ -546,6 +554,8 @@ LaunchStats launch(const CodeObject& co, const KernelInfo& k, Dim3 grid, Dim3 bl
         std::fill(wg.writer.begin(), wg.writer.end(), int16_t(-1));
         std::fill(wg.readers.begin(), wg.readers.end(), 0u);
         wg.generation += 2;
+        if (!wg.dma_wave.empty()) std::fill(wg.dma_wave.begin(), wg.dma_wave.end(), int16_t(-1));
+        wg.waves.clear();
         Scheduler sch{L, {}, 0, counts};
         for (int wi = 0; wi < nwaves; ++wi) {
           auto wp = std::make_unique<Wave>();
@@ -596,6 +606,7 @@ LaunchStats launch(const CodeObject& co, const KernelInfo& k, Dim3 grid, Dim3 bl
           }
           w.set_exec(exec);
           w.s[kM0] = 0xFFFFFFFF;
+          wg.waves.push_back(wp.get());
           sch.waves.push_back(std::move(wp));
         }
         for (;;) {

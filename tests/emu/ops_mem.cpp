@@ -201,3 +201,119 @@ EMU_OP("ds_write2st64_b32") { ds_write(w, in, 4, 2, 64); }
 EMU_OP("ds_write2st64_b64") { ds_write(w, in, 8, 2, 64); }
 
 }  // namespace hipattn::emu
+
+// ---------------------------------------------------------------- buffer (MUBUF) loads and stores
+// CDNA3 ISA chapter 9 "Vector Memory Buffer Instructions": the 128-bit resource V# in four SGPRs
+// (9.1.5: base address [47:0], stride [61:48], num_records [95:64]); the address (9.1.6) is
+// base + soffset + inst_offset + (offen ? voffset : 0) (+ index * stride with idxen: not emulated);
+// range checking (9.1.8) for raw buffers (stride 0): an access of `size` bytes at offset
+// voffset + inst_offset is out of range when offset + size > num_records (the SGPR offset is not part
+// of the check): loads return 0, stores are dropped. With `lds` (LDS DMA, 9.1.10) the data goes to LDS
+// at M0 + inst_offset + lane * size instead of VGPRs, counted in vmcnt like any buffer load.
+namespace hipattn::emu {
+namespace {
+
+struct BufferAccess {
+  uint64_t base = 0;
+  uint32_t num_records = 0, stride = 0;
+  uint64_t soffset = 0;
+};
+
+BufferAccess buffer_resource(Wave& w, const Instruction& in, int rsrc_op, int soff_op) {
+  uint32_t v[4];
+  w.sread_n(in.ops.at(rsrc_op), v, 4);
+  BufferAccess b;
+  b.base = uint64_t(v[0]) | (uint64_t(v[1] & 0xFFFF) << 32);
+  b.stride = (v[1] >> 16) & 0x3FFF;
+  b.num_records = v[2];
+  const Operand& so = in.ops.at(soff_op);
+  b.soffset = so.kind == Operand::imm ? uint64_t(so.ival) : w.sread32(so);
+  if (in.mods.idxen) w.fail(Error::Kind::unimplemented, "buffer access with idxen");
+  if (b.stride != 0) w.fail(Error::Kind::unimplemented, "buffer resource with a stride (structured buffer)");
+  return b;
+}
+
+// buffer_load_* vdata, vaddr, srsrc, soffset  |  buffer_load_* vaddr, srsrc, soffset ... lds
+void buffer_load(Wave& w, const Instruction& in, int bytes) {
+  const bool to_lds = in.mods.lds;
+  const int a = to_lds ? 0 : 1;  // index of vaddr (a VGPR, or `off` without offen)
+  const bool has_vaddr = in.mods.offen;
+  const int rs = a + 1, so = a + 2;
+  const BufferAccess b = buffer_resource(w, in, rs, so);
+  uint32_t voff[kLanes] = {};
+  if (has_vaddr) w.vread32(in.ops.at(a), voff);
+  const uint64_t ex = w.exec();
+  const int dwords = bytes / 4;
+  uint32_t val[4][kLanes] = {};
+  for (int l = 0; l < kLanes; ++l) {
+    if (!(ex >> l & 1)) continue;
+    const uint64_t off = uint64_t(voff[l]) + uint64_t(in.mods.offset);
+    for (int d = 0; d < dwords; ++d) {
+      if (off + 4 * (d + 1) > b.num_records) continue;  // out of range: 0
+      const uint8_t* p = global_access(w, b.base + b.soffset + off + 4 * d, 4, false, l);
+      std::memcpy(&val[d][l], p, 4);
+    }
+  }
+  const uint32_t seq = w.issue_vm();
+  if (to_lds) {
+    Workgroup& g = *w.wg;
+    if (g.dma_wave.empty()) {
+      g.dma_wave.assign(g.lds.size(), -1);
+      g.dma_seq.assign(g.lds.size(), 0);
+    }
+    const uint64_t lds_base = (w.s[kM0] & 0x3FFFFu) + uint64_t(in.mods.offset);
+    for (int l = 0; l < kLanes; ++l) {
+      if (!(ex >> l & 1)) continue;
+      const uint64_t at = lds_base + uint64_t(l) * bytes;
+      uint8_t* p = lds_access(w, at, size_t(bytes), true);
+      for (int d = 0; d < dwords; ++d) std::memcpy(p + 4 * d, &val[d][l], 4);
+      for (int i = 0; i < bytes; ++i) {
+        g.dma_wave[at + i] = int16_t(w.wave_id);
+        g.dma_seq[at + i] = seq;
+      }
+    }
+    return;
+  }
+  const Operand& d = in.ops.at(0);
+  for (int i = 0; i < dwords; ++i) {
+    w.vwrite32(d, val[i], ex, i);
+    auto& pend = d.kind == Operand::agpr ? w.pend_a : w.pend_v;
+    w.mark(pend[d.reg + i], 1, seq);
+  }
+}
+
+// buffer_store_* vdata, vaddr, srsrc, soffset
+void buffer_store(Wave& w, const Instruction& in, int bytes) {
+  const bool has_vaddr = in.mods.offen;
+  const int rs = 2, so = 3;  // vdata, vaddr (or `off`), srsrc, soffset
+  const BufferAccess b = buffer_resource(w, in, rs, so);
+  uint32_t voff[kLanes] = {};
+  if (has_vaddr) w.vread32(in.ops.at(1), voff);
+  const int dwords = bytes / 4;
+  uint32_t val[4][kLanes];
+  for (int i = 0; i < dwords; ++i) w.vread32(in.ops.at(0), val[i], i);
+  const uint64_t ex = w.exec();
+  for (int l = 0; l < kLanes; ++l) {
+    if (!(ex >> l & 1)) continue;
+    const uint64_t off = uint64_t(voff[l]) + uint64_t(in.mods.offset);
+    for (int d = 0; d < dwords; ++d) {
+      if (off + 4 * (d + 1) > b.num_records) continue;  // out of range: dropped
+      uint8_t* p = global_access(w, b.base + b.soffset + off + 4 * d, 4, true, l);
+      std::memcpy(p, &val[d][l], 4);
+    }
+  }
+  w.issue_vm();
+}
+
+}  // namespace
+
+EMU_OP("buffer_load_dword") { buffer_load(w, in, 4); }
+EMU_OP("buffer_load_dwordx2") { buffer_load(w, in, 8); }
+EMU_OP("buffer_load_dwordx3") { buffer_load(w, in, 12); }
+EMU_OP("buffer_load_dwordx4") { buffer_load(w, in, 16); }
+EMU_OP("buffer_store_dword") { buffer_store(w, in, 4); }
+EMU_OP("buffer_store_dwordx2") { buffer_store(w, in, 8); }
+EMU_OP("buffer_store_dwordx3") { buffer_store(w, in, 12); }
+EMU_OP("buffer_store_dwordx4") { buffer_store(w, in, 16); }
+
+}  // namespace hipattn::emu
