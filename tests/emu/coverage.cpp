@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     std::shared_ptr<const CodeObject> co;
     try {
       co = CodeObject::load(argv[i]);
+      co->disassemble_all();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "cannot load %s: %s\n", argv[i], e.what());
       return 2;

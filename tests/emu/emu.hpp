@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -93,8 +94,10 @@ class CodeObject {
   std::set<std::string> mnemonics(const KernelInfo& k) const;
   // Byte offset in the file of the instruction at `addr` (to patch a copy of the code object).
   uint64_t file_offset(uint64_t addr) const;
-  // Instructions of one kernel, in address order.
+  // Instructions of one kernel, in address order (disassembled by LLVM on first use).
   const std::vector<Instruction>& code(const KernelInfo& k) const;
+  // Disassemble every kernel now, in one LLVM run (for tools that read them all).
+  void disassemble_all() const;
 
  private:
   CodeObject() = default;
@@ -102,7 +105,9 @@ class CodeObject {
   Gfx gfx_ = Gfx::gfx942;
   std::vector<KernelInfo> kernels_;
   uint64_t text_addr_ = 0, text_offset_ = 0, text_size_ = 0;
-  std::map<std::string, std::vector<Instruction>> code_;  // by mangled name
+  Tools tools_;
+  mutable std::mutex code_mutex_;
+  mutable std::map<std::string, std::vector<Instruction>> code_;  // by mangled name, filled on use
 };
 
 // Device global memory: host buffers at device addresses, with guard gaps between them.

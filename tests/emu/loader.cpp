@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "core.hpp"
@@ -584,47 +585,78 @@ std::shared_ptr<const CodeObject> CodeObject::load(const std::string& path, cons
       k.demangled = l;
     }
   }
-  // instructions
-  const std::string gfx = gfx_name(co->gfx_);
-  const std::string dis = run_tool(shell_quote(tools.objdump) + " -d --mcpu=" + gfx + " " + shell_quote(path), path);
-  std::map<uint64_t, std::string> entry_to_name;
-  for (const auto& k : co->kernels_) entry_to_name[k.entry] = k.name;
+  // instructions: disassembled per kernel on first use (CodeObject::code)
+  co->tools_ = tools;
+  return co;
+}
+
+namespace {
+// The instructions of kernel `name` in llvm-objdump -d output `dis`: parsed, branch targets resolved
+// to indices (a branch out of the kernel is an error), handlers looked up.
+std::vector<Instruction> kernel_code(const std::string& dis, const std::string& name, const std::string& path) {
+  std::vector<Instruction> code;
   std::stringstream ds(dis);
   std::string line;
-  std::vector<Instruction>* cur = nullptr;
+  bool in_kernel = false;
   while (std::getline(ds, line)) {
     if (!line.empty() && line[0] != '\t' && line[0] != ' ' && line.find(">:") != std::string::npos) {
       const size_t lt = line.find('<');
-      const std::string sym = line.substr(lt + 1, line.rfind(">:") - lt - 1);
-      cur = nullptr;
-      for (const auto& k : co->kernels_)
-        if (k.name == sym) cur = &co->code_[sym];
+      in_kernel = line.substr(lt + 1, line.rfind(">:") - lt - 1) == name;
       continue;
     }
-    if (!cur || line.empty() || (line[0] != '\t' && line[0] != ' ')) continue;
+    if (!in_kernel || line.empty() || (line[0] != '\t' && line[0] != ' ')) continue;
     Instruction in;
     if (!parse_line(line, in)) continue;
-    cur->push_back(std::move(in));
+    code.push_back(std::move(in));
   }
-  for (auto& [name, code] : co->code_) {
-    std::map<uint64_t, size_t> index;
-    for (size_t i = 0; i < code.size(); ++i) index[code[i].addr] = i;
-    for (size_t i = 0; i < code.size(); ++i) {
-      Instruction& in = code[i];
-      in.next = i + 1;
-      if (is_branch(in.base)) {
-        auto it = index.find(in.mods.target);
-        if (it == index.end()) co_fail(path, "branch target outside its kernel at " + std::to_string(in.addr) + ": " + in.text);
-        in.target_index = it->second;
-      }
-      auto h = registry().find(in.mnemonic);
-      if (h == registry().end()) h = registry().find(in.base);
-      in.fn = h == registry().end() ? nullptr : h->second;
+  if (code.empty()) co_fail(path, "no instructions found for " + name);
+  std::map<uint64_t, size_t> index;
+  for (size_t i = 0; i < code.size(); ++i) index[code[i].addr] = i;
+  for (size_t i = 0; i < code.size(); ++i) {
+    Instruction& in = code[i];
+    in.next = i + 1;
+    if (is_branch(in.base)) {
+      auto it = index.find(in.mods.target);
+      if (it == index.end()) co_fail(path, "branch target outside its kernel at " + std::to_string(in.addr) + ": " + in.text);
+      in.target_index = it->second;
     }
+    auto h = registry().find(in.mnemonic);
+    if (h == registry().end()) h = registry().find(in.base);
+    in.fn = h == registry().end() ? nullptr : h->second;
   }
-  for (const auto& k : co->kernels_)
-    if (co->code_[k.name].empty()) co_fail(path, "no instructions found for " + k.name);
-  return co;
+  return code;
+}
+}  // namespace
+
+// One kernel's instructions, disassembled on first use (`--disassemble-symbols=<kernel>`: a test of
+// one kernel of the dispatch table does not pay for the other 150).
+const std::vector<Instruction>& CodeObject::code(const KernelInfo& k) const {
+  std::lock_guard<std::mutex> lock(code_mutex_);
+  auto found = code_.find(k.name);
+  if (found != code_.end()) return found->second;
+  const std::string dis = run_tool(shell_quote(tools_.objdump) + " -d --mcpu=" + gfx_name(gfx_) +
+                                       " --disassemble-symbols=" + shell_quote(k.name) + " " + shell_quote(path_),
+                                   path_);
+  return code_.emplace(k.name, kernel_code(dis, k.name, path_)).first->second;
+}
+
+void CodeObject::disassemble_all() const {
+  std::lock_guard<std::mutex> lock(code_mutex_);
+  const std::string dis =
+      run_tool(shell_quote(tools_.objdump) + " -d --mcpu=" + gfx_name(gfx_) + " " + shell_quote(path_), path_);
+  // split into per-symbol pieces so that each kernel's parse reads only its own lines
+  std::map<std::string, std::string> pieces;
+  std::stringstream ds(dis);
+  std::string line, cur;
+  while (std::getline(ds, line)) {
+    if (!line.empty() && line[0] != '\t' && line[0] != ' ' && line.find(">:") != std::string::npos) {
+      const size_t lt = line.find('<');
+      cur = line.substr(lt + 1, line.rfind(">:") - lt - 1);
+    }
+    if (!cur.empty()) pieces[cur] += line + "\n";
+  }
+  for (const auto& k : kernels_)
+    if (!code_.count(k.name)) code_.emplace(k.name, kernel_code(pieces[k.name], k.name, path_));
 }
 
 const KernelInfo& CodeObject::kernel(const std::string& mangled) const {
@@ -653,7 +685,6 @@ std::set<std::string> CodeObject::mnemonics(const KernelInfo& k) const {
   return r;
 }
 
-const std::vector<Instruction>& CodeObject::code(const KernelInfo& k) const { return code_.at(k.name); }
 
 uint64_t CodeObject::file_offset(uint64_t addr) const {
   if (addr < text_addr_ || addr >= text_addr_ + text_size_) throw Error(Error::Kind::code_object, "address outside .text");
