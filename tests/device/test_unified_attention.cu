@@ -106,6 +106,23 @@ TEST(UnifiedEdge, CacheLargerThan2GiB) {
   }
 }
 
+// Head 192 (MLA-style prefill heads): 24 16-byte chunks a row, so the loader's column moves with
+// the iteration; every path, 16-bit and fp8 caches, decode and prefill tiles.
+TEST(UnifiedEdge, HeadSize192) {
+  REQUIRE_GPU();
+  for (DType kv : {DType::bf16, DType::fp8_e4m3fn}) {
+    ProblemSpec s;
+    s.bf16 = true;
+    s.kv_dtype = kv;
+    s.scale_mode = kv == DType::bf16 ? KvScaleMode::none : KvScaleMode::per_token_head;
+    s.num_q_heads = 16; s.num_kv_heads = 4; s.head_size = 192; s.block_size = 16;
+    s.seqs = {{1, 700}, {37, 300}, {1, 45}, {130, 130}};
+    s.sinks = true;
+    s.window_left = kv == DType::bf16 ? -1 : 200;
+    check_all_paths(s, kv == DType::bf16 ? "head 192 bf16" : "head 192 fp8 with a window");
+  }
+}
+
 TEST(UnifiedEdge, ZeroLengthSequencesAndSinks) {
   REQUIRE_GPU();
   ProblemSpec s;
@@ -151,9 +168,9 @@ TEST(UnifiedErrors, BadInputThrowsNamingTheField) {
     EXPECT_EQ(e.field(), "num_kv_heads");
   }
   p = dp.params();
-  p.head_size = 192;  // not in the instance table (problem/unified_instances.hpp): refused as unsupported
-  p.q_stride_token = 8 * 192; p.q_stride_head = 192; p.o_stride_token = 8 * 192; p.o_stride_head = 192;
-  hipattn::set_cache_strides(p, hipattn::nhd_strides(16, 2, 192));
+  p.head_size = 96;  // not in the instance table (problem/unified_instances.hpp): refused as unsupported
+  p.q_stride_token = 8 * 96; p.q_stride_head = 96; p.o_stride_token = 8 * 96; p.o_stride_head = 96;
+  hipattn::set_cache_strides(p, hipattn::nhd_strides(16, 2, 96));
   try {
     unified_attention(p, nullptr, 0, nullptr);
     FAIL() << "no error";

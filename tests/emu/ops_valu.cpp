@@ -383,6 +383,14 @@ EMU_VCMP_I("v_cmp_gt_i32", int32_t, >) EMU_VCMP_I("v_cmp_ne_i32", int32_t, !=) E
 EMU_VCMP_I("v_cmp_lt_u32", uint32_t, <) EMU_VCMP_I("v_cmp_eq_u32", uint32_t, ==) EMU_VCMP_I("v_cmp_le_u32", uint32_t, <=)
 EMU_VCMP_I("v_cmp_gt_u32", uint32_t, >) EMU_VCMP_I("v_cmp_ne_u32", uint32_t, !=) EMU_VCMP_I("v_cmp_ge_u32", uint32_t, >=)
 #undef EMU_VCMP_I
+// 16-bit integer compares: the low halves of the sources
+#define EMU_VCMP_I16(NAME, T, OP) \
+  EMU_OP(NAME) { vopc(w, in, [](uint32_t x, uint32_t y, const Operand&, const Operand&) { return T(x) OP T(y); }); }
+EMU_VCMP_I16("v_cmp_lt_i16", int16_t, <) EMU_VCMP_I16("v_cmp_eq_i16", int16_t, ==) EMU_VCMP_I16("v_cmp_le_i16", int16_t, <=)
+EMU_VCMP_I16("v_cmp_gt_i16", int16_t, >) EMU_VCMP_I16("v_cmp_ne_i16", int16_t, !=) EMU_VCMP_I16("v_cmp_ge_i16", int16_t, >=)
+EMU_VCMP_I16("v_cmp_lt_u16", uint16_t, <) EMU_VCMP_I16("v_cmp_eq_u16", uint16_t, ==) EMU_VCMP_I16("v_cmp_le_u16", uint16_t, <=)
+EMU_VCMP_I16("v_cmp_gt_u16", uint16_t, >) EMU_VCMP_I16("v_cmp_ne_u16", uint16_t, !=) EMU_VCMP_I16("v_cmp_ge_u16", uint16_t, >=)
+#undef EMU_VCMP_I16
 #define EMU_VCMP_I64(NAME, T, OP) \
   EMU_OP(NAME) { vopc64(w, in, [](uint64_t x, uint64_t y) { return T(x) OP T(y); }); }
 EMU_VCMP_I64("v_cmp_lt_i64", int64_t, <) EMU_VCMP_I64("v_cmp_eq_i64", int64_t, ==) EMU_VCMP_I64("v_cmp_le_i64", int64_t, <=)

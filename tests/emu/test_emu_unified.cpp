@@ -110,7 +110,7 @@ std::vector<std::string> kernel_3d_parts() { return {"void hipattn::split_kv_3d_
 template <class Cfg>
 std::vector<std::string> reduce_parts() {
   return {"void hipattn::split_kv_reduce_kernel<" + bool_name(Cfg::kBf16) + ", " + std::to_string(Cfg::kD) + ", " +
-          std::to_string(kSplitKvReduceThreads) + ">(hipattn::SplitKvReduceArgs)"};
+          std::to_string(split_kv_reduce_threads(Cfg::kD)) + ">(hipattn::SplitKvReduceArgs)"};
 }
 
 // ---- a problem in emulated device memory ----
@@ -304,6 +304,15 @@ std::vector<Case> all_cases() {
   v.push_back({"d64_f16_prefill_tile", base_spec(false, 64, 16, {{9, 40}, {1, 17}}, 14)});
   v.push_back({"d128_bf16_prefill_tile_page5", base_spec(true, 128, 5, {{9, 30}, {1, 11}}, 15)});
   v.push_back({"d256_f16_prefill_tile", base_spec(false, 256, 16, {{9, 26}, {1, 9}}, 16)});
+  // head 192 (24 chunks a row: the loader's moving-column mapping), decode and prefill tiles, fp8
+  v.push_back({"d192_bf16_page16", base_spec(true, 192, 16, {{1, 35}, {5, 23}}, 18)});
+  v.push_back({"d192_f16_prefill_tile_page5", base_spec(false, 192, 5, {{9, 28}, {1, 13}}, 19)});
+  {
+    ProblemSpec s = base_spec(true, 192, 16, {{1, 30}, {4, 19}}, 20);
+    s.kv_dtype = DType::fp8_e4m3fnuz;
+    s.scale_mode = KvScaleMode::per_token_head;
+    v.push_back({"d192_fp8_e4m3fnuz_per_token_head", s});
+  }
   // pure decode (the decode grid: one q-block per sequence), 3D with 3 forced segments
   {
     Case c{"d128_bf16_decode_only_3seg", base_spec(true, 128, 16, {{1, 40}, {1, 9}}, 17)};

@@ -198,11 +198,8 @@ const std::vector<Rejected>& rejected_cases() {
       {"HeadSize0", [](Problem& t) { t.p.head_size = 0; }, kFields, kUnsupported, "head_size", {"head_size (0)"}, 1},
       {"HeadSize32", [](Problem& t) { t.reshape({.head_size = 32}); }, kFields, kUnsupported, "head_size", {"head_size (32)"}, 1},
       {"HeadSize96", [](Problem& t) { t.reshape({.head_size = 96}); }, kFields, kUnsupported, "head_size",
-       {"head_size (96) is not one of 64, 128, 256"}, 1},
+       {"head_size (96) is not one of 64, 128, 192, 256"}, 1},
       {"HeadSize100", [](Problem& t) { t.p.head_size = 100; }, kFields, kUnsupported, "head_size", {"head_size (100)"}, 1},
-      // 192 has no unified instance: refused here, not later by dispatch (one instance table)
-      {"HeadSize192", [](Problem& t) { t.reshape({.head_size = 192}); }, kFields, kUnsupported, "head_size",
-       {"head_size (192) is not one of 64, 128, 256"}, 1},
       {"HeadSize160", [](Problem& t) { t.reshape({.head_size = 160}); }, kFields, kUnsupported, "head_size", {"head_size (160)"}, 1},
       {"HeadSize512", [](Problem& t) { t.reshape({.head_size = 512}); }, kFields, kUnsupported, "head_size", {"head_size (512)"}, 1},
       {"EmptyBatchStillChecksHeadSize", [](Problem& t) { t.make_empty_batch(), t.p.head_size = 96; }, kFields,
@@ -548,7 +545,7 @@ TEST(Validate, SeveralViolationsAreAllReported) {
 TEST(Validate, Limits) {
   static_assert(hipattn::ValidationLimits::vector_align_bytes == 16);
   static_assert(hipattn::ValidationLimits::max_32bit_extent_bytes == 2147483648LL);
-  const std::set<int32_t> supported{64, 128, 256};  // the instance table
+  const std::set<int32_t> supported{64, 128, 192, 256};  // the instance table
   for (int32_t d = -1; d <= 512; ++d)
     EXPECT_EQ(hipattn::ValidationLimits::head_size_supported(d), supported.count(d) == 1) << d;
 }

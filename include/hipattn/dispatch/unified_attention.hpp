@@ -59,7 +59,7 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
     split_kv_3d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
     const SplitKvReduceArgs r = make_split_kv_reduce_args(p, plan, workspace, Cfg::kD);
-    split_kv_reduce_kernel<Cfg::kBf16, Cfg::kD, kSplitKvReduceThreads>
+    split_kv_reduce_kernel<Cfg::kBf16, Cfg::kD, split_kv_reduce_threads(Cfg::kD)>
         <<<dim3(g.reduce_grid.x, g.reduce_grid.y, g.reduce_grid.z), g.reduce_threads, 0, stream>>>(r);
     HIPATTN_CHECK_LAUNCH();
   } else {

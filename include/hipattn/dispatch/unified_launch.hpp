@@ -236,10 +236,13 @@ inline SplitKvReduceArgs make_split_kv_reduce_args(const UnifiedAttentionParams&
 // ---- launch geometry ------------------------------------------------------------------------------
 
 // Threads of a split-KV reduce block (its kThreads template argument), and the (token, q head) items
-// one block merges: kD / 4 threads per item, each merging 4 columns.
-inline constexpr int kSplitKvReduceThreads = 128;
-constexpr int split_kv_reduce_items_per_block(int head_dim, int threads = kSplitKvReduceThreads) {
-  return threads / (head_dim / 4);
+// one block merges: kD / 4 threads per item, each merging 4 columns; as many items as fit 128
+// threads (d = 192: 48 threads an item, 2 items, 96 threads).
+constexpr int split_kv_reduce_threads(int head_dim) {
+  return (head_dim / 4) * (128 / (head_dim / 4) > 0 ? 128 / (head_dim / 4) : 1);
+}
+constexpr int split_kv_reduce_items_per_block(int head_dim) {
+  return split_kv_reduce_threads(head_dim) / (head_dim / 4);
 }
 
 struct UnifiedLaunchDim {
@@ -270,7 +273,7 @@ inline UnifiedLaunchGeometry make_unified_launch_geometry(const UnifiedAttention
   g.threads = static_cast<uint32_t>(threads);
   g.dynamic_lds = static_cast<uint32_t>(dynamic_lds);
   if (plan.split) {
-    g.reduce_threads = kSplitKvReduceThreads;
+    g.reduce_threads = static_cast<uint32_t>(split_kv_reduce_threads(head_dim));
     g.reduce_items_per_block = split_kv_reduce_items_per_block(head_dim);
     const int64_t items = static_cast<int64_t>(p.num_tokens) * p.num_q_heads;
     g.reduce_grid.x = static_cast<uint32_t>((items + g.reduce_items_per_block - 1) / g.reduce_items_per_block);

@@ -42,12 +42,12 @@ enum class UnifiedTileKind : uint8_t { decode, prefill };
 constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size) {
   if (kind == UnifiedTileKind::decode) {
     if (head_size <= 128) return {1, 4, 1, 16, 3, "decode: 1x4 warps split 64 keys; 3 stages fit in 96 KiB at d<=128"};
-    return {1, 4, 1, 16, 2, "decode: 1x4 warps split 64 keys; 2 stages (d=256 tiles are 32 KiB)"};
+    return {1, 4, 1, 16, 2, "decode: 1x4 warps split 64 keys; 2 stages (d=256 tiles are 32 KiB; d=192 24 KiB)"};
   }
   if (head_size <= 128)
     return {4, 1, 1, 64, 2, "prefill: 4x1 warps of 16 rows, 64-key tiles, double buffered; 236 registers, no "
                             "spill (32-row warps measured no faster and spill at 255: bench/NOTES.md)"};
-  return {4, 1, 1, 32, 2, "prefill: 32-key tiles keep S + O + Q fragments of d=256 under 255 registers"};
+  return {4, 1, 1, 32, 2, "prefill: 32-key tiles keep S + O + Q fragments of d=192 and 256 under 255 registers"};
 }
 
 // The CDNA tiles (wave 64), by head size. gfx942 gives a workgroup 64 KiB of LDS (gfx950 160 KiB): every
@@ -56,7 +56,7 @@ constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size) {
 constexpr UnifiedTile cdna_tile(UnifiedTileKind kind, int head_size) {
   if (kind == UnifiedTileKind::decode) {
     if (head_size <= 128) return {1, 2, 1, 16, 2, "decode: 1x2 waves split 32 keys; 36 KiB of LDS at d=128"};
-    return {1, 1, 1, 16, 2, "decode: one wave, 16-key tiles: 40 KiB of LDS at d=256"};
+    return {1, 1, 1, 16, 2, "decode: one wave, 16-key tiles: 40 KiB of LDS at d=256, 30 KiB at d=192"};
   }
   if (head_size <= 128) return {4, 1, 1, 32, 2, "prefill: 4x1 waves of 16 rows, 32-key tiles: 48 KiB at d=128"};
   return {2, 1, 1, 16, 2, "prefill: 2x1 waves of 16 rows, 16-key tiles: 48 KiB at d=256"};

@@ -13,7 +13,7 @@ namespace hipattn {
 
 struct UnifiedInstanceTable {
   // Head sizes (d_qk == d_v) with compiled unified-attention kernels.
-  static constexpr std::array<int32_t, 3> head_sizes{64, 128, 256};
+  static constexpr std::array<int32_t, 4> head_sizes{64, 128, 192, 256};
 
   static constexpr bool has_head_size(int32_t d) {
     for (int32_t h : head_sizes)

@@ -186,15 +186,27 @@ class PagedKvLoader {
   }
 
  private:
-  // Thread tid copies chunk column c = tid % kCPR of rows tid / kCPR + i * kRowStep (i < kRowIters)
-  // of every tile. The physical blocks of those rows are read from the block table one tile ahead
-  // (prefetch), so the table's latency hides behind a tile of compute instead of stalling the issue.
+  // Thread tid copies chunks idx = tid + i * kThreads (i < kIters) of the tile's kBN x kCPR 16-byte
+  // chunks: row idx / kCPR, column idx % kCPR. When kCPR divides the threads, the column is the same in
+  // every iteration (tid % kCPR) and the rows step by kThreads / kCPR (every head size that is a power
+  // of two); otherwise (d = 192: 24 chunks a row) both move. The physical blocks of those rows are read
+  // from the block table one tile ahead (prefetch), so the table's latency hides behind a tile of
+  // compute instead of stalling the issue.
   static constexpr int kChunkElems = Cfg::kFp8 ? 16 : 8;  // elements per 16-byte chunk
   static constexpr int kCPR = kDqk / kChunkElems;
-  static_assert(kThreads % kCPR == 0 && (kBN % (kThreads / kCPR) == 0 || kThreads / kCPR > kBN), "loader mapping");
-  static constexpr int kRowStep = kThreads / kCPR;
-  static constexpr int kRowIters = (kBN + kRowStep - 1) / kRowStep;
-  static constexpr bool kIdleLoaders = kRowStep > kBN;  // more threads than chunks (small fp8 tiles): rows >= kBN idle
+  static constexpr int kTotal = kBN * kCPR;
+  static constexpr int kIters = (kTotal + kThreads - 1) / kThreads;
+  static constexpr bool kFixedColumn = kThreads % kCPR == 0;
+  static constexpr bool kMayIdle = kTotal % kThreads != 0;  // the last iteration has idle threads
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE int row_of(int i) const {
+    if constexpr (kFixedColumn) return ld_r0_ + i * (kThreads / kCPR);
+    else return (tid_ + i * kThreads) / kCPR;
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE int col_of(int i) const {
+    if constexpr (kFixedColumn) return ld_c_;
+    else return (tid_ + i * kThreads) % kCPR;
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE bool idle(int i) const { return kMayIdle && tid_ + i * kThreads >= kTotal; }
   // Decode tiles (kWarpsN > 1) are bandwidth-bound and prefetch the block ids a tile ahead; prefill
   // tiles need those registers for S and O, and their two resident workgroups hide the table reads.
   static constexpr bool kPrefetchPages = Cfg::kWarpsN > 1;
@@ -206,12 +218,12 @@ class PagedKvLoader {
 
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_pages(int32_t t) {
 #pragma unroll
-    for (int i = 0; i < kRowIters; ++i) {
-      const int32_t j = t * kBN + ld_r0_ + i * kRowStep;
+    for (int i = 0; i < kIters; ++i) {
+      const int32_t j = t * kBN + row_of(i);
       int32_t page = 0;
       slot_[i] = 0;
       blk_[i] = -1;  // not read
-      if (kIdleLoaders && ld_r0_ + i * kRowStep >= kBN) continue;
+      if (idle(i)) continue;
       if (t < t_end_ && j >= range_.key_begin && j < range_.key_end) {
         kv_.locate(j, page, slot_[i]);
         blk_[i] = kv_.physical_block(seq_, page);
@@ -223,22 +235,22 @@ class PagedKvLoader {
     char* kd = k_stage(stage);
     char* vd = v_stage(stage);
 #pragma unroll
-    for (int i = 0; i < kRowIters; ++i) {
-      const int r = ld_r0_ + i * kRowStep;
-      if (kIdleLoaders && r >= kBN) continue;
+    for (int i = 0; i < kIters; ++i) {
+      if (idle(i)) continue;
+      const int r = row_of(i), c = col_of(i);
       const bool valid = blk_[i] >= 0;
       const Offset ko = valid ? kv_.k_offset(blk_[i], slot_[i], kvh_) : Offset(0);
       const Offset vo = valid ? kv_.v_offset(blk_[i], slot_[i], kvh_) : Offset(0);
       if constexpr (Cfg::kFp8) {
-        Arch::copy_16(kd + (r * kDqk + ld_c_ * 16), static_cast<const uint8_t*>(kv_.k) + ko + ld_c_ * 16, valid);
-        Arch::copy_16(vd + (r * kDv + ld_c_ * 16), static_cast<const uint8_t*>(kv_.v) + vo + ld_c_ * 16, valid);
+        Arch::copy_16(kd + (r * kDqk + c * 16), static_cast<const uint8_t*>(kv_.k) + ko + c * 16, valid);
+        Arch::copy_16(vd + (r * kDv + c * 16), static_cast<const uint8_t*>(kv_.v) + vo + c * 16, valid);
       } else {
-        Arch::copy_16(reinterpret_cast<uint16_t*>(kd) + KTile::chunk_index(r, ld_c_),
-                      static_cast<const uint16_t*>(kv_.k) + ko + ld_c_ * 8, valid);
-        Arch::copy_16(reinterpret_cast<uint16_t*>(vd) + VTile::chunk_index(r, ld_c_),
-                      static_cast<const uint16_t*>(kv_.v) + vo + ld_c_ * 8, valid);
+        Arch::copy_16(reinterpret_cast<uint16_t*>(kd) + KTile::chunk_index(r, c),
+                      static_cast<const uint16_t*>(kv_.k) + ko + c * 8, valid);
+        Arch::copy_16(reinterpret_cast<uint16_t*>(vd) + VTile::chunk_index(r, c),
+                      static_cast<const uint16_t*>(kv_.v) + vo + c * 8, valid);
       }
-      if (Cfg::kFp8 && per_token_head_scale_ && ld_c_ == 0) {
+      if (Cfg::kFp8 && per_token_head_scale_ && c == 0) {
         const Offset so = valid ? kv_.scale_offset(blk_[i], slot_[i], kvh_) : Offset(0);
         Arch::copy_4(lds_ks_ + stage * kBN + r, kv_.k_scale + so, valid);
         Arch::copy_4(lds_vs_ + stage * kBN + r, kv_.v_scale + so, valid);
@@ -258,7 +270,7 @@ class PagedKvLoader {
   uint16_t* lds_v16_;
   float* lds_ks_;
   float* lds_vs_;
-  int32_t blk_[kRowIters], slot_[kRowIters];
+  int32_t blk_[kIters], slot_[kIters];
 #endif  // HIPATTN_HAS_DEVICE
 };
 
