@@ -3,6 +3,7 @@
 // instructions from `llvm-objdump -d` (LLVM's decoder), whose text this file parses into operands
 // and modifiers.
 #include <elf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -571,13 +572,25 @@ std::shared_ptr<const CodeObject> CodeObject::load(const std::string& path, cons
   }
   // demangled names (one llvm-cxxfilt run)
   {
-    const std::string tmp = path + ".emu-names.txt";
-    {
-      std::ofstream o(tmp);
-      o << names;
+    // a private temporary file: tests in parallel processes load the same code object
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/hipattn-emu-names-XXXXXX";
+    const int fd = mkstemp(tmpl.data());
+    if (fd < 0) co_fail(path, "cannot create a temporary file in " + tmpl);
+    const bool written = write(fd, names.data(), names.size()) == ssize_t(names.size());
+    close(fd);
+    if (!written) {
+      std::remove(tmpl.c_str());
+      co_fail(path, "cannot write " + tmpl);
     }
-    const std::string dem = run_tool(shell_quote(tools.cxxfilt) + " < " + shell_quote(tmp), path);
-    std::remove(tmp.c_str());
+    std::string dem;
+    try {
+      dem = run_tool(shell_quote(tools.cxxfilt) + " < " + shell_quote(tmpl), path);
+    } catch (...) {
+      std::remove(tmpl.c_str());
+      throw;
+    }
+    std::remove(tmpl.c_str());
     std::stringstream ds(dem);
     std::string l;
     for (auto& k : co->kernels_) {
