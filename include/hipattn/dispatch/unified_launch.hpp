@@ -190,18 +190,13 @@ UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAtten
   return a;
 }
 
-// The data of a variant from the problem: the standard variants read softcap, ALiBi slopes and
-// QQ-bias from the params; any other variant is default-constructed (pass it explicitly instead).
+// The data of a variant from the problem: a variant that says how it is built from a problem
+// (`Variant::from_params`, as the standard ones do) is built so; any other is default-constructed
+// (pass it explicitly instead).
 template <class Variant>
 Variant unified_variant_from_params(const UnifiedAttentionParams& p) {
-  Variant v{};
-  if constexpr (requires { v.args.softcap; v.args.alibi_slopes; v.args.qq_bias; v.args.qq_bias_stride; }) {
-    v.args.softcap = p.softcap;
-    v.args.alibi_slopes = p.alibi_slopes;
-    v.args.qq_bias = p.qq_bias;
-    v.args.qq_bias_stride = static_cast<int32_t>(p.qq_bias_stride);
-  }
-  return v;
+  if constexpr (requires { Variant::from_params(p); }) return Variant::from_params(p);
+  else return Variant{};
 }
 
 template <class Cfg>

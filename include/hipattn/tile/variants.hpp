@@ -54,6 +54,17 @@ struct StandardVariant : VariantBase {
   static constexpr bool kTransformsLogits = kSoftcap || kAlibi || kQQBias;
   LogitArgs args;
 
+  // The variant of a problem description (UnifiedAttentionParams: softcap, alibi_slopes, qq_bias).
+  template <class Params>
+  static StandardVariant from_params(const Params& p) {
+    StandardVariant v;
+    v.args.softcap = p.softcap;
+    v.args.alibi_slopes = p.alibi_slopes;
+    v.args.qq_bias = p.qq_bias;
+    v.args.qq_bias_stride = static_cast<int32_t>(p.qq_bias_stride);
+    return v;
+  }
+
   struct Row {
     float slope = 0.f;  // ALiBi slope of the row's head (0 when ALiBi is off)
   };
