@@ -194,7 +194,7 @@ void bench_prefill_tile(benchmark::State& state, int scenario) {
   plan.block_q = Cfg::kBM / plan.rows_per_token;
   plan.head_chunks = (group + plan.rows_per_token - 1) / plan.rows_per_token;
   plan.grid_x = int64_t(p.num_tokens) / plan.block_q + p.num_seqs;
-  const rt::CapturedGraph graph([&](rt::stream_t st) { detail::launch_unified_instance<Cfg>(p, plan, nullptr, st, unified_variant_from_params<typename Cfg::Variant>(p)); });
+  const rt::CapturedGraph graph([&](rt::stream_t st) { detail::launch_unified_config<Cfg>(p, plan, nullptr, st, unified_variant_from_params<typename Cfg::Variant>(p)); });
   double ms = 0;
   for (auto _ : state) {
     ms = median_ms([&] { graph.launch(nullptr); }, g_flush);

@@ -8,6 +8,10 @@
 // The example builds a small paged problem with hipattn::make_unified_params, runs
 // hipattn::unified_attention(params, variant, ...) on the GPU, and compares with a float64 host
 // computation of the same formula. With no GPU it says so and exits 0.
+//
+// The variant's kernels are compiled in this translation unit; the instance filter kOnlyF16D128
+// limits them to what the program calls (f16 queries, f16 KV, head 128: one instance, both tile
+// kinds, 2D and 3D). Without the filter every q dtype x KV kind x head size would be compiled.
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -96,7 +100,10 @@ int main() {
   const size_t ws_bytes = hipattn::unified_attention_workspace_size(p);
   void* ws = nullptr;
   if (ws_bytes && !ok(hipattn::rt::malloc_device(&ws, ws_bytes), "malloc")) return 1;
-  hipattn::unified_attention(p, variant, ws, ws_bytes, nullptr);
+  using F = hipattn::UnifiedInstanceFilter;
+  constexpr F kOnlyF16D128{.q_dtypes = F::q_bit(false), .kv_kinds = F::bit_of(hipattn::KvKind::same16),
+                           .head_sizes = F::heads(128)};
+  hipattn::unified_attention<kOnlyF16D128>(p, variant, ws, ws_bytes, nullptr);
   if (!ok(hipattn::rt::device_synchronize(), "unified_attention")) return 1;
   std::vector<hipattn::half_t> out(q.size());
   hipattn::rt::memcpy_d2h(out.data(), dout, out_bytes);

@@ -26,18 +26,17 @@ struct CompareStats {
   double rel_l2() const { return sum_sq_ref > 0 ? std::sqrt(sum_sq_err / sum_sq_ref) : std::sqrt(sum_sq_err); }
 };
 
-// Run once with `path` and compare every output element and LSE with the reference; the raw output
-// is returned through `raw` when given.
-inline CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference::AttentionResult& ref,
-                                    UnifiedPath path, int segments = 0, std::vector<uint16_t>* raw = nullptr) {
-  UnifiedOptions opt;
-  opt.path = path;
-  opt.num_segments = segments;
+// Launch once through `launch(params, workspace, workspace_bytes, opt)` (an entry point of
+// dispatch/unified_attention.hpp) over a poisoned output, and compare every output element and LSE
+// with the reference; the raw output is returned through `raw` when given.
+template <class Launch>
+CompareStats launch_and_compare(HostProblem& h, DeviceProblem& dp, const reference::AttentionResult& ref,
+                                const UnifiedOptions& opt, Launch&& launch, std::vector<uint16_t>* raw = nullptr) {
   const UnifiedAttentionParams p = dp.params();
   const size_t ws_bytes = unified_attention_workspace_size(p, opt);
   DeviceBuffer ws(ws_bytes);
   dp.poison();
-  unified_attention(p, ws.ptr, ws_bytes, nullptr, opt);
+  launch(p, ws.ptr, ws_bytes, opt);
   HIPATTN_CHECK(rt::device_synchronize());
   std::vector<uint16_t> out;
   std::vector<float> lse;
@@ -67,6 +66,21 @@ inline CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const ref
     }
   }
   return st;
+}
+
+// Run once with `path` (the standard entry point, compiling the instances of kFilter) and compare.
+template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
+CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference::AttentionResult& ref,
+                                    UnifiedPath path, int segments = 0, std::vector<uint16_t>* raw = nullptr) {
+  UnifiedOptions opt;
+  opt.path = path;
+  opt.num_segments = segments;
+  return launch_and_compare(
+      h, dp, ref, opt,
+      [](const UnifiedAttentionParams& p, void* ws, size_t bytes, const UnifiedOptions& o) {
+        unified_attention<kFilter>(p, ws, bytes, nullptr, o);
+      },
+      raw);
 }
 
 }  // namespace hipattn::testing

@@ -214,6 +214,8 @@ TEST(Sm90Ldmatrix, FragmentsMatchLayouts) {
   check_ldmatrix<64, 2>(42);
   check_ldmatrix<128, 1>(43);
   check_ldmatrix<128, 2>(44);
+  check_ldmatrix<96, 1>(45);  // 12 chunks a row in a 128-element pitch
+  check_ldmatrix<96, 2>(46);
 }
 
 // ================= 3. WarpTile end to end =================
@@ -226,8 +228,8 @@ __global__ void warp_tile_kernel(const uint16_t* q, const uint16_t* k, const uin
   constexpr int kKeys = kKN + 16;
   extern __shared__ uint4 smem_u4[];
   uint16_t* lq = reinterpret_cast<uint16_t*>(smem_u4);
-  uint16_t* lk = lq + WT::kRows * kD;
-  uint16_t* lv = lk + kKeys * kD;
+  uint16_t* lk = lq + WT::kRows * T::kPitch;  // rows of the tile's pitch (d = 96: 128, padded)
+  uint16_t* lv = lk + kKeys * T::kPitch;
   const int lane = threadIdx.x;
   for (int i = lane; i < WT::kRows * kD; i += 32) lq[T::index(i / kD, i % kD)] = q[i];
   for (int i = lane; i < kKeys * kD; i += 32) { lk[T::index(i / kD, i % kD)] = k[i]; lv[T::index(i / kD, i % kD)] = v[i]; }
@@ -267,7 +269,7 @@ void check_warp_tile(uint32_t seed) {
   DeviceBuffer dq = DeviceBuffer::from(q), dk = DeviceBuffer::from(k), dv = DeviceBuffer::from(v);
   DeviceBuffer dp = DeviceBuffer::from(p), do0 = DeviceBuffer::from(o0);
   DeviceBuffer ds = poisoned(R * kKN * 4), ds2 = poisoned(R * kKN * 4), dout = poisoned(R * kD * 4);
-  const int smem = (R + 2 * KK) * kD * 2;
+  const int smem = (R + 2 * KK) * SwizzledTile<1, kD>::kPitch * 2;
   auto kern = warp_tile_kernel<kBf16, kD, kMT, kKN>;
   HIPATTN_CHECK(rt::set_max_dynamic_shared(kern, smem));
   LAUNCH_CHECKED(kern<<<1, 32, smem>>>(dq.as<uint16_t>(), dk.as<uint16_t>(), dv.as<uint16_t>(), dp.as<float>(),
@@ -314,6 +316,8 @@ TEST(Sm90WarpTile, QkAndPvMatchHostMatmul) {
   check_warp_tile_mt_kn<false, 128>(110);
   check_warp_tile_mt_kn<true, 64>(120);
   check_warp_tile_mt_kn<true, 128>(130);
+  check_warp_tile_mt_kn<true, 96>(140);  // 6 k16 steps, 12 n8 tiles of O, padded LDS rows
+  check_warp_tile_mt_kn<false, 96>(150);
 }
 
 // ================= 4. lane reductions =================

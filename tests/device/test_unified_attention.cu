@@ -123,6 +123,24 @@ TEST(UnifiedEdge, HeadSize192) {
   }
 }
 
+// Head 96 (Phi-3 class): 12 16-byte chunks a row (6 for fp8), stored in LDS with a 128-element row
+// pitch (tile/lds_layout.hpp); the loader's column moves with the iteration; k steps of 96 = 6 x 16
+// (sm_90) and 3 x 32 (CDNA). Every path, 16-bit and fp8 caches, decode and prefill tiles, group 3.
+TEST(UnifiedEdge, HeadSize96) {
+  REQUIRE_GPU();
+  for (DType kv : {DType::bf16, DType::fp8_e4m3fn}) {
+    ProblemSpec s;
+    s.bf16 = true;
+    s.kv_dtype = kv;
+    s.scale_mode = kv == DType::bf16 ? KvScaleMode::none : KvScaleMode::per_token_head;
+    s.num_q_heads = 24; s.num_kv_heads = 8; s.head_size = 96; s.block_size = 16;
+    s.seqs = {{1, 700}, {37, 300}, {1, 45}, {130, 130}};
+    s.sinks = true;
+    s.window_left = kv == DType::bf16 ? -1 : 200;
+    check_all_paths(s, kv == DType::bf16 ? "head 96 bf16" : "head 96 fp8 with a window");
+  }
+}
+
 TEST(UnifiedEdge, ZeroLengthSequencesAndSinks) {
   REQUIRE_GPU();
   ProblemSpec s;
@@ -168,9 +186,9 @@ TEST(UnifiedErrors, BadInputThrowsNamingTheField) {
     EXPECT_EQ(e.field(), "num_kv_heads");
   }
   p = dp.params();
-  p.head_size = 96;  // not in the instance table (problem/unified_instances.hpp): refused as unsupported
-  p.q_stride_token = 8 * 96; p.q_stride_head = 96; p.o_stride_token = 8 * 96; p.o_stride_head = 96;
-  hipattn::set_cache_strides(p, hipattn::nhd_strides(16, 2, 96));
+  p.head_size = 80;  // not in the instance table (problem/unified_instances.hpp): refused as unsupported
+  p.q_stride_token = 8 * 80; p.q_stride_head = 80; p.o_stride_token = 8 * 80; p.o_stride_head = 80;
+  hipattn::set_cache_strides(p, hipattn::nhd_strides(16, 2, 80));
   try {
     unified_attention(p, nullptr, 0, nullptr);
     FAIL() << "no error";

@@ -409,7 +409,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, EmuAtoms, ::testing::Values("gfx942", "gfx950"
 // ---------------------------------------------------------------- warp_tile.hip
 // warp_tile_kernel<kBf16, kD, kMT, kKN>(g, scale, out, key0), one wave (64 threads):
 //   LDS = g copied in 16-byte chunks, chunk i zero when i % 8 == 5; Q = rows [0, 16 kMT), K = the next
-//   kKN + 16 rows, V the next kKN + 16, each a SwizzledTile<*, kD> (element (r, c) at index(r, c));
+//   kKN + 16 rows, V the next kKN + 16, each a SwizzledTile<*, kD> (element (r, c) at index(r, c); rows
+//   of kPitch elements: d = 96 has a 128-element pitch);
 //   lds_scale[k] = scale[k], 0 for k = 3.
 //   S[r][k] = Q[r] . K[key0 + k]  (k < kKN);  m[r] = max_k S[r][k] lds_scale[k];
 //   P = exp2(S - m),  l[r] = sum_k P[r][k];
@@ -421,13 +422,16 @@ struct WarpTileCase {
   int d, mt, kn;
 };
 const WarpTileCase kWarpTiles[] = {{true, 64, 1, 16},  {true, 128, 1, 16}, {true, 128, 1, 64}, {false, 128, 1, 64},
-                                   {true, 128, 2, 32}, {true, 256, 1, 32}, {false, 256, 1, 16}};
+                                   {true, 128, 2, 32}, {true, 256, 1, 32}, {false, 256, 1, 16}, {true, 96, 1, 32},
+                                   {false, 96, 1, 16}};
 
 template <int kD>
 int tile_index(int r, int c) { return SwizzledTile<1, kD>::index(r, c); }
+int tile_pitch(int d) { return d == 96 ? SwizzledTile<1, 96>::kPitch : d; }
 int tile_index(int d, int r, int c) {
   switch (d) {
     case 64: return tile_index<64>(r, c);
+    case 96: return tile_index<96>(r, c);
     case 128: return tile_index<128>(r, c);
     default: return tile_index<256>(r, c);
   }
@@ -451,8 +455,8 @@ void check_warp_tile(const CodeObject& co, const WarpTileCase& t, int key0, std:
   const std::string name = "warp_tile_kernel<" + std::string(t.bf16 ? "true" : "false") + ", " + std::to_string(t.d) + ", " +
                            std::to_string(t.mt) + ", " + std::to_string(t.kn) + ">";
   SCOPED_TRACE(name + " key0 " + std::to_string(key0) + " [" + gfx_name(co.gfx()) + "] seed " + std::to_string(seed()));
-  const int D = t.d, rows = 16 * t.mt, keys = t.kn + 16;
-  const size_t n = size_t(rows + 2 * keys) * D;
+  const int D = t.d, P = tile_pitch(D), rows = 16 * t.mt, keys = t.kn + 16;
+  const size_t n = size_t(rows + 2 * keys) * P;
   auto to16 = [&](double x) { return t.bf16 ? bf16_bits(float(x)) : f16_bits(float(x)); };
   auto val = [&](uint16_t h) { return t.bf16 ? bf16_val(h) : f16_val(h); };
   std::uniform_real_distribution<double> u(-1, 1), us(0.5, 1.5);
@@ -467,8 +471,8 @@ void check_warp_tile(const CodeObject& co, const WarpTileCase& t, int key0, std:
 
   auto lds = [&](size_t p) { return ((p / 8) % 8 == 5) ? 0.0 : val(g[p]); };
   auto Q = [&](int r, int c) { return lds(tile_index(D, r, c)); };
-  auto K = [&](int k, int c) { return lds(size_t(rows) * D + tile_index(D, k, c)); };
-  auto V = [&](int k, int c) { return lds(size_t(rows + keys) * D + tile_index(D, k, c)); };
+  auto K = [&](int k, int c) { return lds(size_t(rows) * P + tile_index(D, k, c)); };
+  auto V = [&](int k, int c) { return lds(size_t(rows + keys) * P + tile_index(D, k, c)); };
   int bad = 0;
   const double tol = t.bf16 ? 1.6e-2 : 3e-3;
   for (int r = 0; r < rows; ++r) {

@@ -6,10 +6,11 @@
 // instance the dispatcher would launch (visit_unified_config, dispatch/unified_launch.hpp), builds its
 // arguments and grids with the dispatcher's own builders, and runs the 2D kernel, or the 3D split-KV
 // kernel and then the reduce. Problems are tiny (the emulator runs some tens of millions of
-// instructions per second), but together they reach every feature: head sizes 64 / 128 / 256, both fp8
-// KV formats with both scale modes, sliding window, softcap, ALiBi, QQ-bias, sinks, page sizes 1, 5
-// and 16, NaN in every unowned cache slot (tests/common/paged_problem.hpp), causal and not, GQA,
-// decode rows next to prefill chunks, the decode and prefill tiles, empty sequences.
+// instructions per second), but together they reach every feature: head sizes 64 / 96 / 128 / 192 /
+// 256 (96: LDS rows of a 128-element pitch, tile/lds_layout.hpp), both fp8 KV formats with both scale
+// modes, sliding window, softcap, ALiBi, QQ-bias, sinks, page sizes 1, 5, 7 and 16, NaN in every
+// unowned cache slot (tests/common/paged_problem.hpp), causal and not, GQA, decode rows next to
+// prefill chunks, the decode and prefill tiles, empty sequences.
 // Tolerances are the device suite's (tests/device/test_unified_attention.cu).
 //
 // Code objects: $HIPATTN_EMU_DISPATCH_GFX942 / $HIPATTN_EMU_DISPATCH_GFX950 (each test skips, saying
@@ -92,14 +93,23 @@ std::string offset_name() {
 
 std::string bool_name(bool b) { return b ? "true" : "false"; }
 
-// "hipattn::UnifiedConfig<true, (hipattn::KvKind)0, 64, 1, 2, 1, 16, 2, hipattn::StandardVariant<...>, long, 0, 64>"
+// visit_unified_config (dispatch/unified_launch.hpp) on the emulated target: its instances are keyed
+// by the target, so a gfx950 run looks up the gfx950 kernels (the gfx942 ones are empty there).
+template <class F>
+void visit_target_config(Target t, const UnifiedAttentionParams& p, const UnifiedPlan& plan, F&& f) {
+  if (t == Target::gfx950) visit_unified_config<Target::gfx950>(p, plan, f);
+  else visit_unified_config<Target::gfx942>(p, plan, f);
+}
+
+// "hipattn::UnifiedConfig<true, (hipattn::KvKind)0, 64, 1, 2, 1, 16, 2, hipattn::StandardVariant<...>, long, 0,
+//  (hipattn::Target)1>"
 template <class Cfg>
 std::string config_name() {
   return "hipattn::UnifiedConfig<" + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" + std::to_string(int(Cfg::kKv)) +
          ", " + std::to_string(Cfg::kD) + ", " + std::to_string(Cfg::kWarpsM) + ", " + std::to_string(Cfg::kWarpsN) +
          ", " + std::to_string(Cfg::kMT) + ", " + std::to_string(Cfg::kKN) + ", " + std::to_string(Cfg::kStages) +
          ", " + VariantName<typename Cfg::Variant>::get() + ", " + offset_name<typename Cfg::Offset>() + ", " +
-         std::to_string(Cfg::kPageSize) + ", " + std::to_string(Cfg::kWaveSize) + ">";
+         std::to_string(Cfg::kPageSize) + ", (hipattn::Target)" + std::to_string(int(Cfg::kTarget)) + ">";
 }
 
 // The parts CodeObject::find needs to pick exactly one kernel.
@@ -226,7 +236,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuProb
   UnifiedOptions opt;
   opt.path = path;
   opt.num_segments = segments;
-  const UnifiedPlan plan = plan_unified_attention(p, opt, PlanDevice{t.target, t.cus, 64});
+  const UnifiedPlan plan = plan_unified_attention(p, opt, PlanDevice{t.target, t.cus});
   res.plan = std::string(plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") +
              (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + "ch" : std::string()) + ", " +
              (plan.split ? "3D x" + std::to_string(plan.num_segments) : std::string("2D"));
@@ -236,7 +246,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuProb
   ep.poison(ep.lse, ep.lse_bytes);
   ep.poison(ws, plan.workspace_bytes);
   const auto t0 = std::chrono::steady_clock::now();
-  visit_unified_config<64>(p, plan, [&]<class Cfg>() {
+  visit_target_config(t.target, p, plan, [&]<class Cfg>() {
     const auto args = make_unified_kernel_args<Cfg>(p, plan, dev_ptr(ws));
     const UnifiedLaunchGeometry g = make_unified_launch_geometry<Cfg>(p, plan);
     if (g.empty) return;
@@ -312,6 +322,31 @@ std::vector<Case> all_cases() {
     s.kv_dtype = DType::fp8_e4m3fnuz;
     s.scale_mode = KvScaleMode::per_token_head;
     v.push_back({"d192_fp8_e4m3fnuz_per_token_head", s});
+  }
+  // head 96 (Phi-3 class: 12 chunks a row, 6 for fp8, in LDS rows of a 128-element pitch; the
+  // loader's moving-column mapping), decode and prefill tiles, both fp8 formats, a forced 3D split
+  v.push_back({"d96_bf16_page16", base_spec(true, 96, 16, {{1, 35}, {5, 23}}, 61)});
+  v.push_back({"d96_f16_prefill_tile_page5", base_spec(false, 96, 5, {{9, 28}, {1, 13}}, 62)});
+  {
+    ProblemSpec s = base_spec(true, 96, 16, {{1, 30}, {4, 19}}, 63);
+    s.kv_dtype = DType::fp8_e4m3fnuz;
+    s.scale_mode = KvScaleMode::per_token_head;
+    v.push_back({"d96_fp8_e4m3fnuz_per_token_head", s});
+  }
+  {
+    ProblemSpec s = base_spec(false, 96, 7, {{10, 31}, {1, 22}}, 64);
+    s.kv_dtype = DType::fp8_e4m3fn;
+    s.scale_mode = KvScaleMode::per_tensor;
+    s.window_left = 11;
+    s.sinks = true;
+    v.push_back({"d96_fp8_e4m3fn_prefill_tile_window", s});
+  }
+  {
+    ProblemSpec s = base_spec(true, 96, 16, {{1, 70}, {1, 9}, {1, 41}}, 65);
+    s.num_q_heads = 6;  // group 3
+    Case c{"d96_bf16_group3_decode_only_3seg", s};
+    c.segments = 3;
+    v.push_back(c);
   }
   // pure decode (the decode grid: one q-block per sequence), 3D with 3 forced segments
   {
@@ -518,7 +553,7 @@ TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
     for (DType q : {DType::f16, DType::bf16})
       for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
         for (bool full : {false, true})
-          for (int d : {64, 128, 256})
+          for (int d : UnifiedInstanceTable::head_sizes)
             for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
               UnifiedAttentionParams p;
               p.q_dtype = q;
@@ -527,14 +562,14 @@ TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
               p.head_size = d;
               UnifiedPlan plan;
               plan.tile_kind = kind;
-              visit_unified_config<64>(p, plan, [&]<class Cfg>() {
+              visit_target_config(t->target, p, plan, [&]<class Cfg>() {
                 for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>(), reduce_parts<Cfg>()}) {
                   EXPECT_NO_THROW((void)co->find(parts)) << emu::gfx_name(t->gfx) << ": " << parts[0];
                   ++found;
                 }
               });
             }
-    EXPECT_EQ(found, 2 * 3 * 2 * 3 * 2 * 3);
+    EXPECT_EQ(found, 2 * 3 * 2 * int(UnifiedInstanceTable::head_sizes.size()) * 2 * 3);
   }
 }
 

@@ -183,6 +183,8 @@ void cdna_maps(const char* isa) {
 
 TEST(WarpTileMaps, Sm90) {
   sm90_maps<64, 1, 16>();
+  sm90_maps<96, 1, 16>();
+  sm90_maps<96, 1, 64>();
   sm90_maps<128, 1, 64>();
   sm90_maps<128, 2, 32>();
   sm90_maps<256, 1, 32>();
@@ -195,6 +197,8 @@ TEST(WarpTileMaps, Cdna3) {
   cdna_maps<WarpTile<true, 128, 2, 32>, 128, 32>("cdna3");
   cdna_maps<WarpTile<true, 256, 1, 32>, 256, 32>("cdna3");
   cdna_maps<WarpTile<true, 192, 1, 48>, 192, 48>("cdna3");
+  cdna_maps<WarpTile<true, 96, 1, 16>, 96, 16>("cdna3");
+  cdna_maps<WarpTile<false, 96, 1, 32>, 96, 32>("cdna3");
 }
 
 TEST(WarpTileMaps, Cdna4) {
@@ -204,6 +208,8 @@ TEST(WarpTileMaps, Cdna4) {
   cdna_maps<WarpTile<true, 128, 2, 32>, 128, 32>("cdna4");
   cdna_maps<WarpTile<true, 256, 1, 32>, 256, 32>("cdna4");
   cdna_maps<WarpTile<true, 192, 1, 48>, 192, 48>("cdna4");
+  cdna_maps<WarpTile<true, 96, 1, 16>, 96, 16>("cdna4");
+  cdna_maps<WarpTile<false, 96, 1, 32>, 96, 32>("cdna4");
 }
 
 TEST(WarpTileMaps, KeyPermutationsArePermutations) {
@@ -383,6 +389,7 @@ TEST(CdnaWarpTileEmulation, Gfx942ComputesQKAndPV) {
   check_cdna_tile<hipattn::cdna3::WarpTile<true, 128, 1, 64>, false>(2);
   check_cdna_tile<hipattn::cdna3::WarpTile<false, 128, 2, 32>, false>(3);
   check_cdna_tile<hipattn::cdna3::WarpTile<true, 256, 1, 32>, false>(4);
+  check_cdna_tile<hipattn::cdna3::WarpTile<true, 96, 1, 32>, false>(9);  // 3 QK^T steps of 32 columns
 }
 
 TEST(CdnaWarpTileEmulation, Gfx950ComputesQKAndPV) {
@@ -390,6 +397,8 @@ TEST(CdnaWarpTileEmulation, Gfx950ComputesQKAndPV) {
   check_cdna_tile<hipattn::cdna4::WarpTile<true, 128, 1, 64>, true>(6);  // PV in 32-key steps
   check_cdna_tile<hipattn::cdna4::WarpTile<false, 128, 2, 32>, true>(7);
   check_cdna_tile<hipattn::cdna4::WarpTile<true, 256, 1, 48>, true>(8);  // 48 keys: 16-key steps
+  check_cdna_tile<hipattn::cdna4::WarpTile<false, 96, 1, 32>, true>(10);  // d = 96, 32-key PV steps
+  check_cdna_tile<hipattn::cdna4::WarpTile<true, 96, 1, 16>, true>(11);   // d = 96, 16-key PV steps
 }
 
 // ---- LDS bank conflicts of the CDNA reads on the swizzled tile (32 banks x 4 bytes) ----
@@ -444,9 +453,75 @@ TEST(CdnaWarpTileBanks, ReadsAreConflictFree) {
   check_banks<hipattn::cdna3::WarpTile<true, 64, 1, 64>, 64>(false);
   check_banks<hipattn::cdna3::WarpTile<true, 128, 1, 64>, 128>(false);
   check_banks<hipattn::cdna3::WarpTile<true, 256, 1, 64>, 256>(false);
+  check_banks<hipattn::cdna3::WarpTile<true, 96, 1, 64>, 96>(false);  // the padded 128-element pitch
   check_banks<hipattn::cdna4::WarpTile<true, 64, 1, 64>, 64>(true);
   check_banks<hipattn::cdna4::WarpTile<true, 128, 1, 64>, 128>(true);
   check_banks<hipattn::cdna4::WarpTile<true, 256, 1, 64>, 256>(true);
+  check_banks<hipattn::cdna4::WarpTile<true, 96, 1, 64>, 96>(true);
+}
+
+// ---- the swizzled LDS tile (tile/lds_layout.hpp) ----
+// Every (row, col) of a [kRows, kD] tile maps to its own element inside [0, kRows * kPitch), each
+// 16-byte chunk stays inside its row's pitch, and 8 consecutive rows read at one logical chunk (an
+// ldmatrix / ds_read_b128 pass) touch 8 distinct 16-byte bank groups (128 bytes of 32 4-byte banks).
+template <int kRows, int kD>
+void check_swizzled_tile(int pitch) {
+  using L = hipattn::SwizzledTile<kRows, kD>;
+  SCOPED_TRACE("D=" + std::to_string(kD) + " rows=" + std::to_string(kRows));
+  static_assert(L::kPitch % 64 == 0 && L::kPitch >= kD && L::kPitch < kD + 64);
+  static_assert(L::kElems == kRows * L::kPitch && L::kBytes == 2 * L::kElems);
+  EXPECT_EQ(L::kPitch, pitch);
+  EXPECT_EQ(L::kChunksPerRow, kD / 8);
+  std::vector<int> hits(static_cast<size_t>(L::kElems), 0);
+  int outside = 0;
+  for (int r = 0; r < kRows; ++r)
+    for (int c = 0; c < kD; ++c) {
+      const int i = L::index(r, c);
+      if (i < r * L::kPitch || i >= (r + 1) * L::kPitch) {  // outside its row (so maybe outside the tile)
+        if (outside++ < 5) ADD_FAILURE() << "(" << r << ", " << c << ") -> " << i << " outside row " << r;
+        continue;
+      }
+      ++hits[static_cast<size_t>(i)];
+    }
+  EXPECT_EQ(outside, 0);
+  int twice = 0, used = 0;
+  for (int h : hits) {
+    twice += h > 1;
+    used += h == 1;
+  }
+  EXPECT_EQ(twice, 0) << "elements hit more than once";
+  EXPECT_EQ(used, kRows * kD);
+  // A chunk's 8 elements are contiguous and 16-byte aligned.
+  for (int r = 0; r < kRows; ++r)
+    for (int ch = 0; ch < L::kChunksPerRow; ++ch) {
+      EXPECT_EQ(L::chunk_index(r, ch) % 8, 0);
+      for (int e = 0; e < 8; ++e) EXPECT_EQ(L::index(r, 8 * ch + e), L::chunk_index(r, ch) + e);
+    }
+  // 8 consecutive rows (any start) at one chunk: 8 distinct 16-byte bank groups.
+  for (int r0 = 0; r0 + 8 <= kRows; ++r0)
+    for (int ch = 0; ch < L::kChunksPerRow; ++ch) {
+      std::set<int> groups;
+      for (int r = r0; r < r0 + 8; ++r) groups.insert((L::chunk_index(r, ch) * 2 / 16) % 8);
+      EXPECT_EQ(groups.size(), 8u) << "rows " << r0 << "..+8, chunk " << ch;
+    }
+}
+
+TEST(SwizzledTile, EveryCellOnceInsideThePitchAndConflictFree) {
+  check_swizzled_tile<64, 96>(128);  // padded: chunks 8..11 land on 4 of the slots 8..15
+  check_swizzled_tile<16, 96>(128);
+  check_swizzled_tile<32, 64>(64);
+  check_swizzled_tile<32, 128>(128);
+  check_swizzled_tile<32, 192>(192);
+  check_swizzled_tile<32, 256>(256);
+  // The padding of a 96-wide tile: per row exactly 4 of the chunk slots 8..15 are used, and which
+  // ones depends on the row (c ^ (row & 7)).
+  using L = hipattn::SwizzledTile<8, 96>;
+  for (int r = 0; r < 8; ++r) {
+    std::set<int> slots;
+    for (int c = 0; c < L::kChunksPerRow; ++c) slots.insert((L::chunk_index(r, c) - r * L::kPitch) / 8);
+    EXPECT_EQ(slots.size(), 12u) << "row " << r;
+    EXPECT_EQ(*slots.rbegin() < 16, true) << "row " << r;
+  }
 }
 
 }  // namespace

@@ -40,7 +40,6 @@ PlanDevice device(Target t, int sms) {
   PlanDevice dev;
   dev.target = t;
   dev.multiprocessor_count = sms;
-  dev.wave_size = (t == Target::gfx942 || t == Target::gfx950) ? 64 : 32;
   return dev;
 }
 
@@ -58,7 +57,7 @@ Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o,
   Expected e{};
   const int64_t g = p.num_q_heads / p.num_kv_heads;
   e.decode = static_cast<int64_t>(std::max(1, p.max_seqlen_q)) * g <= 16;
-  if (dev.wave_size == 64) {  // CDNA tiles (64 KiB of LDS)
+  if (dev.target == Target::gfx942 || dev.target == Target::gfx950) {  // CDNA tiles (64 KiB of LDS)
     e.bm = e.decode ? 16 : (p.head_size <= 128 ? 64 : 32);
     e.bn = e.decode ? (p.head_size <= 128 ? 32 : 16) : (p.head_size <= 128 ? 32 : 16);
   } else {
@@ -260,7 +259,7 @@ TEST(Plan, RandomShapesFollowTheRules) {
   auto ui = [&](int32_t lo, int32_t hi) { return std::uniform_int_distribution<int32_t>(lo, hi)(rng); };
   const Target targets[] = {Target::sm90, Target::gfx942, Target::gfx950};
   const int32_t groups[] = {1, 2, 4, 5, 6, 8, 16, 32, 48, 96, 128, 256};
-  const int32_t dims[] = {64, 128, 192, 256};
+  const int32_t dims[] = {64, 96, 128, 192, 256};
   int failures = 0;
   int auto_split = 0, auto_2d = 0, decode = 0, prefill = 0, chunked = 0;
   for (int it = 0; it < 20000; ++it) {
@@ -268,7 +267,7 @@ TEST(Plan, RandomShapesFollowTheRules) {
     const int32_t max_q = ui(0, 3) == 0 ? 1 : ui(1, 600);
     const int32_t tokens = max_q == 1 ? seqs : ui(seqs, seqs * max_q);
     const int32_t max_k = ui(0, 2) == 0 ? ui(max_q, max_q + 300) : ui(max_q, 200000);
-    const int32_t hkv = ui(1, 16), g = groups[ui(0, 11)], d = dims[ui(0, 3)];
+    const int32_t hkv = ui(1, 16), g = groups[ui(0, 11)], d = dims[ui(0, 4)];
     const auto p = shape(seqs, tokens, max_q, max_k, hkv * g, hkv, d);
     UnifiedOptions o;
     const int mode = ui(0, 4);

@@ -197,13 +197,13 @@ const std::vector<Rejected>& rejected_cases() {
        "num_kv_heads", {"num_q_heads (12) is not a multiple of num_kv_heads (5)"}, 1},
       {"HeadSize0", [](Problem& t) { t.p.head_size = 0; }, kFields, kUnsupported, "head_size", {"head_size (0)"}, 1},
       {"HeadSize32", [](Problem& t) { t.reshape({.head_size = 32}); }, kFields, kUnsupported, "head_size", {"head_size (32)"}, 1},
-      {"HeadSize96", [](Problem& t) { t.reshape({.head_size = 96}); }, kFields, kUnsupported, "head_size",
-       {"head_size (96) is not one of 64, 128, 192, 256"}, 1},
+      {"HeadSize80", [](Problem& t) { t.reshape({.head_size = 80}); }, kFields, kUnsupported, "head_size",
+       {"head_size (80) is not one of 64, 96, 128, 192, 256"}, 1},
       {"HeadSize100", [](Problem& t) { t.p.head_size = 100; }, kFields, kUnsupported, "head_size", {"head_size (100)"}, 1},
       {"HeadSize160", [](Problem& t) { t.reshape({.head_size = 160}); }, kFields, kUnsupported, "head_size", {"head_size (160)"}, 1},
       {"HeadSize512", [](Problem& t) { t.reshape({.head_size = 512}); }, kFields, kUnsupported, "head_size", {"head_size (512)"}, 1},
-      {"EmptyBatchStillChecksHeadSize", [](Problem& t) { t.make_empty_batch(), t.p.head_size = 96; }, kFields,
-       kUnsupported, "head_size", {"96"}, 1},
+      {"EmptyBatchStillChecksHeadSize", [](Problem& t) { t.make_empty_batch(), t.p.head_size = 80; }, kFields,
+       kUnsupported, "head_size", {"80"}, 1},
 
       // ---- dtypes ----
       {"QDtypeF32", [](Problem& t) { t.p.q_dtype = t.p.kv_dtype = DType::f32; }, kFields, kUnsupported, "q_dtype",
@@ -490,7 +490,7 @@ TEST(Validate, ReportAndThrow) {
 // field and lists the others.
 TEST(Validate, SeveralViolationsAreAllReported) {
   Problem t({.num_q_heads = 12, .num_kv_heads = 5});  // counts
-  t.p.head_size = 96;                          // head size (unsupported); strides made for 128 still fit 96
+  t.p.head_size = 80;                          // head size (unsupported); strides made for 128 still fit 80
   t.p.kv_dtype = DType::bf16;                  // dtypes (unsupported)
   t.p.scale = 0.f;                             // logits
   t.p.window_left = -3;
@@ -523,7 +523,7 @@ TEST(Validate, SeveralViolationsAreAllReported) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
     EXPECT_EQ(e.field(), "num_kv_heads");
     const std::string w = e.what();
-    EXPECT_NE(w.find("[+9 more: head_size: head_size (96)"), std::string::npos) << w;
+    EXPECT_NE(w.find("[+9 more: head_size: head_size (80)"), std::string::npos) << w;
     for (const auto& [field, code] : want) EXPECT_NE(w.find(field + ": "), std::string::npos) << field << " in " << w;
   }
 
@@ -545,7 +545,7 @@ TEST(Validate, SeveralViolationsAreAllReported) {
 TEST(Validate, Limits) {
   static_assert(hipattn::ValidationLimits::vector_align_bytes == 16);
   static_assert(hipattn::ValidationLimits::max_32bit_extent_bytes == 2147483648LL);
-  const std::set<int32_t> supported{64, 128, 192, 256};  // the instance table
+  const std::set<int32_t> supported{64, 96, 128, 192, 256};  // the instance table
   for (int32_t d = -1; d <= 512; ++d)
     EXPECT_EQ(hipattn::ValidationLimits::head_size_supported(d), supported.count(d) == 1) << d;
 }

@@ -11,8 +11,10 @@ both). <name> says what the object holds:
                (the MFMA shape and type, ds_read_b64_tr_b16, the lane-op and conversion forms);
   *warp_tile*  warp_tile_kernel<bf16?, D, MT, KN> (tests/isa/warp_tile.hip): the tile's MFMA, its
                LDS reads and its row-reduction instructions, and no scratch or flat accesses;
-  *unified*    the unified attention kernels (tests/isa/unified_kernels.hip): MFMA and the V read
-               of the target in every 2D / 3D kernel, no scratch or flat accesses in any kernel.
+  *unified*    the unified attention kernels (tests/isa/unified_kernels.hip, dispatch_all.hip): MFMA
+               and the V read of the target in every 2D / 3D kernel built for the object's target,
+               no MFMA, LDS or memory instruction in the instances of the other target (their
+               bodies are empty in this device pass), no scratch or flat accesses in any kernel.
 In every function of every object, each v_permlane16_swap_b32 / v_permlane32_swap_b32 must have both
 of its results read: the swap writes its vdst AND its src0 VGPR, and a reduction that reads only one
 (issue 7: __builtin_bit_cast(float, h[1]) of the swap pair reads element 0, llvm#95673) leaves the
@@ -230,9 +232,10 @@ WARP_TILE_RE = re.compile(r"warp_tile_kernel<(true|false), (\d+), (\d+), (\d+)>"
 UNIFIED_RE = re.compile(
     r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), (?P<wave>\d+)>")
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d)>")
 REDUCE_RE = re.compile(r"split_kv_reduce_kernel<(true|false), (\d+), (\d+)>")
 KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
+TARGET_NAMES = {"0": "host", "1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
 
 
 def short_name(name):
@@ -241,7 +244,8 @@ def short_name(name):
         kind = "2d" if m["kernel"] == "unified_2d_kernel" else "3d"
         variant = "full" if "true" in m["v"] else "plain"
         return (f"{kind} {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d{m['d']} "
-                f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant}")
+                f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant} "
+                f"@{TARGET_NAMES.get(m['tgt'], m['tgt'])}")
     m = REDUCE_RE.search(name)
     if m:
         return f"reduce {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} t{m.group(3)}"
@@ -344,7 +348,10 @@ def main(argv=None):
                 required += tile_rules(target, m.group(1) == "true")
             else:
                 m = UNIFIED_RE.search(dem)
-                if m:
+                if m and TARGET_NAMES.get(m["tgt"]) != target:
+                    # An instance of the other target: its body is empty in this device pass.
+                    forbidden += [r"v_mfma\w+", r"ds_\w+", r"global_\w+", r"buffer_\w+"]
+                elif m:
                     required += [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
                     required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
                 elif not REDUCE_RE.search(dem):

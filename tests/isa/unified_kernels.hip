@@ -9,11 +9,17 @@
 
 namespace hipattn::isa_test {
 
-// The UnifiedConfig the dispatcher builds for (q type, kv kind, head size, tile kind, variant), wave64.
+// The UnifiedConfig the dispatcher builds for (q type, kv kind, head size, tile kind, variant) on the
+// target of this device pass.
+#if defined(HIPATTN_TARGET_GFX950)
+inline constexpr Target kIsaTarget = Target::gfx950;
+#else
+inline constexpr Target kIsaTarget = Target::gfx942;
+#endif
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant>
 struct AmdConfig {
-  static constexpr UnifiedTile t = unified_tile(kKind, kD, 64);
-  using type = UnifiedConfig<kBf16, kKv, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant, int64_t, 0, 64>;
+  static constexpr UnifiedTile t = unified_tile(kKind, kD, kIsaTarget);
+  using type = UnifiedConfig<kBf16, kKv, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant, int64_t, 0, kIsaTarget>;
   static_assert(type::kSmemBytes <= 64 * 1024, "every CDNA tile fits gfx942's 64 KiB of LDS");
 };
 
@@ -35,6 +41,11 @@ HIPATTN_ISA_UNIFIED(true, same16, 128, decode, PlainVariant)
 HIPATTN_ISA_UNIFIED(true, same16, 128, prefill, PlainVariant)
 HIPATTN_ISA_UNIFIED(true, same16, 256, decode, PlainVariant)
 HIPATTN_ISA_UNIFIED(true, same16, 256, prefill, PlainVariant)
+// d = 96 (Phi-3 class): LDS rows of a 128-element pitch, 12 chunks a row (moving-column copies), 3
+// 32-column QK^T steps; fp8 KV dequantized into the padded tile.
+HIPATTN_ISA_UNIFIED(true, same16, 96, decode, PlainVariant)
+HIPATTN_ISA_UNIFIED(true, same16, 96, prefill, PlainVariant)
+HIPATTN_ISA_UNIFIED(false, e4m3fnuz, 96, decode, PlainVariant)
 // f16 queries, fp8 KV (both encodings), every feature compiled in: d = 128.
 HIPATTN_ISA_UNIFIED(false, same16, 128, decode, PlainVariant)
 HIPATTN_ISA_UNIFIED(false, same16, 128, prefill, PlainVariant)
@@ -45,6 +56,7 @@ HIPATTN_ISA_UNIFIED(true, same16, 128, prefill, FullVariant)
 
 // The split-KV reduce (no MFMA) for each head size.
 template __global__ void ::hipattn::split_kv_reduce_kernel<true, 64, 128>(const ::hipattn::SplitKvReduceArgs);
+template __global__ void ::hipattn::split_kv_reduce_kernel<true, 96, 120>(const ::hipattn::SplitKvReduceArgs);
 template __global__ void ::hipattn::split_kv_reduce_kernel<true, 128, 128>(const ::hipattn::SplitKvReduceArgs);
 template __global__ void ::hipattn::split_kv_reduce_kernel<true, 256, 128>(const ::hipattn::SplitKvReduceArgs);
 template __global__ void ::hipattn::split_kv_reduce_kernel<false, 128, 128>(const ::hipattn::SplitKvReduceArgs);

@@ -9,17 +9,18 @@ template <bool kBf16, int kD, int kMT, int kKN>
 __global__ void __launch_bounds__(64) warp_tile_kernel(const uint16_t* g, const float* scale, float* out, int key0) {
   using WT = typename DeviceArch::template WarpTile<kBf16, kD, kMT, kKN>;
   constexpr int kQRows = 16 * kMT, kKeys = kKN + 16;
-  __shared__ __attribute__((aligned(16))) uint16_t lds[(kQRows + 2 * kKeys) * kD];
+  constexpr int kP = hipattn::SwizzledTile<1, kD>::kPitch;  // row pitch (d = 96: 128, padded)
+  __shared__ __attribute__((aligned(16))) uint16_t lds[(kQRows + 2 * kKeys) * kP];
   __shared__ float lds_scale[64];
   const int lane = DeviceArch::lane();
-  for (int i = lane; i < (kQRows + 2 * kKeys) * kD / 8; i += 64) DeviceArch::copy_16(lds + 8 * i, g + 8 * i, (i & 7) != 5);
+  for (int i = lane; i < (kQRows + 2 * kKeys) * kP / 8; i += 64) DeviceArch::copy_16(lds + 8 * i, g + 8 * i, (i & 7) != 5);
   DeviceArch::copy_4(lds_scale + lane, scale + lane, lane != 3);
   DeviceArch::copy_commit();
   DeviceArch::copy_wait<0>();
   DeviceArch::sync();
   const uint16_t* lq = lds;
-  const uint16_t* lk = lds + kQRows * kD;
-  const uint16_t* lv = lk + kKeys * kD;
+  const uint16_t* lk = lds + kQRows * kP;
+  const uint16_t* lv = lk + kKeys * kP;
   typename WT::QFrag q;
   typename WT::SFrag s;
   typename WT::OFrag o;
@@ -62,3 +63,5 @@ HIPATTN_ISA_WARP_TILE(false, 128, 1, 64)
 HIPATTN_ISA_WARP_TILE(true, 128, 2, 32)
 HIPATTN_ISA_WARP_TILE(true, 256, 1, 32)
 HIPATTN_ISA_WARP_TILE(false, 256, 1, 16)
+HIPATTN_ISA_WARP_TILE(true, 96, 1, 32)
+HIPATTN_ISA_WARP_TILE(false, 96, 1, 16)

@@ -4,8 +4,12 @@
 //   hipattn::unified_attention(params, workspace, bytes, stream);
 //
 // Validates the problem (throws hipattn::Error naming the field), plans (dispatch/unified_plan.hpp),
-// maps the runtime traits (q dtype, kv dtype, head size, tile kind, path) to one compiled instance and
-// launches it. Nothing is allocated; the workspace is the caller's.
+// maps the runtime traits (target, q dtype, kv dtype, head size, variant; then tile kind and path) to
+// one compiled instance and launches it. Nothing is allocated; the workspace is the caller's.
+//
+// Which instances exist: every one of the instance table (problem/unified_instances.hpp) by default,
+// compiled in the caller's translation unit; a subset with unified_attention<filter>(...); or an
+// instance library built by hipattn_add_unified_instances() (README, "Using hipattn in a project").
 #pragma once
 #include <mutex>
 
@@ -19,7 +23,7 @@
 namespace hipattn {
 
 inline PlanDevice plan_device(const rt::DeviceProperties& props) {
-  return PlanDevice{props.target, props.multiprocessor_count, props.wave_size};
+  return PlanDevice{props.target, props.multiprocessor_count};
 }
 
 // Workspace bytes unified_attention needs for `p` on the current device (0 for the 2D path).
@@ -28,13 +32,26 @@ inline size_t unified_attention_workspace_size(const UnifiedAttentionParams& p, 
   return plan_unified_attention(p, opt, plan_device(rt::cached_device_properties())).workspace_bytes;
 }
 
+// The targets this backend compiles unified-attention instances for: every instance is built for
+// each of them (on HIP the kernels of one target are empty in the other target's device pass).
+#if defined(HIPATTN_BACKEND_CUDA)
+using BackendTargets = TargetList<Target::sm90>;
+#else
+using BackendTargets = TargetList<Target::gfx942, Target::gfx950>;
+#endif
+
 namespace detail {
 
-#if defined(HIPATTN_BACKEND_CUDA)
-inline constexpr int kBackendWave = 32;
-#else
-inline constexpr int kBackendWave = 64;
-#endif
+template <Target... kTs>
+constexpr bool backend_builds(TargetList<kTs...>, Target t) {
+  return ((t == kTs) || ...);
+}
+template <Target... kTs>
+std::string target_list_name(TargetList<kTs...>) {
+  std::string s;
+  ((s += (s.empty() ? "" : ", ") + std::string(target_name(kTs))), ...);
+  return s;
+}
 
 // "unified_2d_kernel<bf16, D=256, BM=64, BN=64>": the instance, for error messages.
 template <class Cfg>
@@ -43,12 +60,12 @@ std::string unified_instance_name(const char* kernel) {
          ", BM=" + std::to_string(Cfg::kBM) + ", BN=" + std::to_string(Cfg::kBN) + ">";
 }
 
-// Launch one compiled instance: arguments, grids and LDS from dispatch/unified_launch.hpp. The 2D / 3D
-// kernel's dynamic shared-memory limit is raised first, once per device (rt::ensure_max_dynamic_shared;
-// it throws, launching nothing, when the runtime refuses).
+// Launch one compiled configuration: arguments, grids and LDS from dispatch/unified_launch.hpp. The
+// 2D / 3D kernel's dynamic shared-memory limit is raised first, once per device
+// (rt::ensure_max_dynamic_shared; it throws, launching nothing, when the runtime refuses).
 template <class Cfg>
-void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
-                             rt::stream_t stream, const typename Cfg::Variant& variant) {
+void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
+                           rt::stream_t stream, const typename Cfg::Variant& variant) {
   const unified_args_t<Cfg> a = make_unified_kernel_args<Cfg>(p, plan, workspace, variant);
   const UnifiedLaunchGeometry g = make_unified_launch_geometry<Cfg>(p, plan);
   if (g.empty) return;
@@ -70,85 +87,31 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
   }
 }
 
-// Visitors of dispatch/unified_launch.hpp's instance selection that launch what they are given.
-struct LaunchUnifiedConfig {
-  const UnifiedAttentionParams& p;
-  const UnifiedPlan& plan;
-  void* ws;
-  rt::stream_t s;
-  template <class Cfg>
-  void operator()() const {
-    launch_unified_instance<Cfg>(p, plan, ws, s, unified_variant_from_params<typename Cfg::Variant>(p));
-  }
-};
-
-// The same with a caller's variant value.
-template <class Variant>
-struct LaunchUnifiedCustom {
-  const UnifiedAttentionParams& p;
-  const UnifiedPlan& plan;
-  void* ws;
-  rt::stream_t s;
-  const Variant& variant;
-  template <class Cfg>
-  void operator()() const {
-    launch_unified_instance<Cfg>(p, plan, ws, s, variant);
-  }
-};
-
-// One instance group (q dtype, kv kind, variant): every head size x tile kind of it. The unit of the
-// explicit instances below.
-template <bool kBf16, KvKind kKv, class Variant, int kWave>
-void launch_unified_head(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s) {
-  visit_unified_head<kBf16, kKv, Variant, kWave>(p, plan, LaunchUnifiedConfig{p, plan, ws, s});
+// One instance (target, q dtype, KV kind, head size, variant): both tile kinds, 2D and 3D.
+template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant>
+void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s,
+                             const Variant& variant) {
+  visit_unified_tile<kT, kBf16, kKv, kD, Variant>(
+      plan, [&]<class Cfg>() { launch_unified_config<Cfg>(p, plan, ws, s, variant); });
 }
 
-template <int kWave>
-struct LaunchUnifiedGroup {
-  const UnifiedAttentionParams& p;
-  const UnifiedPlan& plan;
-  void* ws;
-  rt::stream_t s;
-  template <bool kBf16, KvKind kKv, class Variant>
-  void operator()() const {
-    launch_unified_head<kBf16, kKv, Variant, kWave>(p, plan, ws, s);
-  }
-};
-
-template <int kWave>
-void launch_unified_variant(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s) {
-  visit_unified_group(p, LaunchUnifiedGroup<kWave>{p, plan, ws, s});
+// A standard instance behind a fixed signature: the unit of instance libraries
+// (hipattn_add_unified_instances: one explicit instantiation per translation unit).
+using UnifiedLaunchFn = void (*)(const UnifiedAttentionParams&, const UnifiedPlan&, void*, rt::stream_t);
+template <Target kT, bool kBf16, KvKind kKv, int kD, UnifiedVariantKind kV>
+void launch_unified_standard(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s) {
+  using Variant = standard_variant_t<kV>;
+  launch_unified_instance<kT, kBf16, kKv, kD, Variant>(p, plan, ws, s, unified_variant_from_params<Variant>(p));
 }
 
-}  // namespace detail
-
-// The instance groups the dispatcher can reach: (bf16?, kv kind, variant). Each group holds the head
-// sizes x tile kinds x {2D, 3D} kernels. A build that defines HIPATTN_UNIFIED_EXTERN_INSTANCES gets
-// extern declarations here and compiles the groups in separate translation units with
-// HIPATTN_UNIFIED_INSTANTIATE(group...) (see tests/instances/), so they build in parallel.
-#define HIPATTN_UNIFIED_INSTANCE_GROUPS(X)                                                                     \
-  X(false, same16, PlainVariant) X(false, e4m3fn, PlainVariant) X(false, e4m3fnuz, PlainVariant)             \
-  X(true, same16, PlainVariant) X(true, e4m3fn, PlainVariant) X(true, e4m3fnuz, PlainVariant)                \
-  X(false, same16, FullVariant) X(false, e4m3fn, FullVariant) X(false, e4m3fnuz, FullVariant)                \
-  X(true, same16, FullVariant) X(true, e4m3fn, FullVariant) X(true, e4m3fnuz, FullVariant)
-
-#define HIPATTN_UNIFIED_INSTANTIATE(BF16, KV, VARIANT)                                                         \
-  template void ::hipattn::detail::launch_unified_head<BF16, ::hipattn::KvKind::KV, ::hipattn::VARIANT,        \
-                                                       ::hipattn::detail::kBackendWave>(                       \
-      const ::hipattn::UnifiedAttentionParams&, const ::hipattn::UnifiedPlan&, void*, ::hipattn::rt::stream_t);
-
-#if defined(HIPATTN_UNIFIED_EXTERN_INSTANCES)
-#define HIPATTN_UNIFIED_EXTERN_(BF16, KV, VARIANT) extern HIPATTN_UNIFIED_INSTANTIATE(BF16, KV, VARIANT)
-HIPATTN_UNIFIED_INSTANCE_GROUPS(HIPATTN_UNIFIED_EXTERN_)
-#undef HIPATTN_UNIFIED_EXTERN_
-#endif
-
-namespace detail {
 // Validation, plan and workspace checks of a call; the plan to launch.
 inline UnifiedPlan prepare_unified_call(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes,
                                         const UnifiedOptions& opt) {
   throw_if_error(validate(p));
   const rt::DeviceProperties& props = rt::cached_device_properties();
+  if (!backend_builds(BackendTargets{}, props.target))
+    throw Error(ErrorCode::unsupported, "device",
+                props.arch_name + " is not a target of this build (" + target_list_name(BackendTargets{}) + ")");
   const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(props));
   if (plan.workspace_bytes > 0) {
     if (workspace == nullptr || workspace_bytes < plan.workspace_bytes)
@@ -157,34 +120,114 @@ inline UnifiedPlan prepare_unified_call(const UnifiedAttentionParams& p, void* w
     if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
       throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
   }
-  if (props.wave_size != kBackendWave)
-    throw Error(ErrorCode::unsupported, "device", "wave size " + std::to_string(props.wave_size) + " of " +
-                                                      props.arch_name + " does not match this build");
   return plan;
 }
+
+// Every standard instance `kFilter` admits on the backend's targets.
+template <UnifiedInstanceFilter kFilter>
+std::vector<UnifiedInstanceKey> standard_instance_keys() {
+  std::vector<UnifiedInstanceKey> keys = unified_instance_keys<kFilter, UnifiedVariantKind::plain>(BackendTargets{});
+  for (const UnifiedInstanceKey& k : unified_instance_keys<kFilter, UnifiedVariantKind::full>(BackendTargets{}))
+    keys.push_back(k);
+  return keys;
+}
+
 }  // namespace detail
+
+// ---- instance libraries --------------------------------------------------------------------------
+// hipattn_add_unified_instances() (cmake/hipattnInstances.cmake, installed with the package) builds
+// a static library of standard instances, one translation unit each, and a registry translation unit
+// that lists them. Its consumers are compiled with HIPATTN_UNIFIED_PREBUILT: unified_attention then
+// instantiates no kernel in the caller's translation unit and launches through the registry; a
+// problem whose instance is not in it throws Error(unsupported, "instance") naming what was built.
+
+// One entry of an instance library.
+struct UnifiedPrebuiltInstance {
+  UnifiedInstanceKey key;
+  detail::UnifiedLaunchFn launch = nullptr;
+};
+
+// The registry of the program's instance library (defined by the generated registry translation unit).
+#if defined(HIPATTN_UNIFIED_PREBUILT)
+const std::vector<UnifiedPrebuiltInstance>& unified_prebuilt_instances();
+
+// The launcher of `key` in the program's instance library, among the entries kFilter admits.
+// Throws Error(unsupported, "instance") naming the key and what was built when there is none.
+template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
+detail::UnifiedLaunchFn find_unified_prebuilt(const UnifiedInstanceKey& key) {
+  const std::vector<UnifiedPrebuiltInstance>& lib = unified_prebuilt_instances();
+  if (kFilter.admits(key))
+    for (const UnifiedPrebuiltInstance& e : lib)
+      if (e.key == key) return e.launch;
+  std::vector<UnifiedInstanceKey> built;
+  for (const UnifiedPrebuiltInstance& e : lib)
+    if (kFilter.admits(e.key)) built.push_back(e.key);
+  throw unified_instance_missing(key, built);
+}
+#endif
+
+// Explicit instantiation (definition) / declaration of one standard instance: what the generated
+// translation units contain. TARGET: gfx942 | gfx950 | sm90; KV: same16 | e4m3fn | e4m3fnuz;
+// VARIANT: plain | full.
+#define HIPATTN_UNIFIED_INSTANCE(TARGET, BF16, KV, D, VARIANT)                                                  \
+  template void ::hipattn::detail::launch_unified_standard<::hipattn::Target::TARGET, BF16, ::hipattn::KvKind::KV, \
+                                                           D, ::hipattn::UnifiedVariantKind::VARIANT>(            \
+      const ::hipattn::UnifiedAttentionParams&, const ::hipattn::UnifiedPlan&, void*, ::hipattn::rt::stream_t);
+#define HIPATTN_UNIFIED_EXTERN_INSTANCE(TARGET, BF16, KV, D, VARIANT) \
+  extern HIPATTN_UNIFIED_INSTANCE(TARGET, BF16, KV, D, VARIANT)
+// The registry entry of one standard instance.
+#define HIPATTN_UNIFIED_REGISTRY_ENTRY(TARGET, BF16, KV, D, VARIANT)                                            \
+  ::hipattn::UnifiedPrebuiltInstance {                                                                           \
+    ::hipattn::UnifiedInstanceKey{::hipattn::Target::TARGET, BF16, ::hipattn::KvKind::KV, D,                      \
+                                  ::hipattn::UnifiedVariantKind::VARIANT},                                      \
+        &::hipattn::detail::launch_unified_standard<::hipattn::Target::TARGET, BF16, ::hipattn::KvKind::KV, D,    \
+                                                    ::hipattn::UnifiedVariantKind::VARIANT>                     \
+  }
+
+// ---- entry points ----------------------------------------------------------------------------------
 
 // Run unified attention. `workspace` must hold unified_attention_workspace_size(p, opt) bytes
 // (16-byte aligned); it may be null when that size is 0.
-inline void unified_attention(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes,
-                              rt::stream_t stream, const UnifiedOptions& opt = {}) {
+// kFilter: the instances this translation unit compiles (every one of the table by default; a call
+// outside them throws Error(unsupported, "instance") naming what was built). With
+// HIPATTN_UNIFIED_PREBUILT the instances come from the program's instance library instead.
+template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
+void unified_attention(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes, rt::stream_t stream,
+                       const UnifiedOptions& opt = {}) {
   const UnifiedPlan plan = detail::prepare_unified_call(p, workspace, workspace_bytes, opt);
-  detail::launch_unified_variant<detail::kBackendWave>(p, plan, workspace, stream);
+  const UnifiedInstanceKey key = unified_instance_key(p, rt::cached_device_properties().target);
+#if defined(HIPATTN_UNIFIED_PREBUILT)
+  find_unified_prebuilt<kFilter>(key)(p, plan, workspace, stream);
+#else
+  auto with = [&]<UnifiedVariantKind kV>() {
+    return visit_unified_instance<kFilter, kV>(key, BackendTargets{}, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
+      detail::launch_unified_standard<kT, kBf16, kKv, kD, kV>(p, plan, workspace, stream);
+    });
+  };
+  const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()
+                                                             : with.template operator()<UnifiedVariantKind::plain>();
+  if (!found) throw unified_instance_missing(key, detail::standard_instance_keys<kFilter>());
+#endif
 }
 
 // Run unified attention with a logit variant of the caller's (tile/variants.hpp: derive from
 // VariantBase, override row() / logit(), keep its data as members). The variant value travels in the
-// kernel arguments. Its kernels are compiled in the caller's translation unit, for every q dtype,
-// KV kind, head size and tile kind the dispatcher can choose; the params' softcap / ALiBi / QQ-bias
-// fields are the standard variants' inputs and are not read here (the variant owns its features).
-template <class Variant>
+// kernel arguments. Its kernels are compiled in the caller's translation unit for every instance
+// kFilter admits (q dtype x KV kind x head size on the backend's targets; its `variants` field is not
+// read); a call outside them throws Error(unsupported, "instance"). The params' softcap / ALiBi /
+// QQ-bias fields are the standard variants' inputs and are not read here (the variant owns its
+// features).
+template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances, class Variant>
 void unified_attention(const UnifiedAttentionParams& p, const Variant& variant, void* workspace,
                        size_t workspace_bytes, rt::stream_t stream, const UnifiedOptions& opt = {}) {
   const UnifiedPlan plan = detail::prepare_unified_call(p, workspace, workspace_bytes, opt);
-  visit_unified_dtypes(p, [&]<bool kBf16, KvKind kKv>() {
-    visit_unified_head<kBf16, kKv, Variant, detail::kBackendWave>(
-        p, plan, detail::LaunchUnifiedCustom<Variant>{p, plan, workspace, stream, variant});
-  });
+  const UnifiedInstanceKey key = unified_instance_key(p, rt::cached_device_properties().target, true);
+  constexpr auto kCustom = UnifiedVariantKind::custom;
+  const bool found =
+      visit_unified_instance<kFilter, kCustom>(key, BackendTargets{}, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
+        detail::launch_unified_instance<kT, kBf16, kKv, kD, Variant>(p, plan, workspace, stream, variant);
+      });
+  if (!found) throw unified_instance_missing(key, unified_instance_keys<kFilter, kCustom>(BackendTargets{}));
 }
 
 }  // namespace hipattn

@@ -5,7 +5,7 @@
 // the emulator tests (tests/emu) build the same arguments on the host and run the AMD code objects.
 //
 //   UnifiedPlan plan = plan_unified_attention(p, opt, dev);
-//   visit_unified_config<64>(p, plan, [&]<class Cfg>() {
+//   visit_unified_config<Target::gfx942>(p, plan, [&]<class Cfg>() {
 //     auto args  = make_unified_kernel_args<Cfg>(p, plan, workspace);
 //     auto geo   = make_unified_launch_geometry<Cfg>(p, plan);       // grid, threads, LDS, reduce
 //     auto rargs = make_split_kv_reduce_args(p, plan, workspace, Cfg::kD);  // when geo.split
@@ -17,7 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "hipattn/problem/unified_instances.hpp"
 #include "hipattn/problem/unified_params.hpp"
@@ -30,16 +32,20 @@ namespace hipattn {
 // ---- the compiled instance of a problem ----------------------------------------------------------
 
 // The UnifiedConfig the dispatcher instantiates for (q type, kv kind, head size, tile kind, variant)
-// on a target of wave size kWave: the tile of dispatch/unified_plan.hpp's table, 64-bit offsets, any
+// on target kT: the tile of dispatch/unified_plan.hpp's table for that target, 64-bit offsets, any
 // page size.
-template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, int kWave>
+template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT>
 struct UnifiedInstance {
-  static constexpr UnifiedTile tile = unified_tile(kKind, kD, kWave);
+  static constexpr UnifiedTile tile = unified_tile(kKind, kD, kT);
   using Config = UnifiedConfig<kBf16, kKv, kD, tile.warps_m, tile.warps_n, tile.mt, tile.kn, tile.stages, Variant,
-                               int64_t, 0, kWave>;
+                               int64_t, 0, kT>;
 };
-template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, int kWave>
-using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kWave>::Config;
+template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT>
+using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT>::Config;
+
+// The standard variant type of a variant kind (plain or full).
+template <UnifiedVariantKind kV>
+using standard_variant_t = std::conditional_t<kV == UnifiedVariantKind::full, FullVariant, PlainVariant>;
 
 // Whether a problem needs the variant with softcap / ALiBi / QQ-bias compiled in.
 inline bool unified_uses_full_variant(const UnifiedAttentionParams& p) {
@@ -51,61 +57,110 @@ constexpr KvKind unified_kv_kind(DType kv) {
   return kv == DType::fp8_e4m3fn ? KvKind::e4m3fn : kv == DType::fp8_e4m3fnuz ? KvKind::e4m3fnuz : KvKind::same16;
 }
 
-// Calls f.template operator()<kBf16, kKv>() for the q dtype and KV storage kind of `p`.
-template <class F>
-void visit_unified_dtypes(const UnifiedAttentionParams& p, F&& f) {
-  auto kv = [&]<bool kBf16>() {
-    switch (unified_kv_kind(p.kv_dtype)) {
-      case KvKind::e4m3fn: return f.template operator()<kBf16, KvKind::e4m3fn>();
-      case KvKind::e4m3fnuz: return f.template operator()<kBf16, KvKind::e4m3fnuz>();
-      default: return f.template operator()<kBf16, KvKind::same16>();
+// The instance a problem needs on `target`: its standard variant, or `custom` for a caller's.
+inline UnifiedInstanceKey unified_instance_key(const UnifiedAttentionParams& p, Target target,
+                                               bool custom_variant = false) {
+  UnifiedInstanceKey k;
+  k.target = target;
+  k.bf16 = p.q_dtype == DType::bf16;
+  k.kv = unified_kv_kind(p.kv_dtype);
+  k.head_size = p.head_size;
+  k.variant = custom_variant              ? UnifiedVariantKind::custom
+              : unified_uses_full_variant(p) ? UnifiedVariantKind::full
+                                             : UnifiedVariantKind::plain;
+  return k;
+}
+
+// A list of targets, as a type (the targets a translation unit builds instances for).
+template <Target... kTs>
+struct TargetList {};
+
+// Calls g.template operator()<kT, kBf16, kKv, kD>() for every instance of the table that `kFilter`
+// admits with variant kind kV, on each target of `Targets` (a TargetList). Compile-time: exactly the
+// instances named here are instantiated by g.
+template <UnifiedInstanceFilter kFilter, Target kT, bool kBf16, KvKind kKv, size_t kHead, UnifiedVariantKind kV>
+inline constexpr bool kFilterAdmits =
+    kFilter.admits(UnifiedInstanceKey{kT, kBf16, kKv, UnifiedInstanceTable::head_sizes[kHead], kV});
+
+template <UnifiedInstanceFilter kFilter, UnifiedVariantKind kV, Target... kTs, class G>
+void for_each_unified_instance(TargetList<kTs...>, G&& g) {
+  auto heads = [&]<Target kT, bool kBf16, KvKind kKv>() {
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            if constexpr (kFilterAdmits<kFilter, kT, kBf16, kKv, I, kV>)
+              g.template operator()<kT, kBf16, kKv, UnifiedInstanceTable::head_sizes[I]>();
+          }(),
+          ...);
+    }(std::make_index_sequence<UnifiedInstanceTable::head_sizes.size()>{});
+  };
+  auto kvs = [&]<Target kT, bool kBf16>() {
+    heads.template operator()<kT, kBf16, KvKind::same16>();
+    heads.template operator()<kT, kBf16, KvKind::e4m3fn>();
+    heads.template operator()<kT, kBf16, KvKind::e4m3fnuz>();
+  };
+  (kvs.template operator()<kTs, false>(), ...);
+  (kvs.template operator()<kTs, true>(), ...);
+}
+
+// The keys for_each_unified_instance visits.
+template <UnifiedInstanceFilter kFilter, UnifiedVariantKind kV, class Targets>
+std::vector<UnifiedInstanceKey> unified_instance_keys(Targets targets) {
+  std::vector<UnifiedInstanceKey> keys;
+  for_each_unified_instance<kFilter, kV>(targets, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
+    keys.push_back(UnifiedInstanceKey{kT, kBf16, kKv, kD, kV});
+  });
+  return keys;
+}
+
+// Calls g.template operator()<kT, kBf16, kKv, kD>() for the instance of `key` when `kFilter` admits it
+// (key.variant must be kV); returns whether one was found.
+template <UnifiedInstanceFilter kFilter, UnifiedVariantKind kV, class Targets, class G>
+bool visit_unified_instance(const UnifiedInstanceKey& key, Targets targets, G&& g) {
+  bool found = false;
+  for_each_unified_instance<kFilter, kV>(targets, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
+    if (!found && key == UnifiedInstanceKey{kT, kBf16, kKv, kD, kV}) {
+      found = true;
+      g.template operator()<kT, kBf16, kKv, kD>();
     }
-  };
-  if (p.q_dtype == DType::bf16) kv.template operator()<true>();
-  else kv.template operator()<false>();
-}
-
-// Calls f.template operator()<kBf16, kKv, Variant>() for the instance group of `p` (q dtype, kv kind,
-// standard variant): the unit the dispatcher's explicit instances are grouped by.
-template <class F>
-void visit_unified_group(const UnifiedAttentionParams& p, F&& f) {
-  const bool full = unified_uses_full_variant(p);
-  visit_unified_dtypes(p, [&]<bool kBf16, KvKind kKv>() {
-    if (full) f.template operator()<kBf16, kKv, FullVariant>();
-    else f.template operator()<kBf16, kKv, PlainVariant>();
   });
+  return found;
 }
 
-// Within one instance group: calls f.template operator()<Cfg>() with the config of the problem's head
-// size and the plan's tile kind. Throws Error(unsupported, "head_size") for a head size without one.
-template <bool kBf16, KvKind kKv, class Variant, int kWave, class F>
-void visit_unified_head(const UnifiedAttentionParams& p, const UnifiedPlan& plan, F&& f) {
-  auto kind = [&]<int kD>() {
-    if (plan.tile_kind == UnifiedTileKind::decode)
-      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::decode, Variant, kWave>>();
-    else
-      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kWave>>();
-  };
-  // one branch per head size of the instance table
-  constexpr auto kHeads = UnifiedInstanceTable::head_sizes;
-  const bool found = [&]<size_t... I>(std::index_sequence<I...>) {
-    return ((p.head_size == kHeads[I] ? (kind.template operator()<kHeads[I]>(), true) : false) || ...);
-  }(std::make_index_sequence<kHeads.size()>{});
-  if (!found) {
-    std::string list;
-    for (int32_t d : kHeads) list += (list.empty() ? "" : ", ") + std::to_string(d);
-    throw Error(ErrorCode::unsupported, "head_size",
-                std::to_string(p.head_size) + " has no unified-attention instance (" + list + ")");
-  }
+// The error of a call whose instance is not compiled in: names the instance and what was built.
+inline Error unified_instance_missing(const UnifiedInstanceKey& key, const std::vector<UnifiedInstanceKey>& built) {
+  if (!UnifiedInstanceTable::has_head_size(key.head_size))
+    return Error(ErrorCode::unsupported, "head_size",
+                 std::to_string(key.head_size) + " has no unified-attention instance");
+  return Error(ErrorCode::unsupported, "instance", to_string(key) + " is not compiled in; " + describe_instances(built));
 }
 
-// Calls f.template operator()<Cfg>() with the UnifiedConfig the dispatcher launches for (p, plan) on a
-// target of wave size kWave (64: gfx942 / gfx950, 32: sm_90).
-template <int kWave, class F>
+// Within one instance: calls f.template operator()<Cfg>() with the config of the plan's tile kind.
+template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
+void visit_unified_tile(const UnifiedPlan& plan, F&& f) {
+  if (plan.tile_kind == UnifiedTileKind::decode)
+    f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::decode, Variant, kT>>();
+  else
+    f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kT>>();
+}
+
+// Calls f.template operator()<Cfg>() with the UnifiedConfig the dispatcher launches for (p, plan) on
+// target kT with the problem's standard variant (every instance of the table is a candidate).
+// Throws Error(unsupported) for a problem outside the table.
+template <Target kT, class F>
 void visit_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& plan, F&& f) {
-  visit_unified_group(p, [&]<bool kBf16, KvKind kKv, class Variant>() {
-    visit_unified_head<kBf16, kKv, Variant, kWave>(p, plan, f);
-  });
+  const UnifiedInstanceKey key = unified_instance_key(p, kT);
+  auto with = [&]<UnifiedVariantKind kV>() {
+    return visit_unified_instance<kAllUnifiedInstances, kV>(key, TargetList<kT>{},
+                                                            [&]<Target, bool kBf16, KvKind kKv, int kD>() {
+      visit_unified_tile<kT, kBf16, kKv, kD, standard_variant_t<kV>>(plan, f);
+    });
+  };
+  const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()
+                                                             : with.template operator()<UnifiedVariantKind::plain>();
+  if (!found)
+    throw unified_instance_missing(key, unified_instance_keys<kAllUnifiedInstances, UnifiedVariantKind::plain>(
+                                            TargetList<kT>{}));
 }
 
 // ---- kernel arguments -----------------------------------------------------------------------------
@@ -232,7 +287,8 @@ inline SplitKvReduceArgs make_split_kv_reduce_args(const UnifiedAttentionParams&
 
 // Threads of a split-KV reduce block (its kThreads template argument), and the (token, q head) items
 // one block merges: kD / 4 threads per item, each merging 4 columns; as many items as fit 128
-// threads (d = 192: 48 threads an item, 2 items, 96 threads).
+// threads (d = 192: 48 threads an item, 2 items, 96 threads; d = 96: 24 threads an item, 5 items,
+// 120 threads).
 constexpr int split_kv_reduce_threads(int head_dim) {
   return (head_dim / 4) * (128 / (head_dim / 4) > 0 ? 128 / (head_dim / 4) : 1);
 }

@@ -62,9 +62,10 @@ constexpr UnifiedTile cdna_tile(UnifiedTileKind kind, int head_size) {
   return {2, 1, 1, 16, 2, "prefill: 2x1 waves of 16 rows, 16-key tiles: 48 KiB at d=256"};
 }
 
-// The tile of a target family (wave size 64: CDNA, 32: sm_90).
-constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, int wave_size) {
-  return wave_size == 64 ? cdna_tile(kind, head_size) : sm90_tile(kind, head_size);
+// The tile of a target: gfx942 and gfx950 share the CDNA table today (every tile fits gfx942's
+// LDS); sm_90 has its own.
+constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target target) {
+  return is_cdna(target) ? cdna_tile(kind, head_size) : sm90_tile(kind, head_size);
 }
 
 // The plan of one call.
@@ -87,7 +88,6 @@ struct UnifiedPlan {
 struct PlanDevice {
   Target target = Target::sm90;
   int multiprocessor_count = 132;
-  int wave_size = 32;
 };
 
 // Segments per q-block for a 2D grid of `base` workgroups on a device that holds `fill` at once: the
@@ -123,7 +123,7 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   if (dev.target != Target::sm90 && dev.target != Target::gfx942 && dev.target != Target::gfx950)
     throw Error(ErrorCode::unsupported, "target", std::string("no unified-attention tiles for target ") +
                                                       std::string(target_name(dev.target)));
-  plan.tile = unified_tile(plan.tile_kind, p.head_size, is_cdna(dev.target) ? 64 : 32);
+  plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target);
   const int bm = plan.tile.rows();
   plan.rows_per_token = std::min(group, bm);
   plan.block_q = bm / plan.rows_per_token;

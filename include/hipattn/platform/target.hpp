@@ -22,6 +22,11 @@ constexpr std::string_view target_name(Target t) {
   return "?";
 }
 
+// The wave (warp) size of a device target: 64 on CDNA, 32 on sm_90 (0 for host / other).
+HIPATTN_HOST_DEVICE constexpr int target_wave_size(Target t) {
+  return t == Target::gfx942 || t == Target::gfx950 ? 64 : t == Target::sm90 ? 32 : 0;
+}
+
 // CDNA (wave64, MFMA) or not.
 HIPATTN_HOST_DEVICE constexpr bool is_cdna(Target t) { return t == Target::gfx942 || t == Target::gfx950; }
 

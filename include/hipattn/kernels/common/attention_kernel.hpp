@@ -24,8 +24,8 @@ namespace hipattn {
 template <class Cfg, class Scheduler, class Epilogue, class Args>
 HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
   using Arch = DeviceArch;
-  if constexpr (Arch::kWaveSize != Cfg::kWaveSize) {
-    return;  // this instance targets another wave size; never launched on this device
+  if constexpr (Arch::kTarget != Cfg::kTarget) {
+    return;  // this instance is built for another target; never launched on this device
   } else {
     using WT = typename Arch::template WarpTile<Cfg::kBf16, Cfg::kDqk, Cfg::kMT, Cfg::kKN, Cfg::kDv>;
     using Variant = typename Cfg::Variant;

@@ -80,12 +80,14 @@ class PagedKvLoader {
   static constexpr int kDqk = Cfg::kDqk, kDv = Cfg::kDv, kBN = Cfg::kBN, kBM = Cfg::kBM;
   static constexpr int kStages = Cfg::kStages, kThreads = Cfg::kThreads;
   static_assert(kDqk == kDv, "the paged loader maps K and V rows alike: one head size");
+  static_assert(kDqk % 16 == 0, "rows are whole 16-byte chunks: 8 16-bit elements, 16 fp8 codes");
   using QTile = SwizzledTile<1, kDqk>;
   using KTile = SwizzledTile<1, kDqk>;
   using VTile = SwizzledTile<1, kDv>;
   using Offset = typename Cfg::Offset;
 
-  // LDS carve-up: [Q][K stages][V stages][fp8: K16][V16][k scales][v scales]
+  // LDS carve-up: [Q][K stages][V stages][fp8: K16][V16][k scales][v scales]. 16-bit tiles are
+  // SwizzledTile rows of the padded pitch (Cfg::QLds / KLds / VLds); fp8 staging rows are linear.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE PagedKvLoader(const Params& kv, bool per_token_head_scale, const AttentionWork& w,
                                                    const KvTileRange& range, int32_t t_end, char* smem, int tid)
       : kv_(kv), per_token_head_scale_(per_token_head_scale), seq_(w.seq), kvh_(w.kvh), range_(range), t_end_(t_end),
@@ -93,7 +95,7 @@ class PagedKvLoader {
     lds_q_ = reinterpret_cast<uint16_t*>(smem);
     kv_base_ = smem + Cfg::kQBytes;
     lds_k16_ = reinterpret_cast<uint16_t*>(kv_base_ + kStages * (Cfg::kKStageBytes + Cfg::kVStageBytes));
-    lds_v16_ = lds_k16_ + kBN * kDqk;
+    lds_v16_ = lds_k16_ + Cfg::KLds::kElems;  // the padded pitch (d = 96: 128 elements a row)
     lds_ks_ = reinterpret_cast<float*>(smem + Cfg::kQBytes + Cfg::kKvBytes);  // [kStages][kBN]
     lds_vs_ = lds_ks_ + kStages * kBN;
   }
@@ -189,7 +191,9 @@ class PagedKvLoader {
   // Thread tid copies chunks idx = tid + i * kThreads (i < kIters) of the tile's kBN x kCPR 16-byte
   // chunks: row idx / kCPR, column idx % kCPR. When kCPR divides the threads, the column is the same in
   // every iteration (tid % kCPR) and the rows step by kThreads / kCPR (every head size that is a power
-  // of two); otherwise (d = 192: 24 chunks a row) both move. The physical blocks of those rows are read
+  // of two); otherwise (d = 192: 24 chunks a row; d = 96: 12 16-bit or 6 fp8 chunks) both move. Every
+  // chunk is c < kCPR of its row, so no copy leaves the row (16-bit: SwizzledTile keeps it in the
+  // row's pitch; fp8: bytes [16 c, 16 c + 16) of the row's d). The physical blocks of those rows are read
   // from the block table one tile ahead (prefetch), so the table's latency hides behind a tile of
   // compute instead of stalling the issue.
   static constexpr int kChunkElems = Cfg::kFp8 ? 16 : 8;  // elements per 16-byte chunk

@@ -35,9 +35,16 @@ struct RowSoftmax {
 
   // One tile: S (logits, log2 units) becomes P; O is rescaled. v_scales (per key of the warp's
   // columns, or null) multiply P after it entered the sum (the per-(token, head) V scales of fp8
-  // caches).
+  // caches). The pointer is tested once per tile, so the loop without scales carries no select.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void update(typename WT::SFrag& s, typename WT::OFrag& o, const float* v_scales,
                                                  int lane) {
+    if (v_scales != nullptr) update_impl<true>(s, o, v_scales, lane);
+    else update_impl<false>(s, o, nullptr, lane);
+  }
+
+  template <bool kScaled>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void update_impl(typename WT::SFrag& s, typename WT::OFrag& o,
+                                                      const float* v_scales, int lane) {
     float m_new[WT::kRowSlots], f_old[WT::kRowSlots];
 #pragma unroll
     for (int r = 0; r < WT::kRowSlots; ++r) m_new[r] = m[r];
@@ -55,7 +62,8 @@ struct RowSoftmax {
       const int slot = WT::s_slot(e);
       const float p = Arch::exp2(s.r[e] - safe_max(m_new[slot]));
       l[slot] += p;
-      s.r[e] = v_scales != nullptr ? p * v_scales[WT::s_col(lane, e)] : p;
+      if constexpr (kScaled) s.r[e] = p * v_scales[WT::s_col(lane, e)];
+      else s.r[e] = p;
     }
 #pragma unroll
     for (int e = 0; e < WT::kOElems; ++e) o.r[e] *= f_old[WT::o_slot(e)];
@@ -78,19 +86,17 @@ struct LogitsTile {
   float qk_scale_log2;  // the same times log2(e)
 };
 
-// S (raw dot products) -> logits in log2 units. k_scales: the per-key K scales of the warp's columns
-// (null without per-(token, head) scales).
-template <class WT, class Arch, class Variant>
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void logits(typename WT::SFrag& s, const Variant& variant, const RowInfo* rows,
-                                               const typename Variant::Row* vrows, const LogitsTile& t, int lane,
-                                               const float* k_scales) {
+template <class WT, class Arch, bool kScaled, class Variant>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void logits_impl(typename WT::SFrag& s, const Variant& variant, const RowInfo* rows,
+                                                    const typename Variant::Row* vrows, const LogitsTile& t, int lane,
+                                                    const float* k_scales) {
 #pragma unroll
   for (int e = 0; e < WT::kSElems; ++e) {
     const int slot = WT::s_slot(e);
     const int col = WT::s_col(lane, e);
     const int32_t j = t.key0 + col;
     float x = s.r[e];
-    if (k_scales != nullptr) x *= k_scales[col];
+    if constexpr (kScaled) x *= k_scales[col];
     if constexpr (Variant::kTransformsLogits) {
       x = variant.logit(x * t.qk_scale, rows[slot], vrows[slot], j, ArchMath<Arch>{}) * kLog2e;
     } else {
@@ -99,6 +105,16 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void logits(typename WT::SFrag& s, const Vari
     if (t.edge && !key_visible(j, rows[slot].pos, t.kv_len, t.causal, t.window_left)) x = -INFINITY;
     s.r[e] = x;
   }
+}
+
+// S (raw dot products) -> logits in log2 units. k_scales: the per-key K scales of the warp's columns
+// (null without per-(token, head) scales; tested once per tile, like update's V scales).
+template <class WT, class Arch, class Variant>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void logits(typename WT::SFrag& s, const Variant& variant, const RowInfo* rows,
+                                               const typename Variant::Row* vrows, const LogitsTile& t, int lane,
+                                               const float* k_scales) {
+  if (k_scales != nullptr) logits_impl<WT, Arch, true>(s, variant, rows, vrows, t, lane, k_scales);
+  else logits_impl<WT, Arch, false>(s, variant, rows, vrows, t, lane, nullptr);
 }
 
 }  // namespace hipattn

@@ -10,6 +10,8 @@
 #include "hipattn/kernels/common/kv_kind.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/paged/paged_kv.hpp"
+#include "hipattn/platform/target.hpp"
+#include "hipattn/tile/lds_layout.hpp"
 #include "hipattn/tile/variants.hpp"
 
 namespace hipattn {
@@ -22,8 +24,10 @@ class PagedKvLoader;  // kernels/common/paged_kv_loader.hpp
 //   keys of a KV tile:  kBN = kWarpsN * kKN (each warp takes kKN keys of every tile)
 //   head sizes: kDqk (Q, K) and kDv (V, O); the unified problem has one head size, so both are kD_
 //   loader: the KV loader policy of the family (its Params are the kernel arguments' `kv`)
+//   target: the device the instance is built for (its tile comes from that target's table); the
+//           kernels of an instance are empty in the device passes of other targets
 template <bool kBf16_, KvKind kKv_, int kD_, int kWarpsM_, int kWarpsN_, int kMT_, int kKN_, int kStages_,
-          class Variant_, class Offset_ = int64_t, int kPageSize_ = 0, int kWaveSize_ = 32>
+          class Variant_, class Offset_ = int64_t, int kPageSize_ = 0, Target kTarget_ = Target::sm90>
 struct UnifiedConfig {
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
@@ -31,7 +35,9 @@ struct UnifiedConfig {
   static constexpr int kDqk = kD_, kDv = kD_;
   static constexpr int kD = kD_;  // the problem's head size (kDqk == kDv here)
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kMT = kMT_, kKN = kKN_, kStages = kStages_;
-  static constexpr int kWaveSize = kWaveSize_;
+  static constexpr Target kTarget = kTarget_;
+  static constexpr int kWaveSize = target_wave_size(kTarget_);
+  static_assert(kWaveSize > 0, "an instance targets gfx942, gfx950 or sm_90");
   static constexpr int kWarps = kWarpsM * kWarpsN;
   static constexpr int kThreads = kWarps * kWaveSize;
   static constexpr int kBM = kWarpsM * 16 * kMT;
@@ -42,11 +48,16 @@ struct UnifiedConfig {
   using Loader = PagedKvLoader<UnifiedConfig>;
 
   // LDS bytes: Q tile, K and V stages (16-bit, or fp8 staging + one 16-bit buffer each), per-key
-  // scales; the warp-band merge reuses the space at the end.
-  static constexpr int kQBytes = kBM * kDqk * 2;
-  static constexpr int kKStageBytes = kFp8 ? kBN * kDqk : kBN * kDqk * 2;  // one K stage
-  static constexpr int kVStageBytes = kFp8 ? kBN * kDv : kBN * kDv * 2;    // one V stage
-  static constexpr int kKvBytes = kStages * (kKStageBytes + kVStageBytes) + (kFp8 ? kBN * (kDqk + kDv) * 2 : 0);
+  // scales; the warp-band merge reuses the space at the end. 16-bit tiles are swizzled tiles
+  // (tile/lds_layout.hpp) and take their padded row pitch (d = 96: 128 elements a row); fp8 staging
+  // rows are linear, d bytes each (16-byte chunks, never swizzled).
+  using QLds = SwizzledTile<kBM, kDqk>;  // Q, 16-bit
+  using KLds = SwizzledTile<kBN, kDqk>;  // a K tile, 16-bit (a stage, or the fp8 dequant buffer)
+  using VLds = SwizzledTile<kBN, kDv>;   // a V tile, 16-bit
+  static constexpr int kQBytes = QLds::kBytes;
+  static constexpr int kKStageBytes = kFp8 ? kBN * kDqk : KLds::kBytes;  // one K stage
+  static constexpr int kVStageBytes = kFp8 ? kBN * kDv : VLds::kBytes;   // one V stage
+  static constexpr int kKvBytes = kStages * (kKStageBytes + kVStageBytes) + (kFp8 ? KLds::kBytes + VLds::kBytes : 0);
   static constexpr int kScaleBytes = 2 * kStages * kBN * 4;
   static constexpr int kMergeBytes = kWarpsN > 1 ? kWarpsN * kBM * (kDv + 2) * 4 : 0;
   static constexpr int kMainBytes = kQBytes + kKvBytes + kScaleBytes;

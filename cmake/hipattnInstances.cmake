@@ -1,0 +1,174 @@
+# hipattnInstances.cmake: build a program's unified-attention instances as a library (installed with
+# the package; included by hipattnConfig.cmake and by this project's own CMakeLists.txt).
+#
+#   hipattn_add_unified_instances(<name>
+#       [Q_DTYPES   f16 bf16]                    # query / output dtypes
+#       [KV_KINDS   same16 e4m3fn e4m3fnuz]      # KV cache storage (same16: the q dtype)
+#       [HEAD_SIZES 64 96 128 192 256]           # default: every head size of the instance table
+#       [VARIANTS   plain full]                  # plain: scale only; full: softcap / ALiBi / QQ-bias
+#       [TARGETS    sm90 | gfx942 gfx950]        # default: sm90 with CUDA, gfx942 gfx950 with HIP
+#       [LANGUAGE   CUDA | HIP])                 # default: the enabled one (CUDA first)
+#
+# Every field defaults to everything. The function writes one translation unit per instance
+# (target x q dtype x KV kind x head size x variant: both tile kinds, the 2D and 3D kernels and the
+# reduce) and a registry translation unit listing them, and adds the static library <name> over
+# them: they build in parallel. Linking <name> defines HIPATTN_UNIFIED_PREBUILT for its consumers, so
+# hipattn::unified_attention compiles no kernel in their translation units and launches through the
+# registry; a problem outside the built set throws hipattn::Error(unsupported, "instance") naming
+# what was built. One instance library per program (the registry is one function).
+include_guard(GLOBAL)
+
+# The head sizes of the instance table (problem/unified_instances.hpp), read from the header so the
+# table stays the one list.
+function(_hipattn_table_head_sizes out include_dir)
+  set(_hdr "${include_dir}/hipattn/problem/unified_instances.hpp")
+  if(NOT EXISTS "${_hdr}")
+    message(FATAL_ERROR "hipattn_add_unified_instances: ${_hdr} not found")
+  endif()
+  file(STRINGS "${_hdr}" _line REGEX "head_sizes\\{[0-9, ]+\\}")
+  string(REGEX MATCH "\\{([0-9, ]+)\\}" _m "${_line}")
+  string(REPLACE " " "" _list "${CMAKE_MATCH_1}")
+  string(REPLACE "," ";" _list "${_list}")
+  if(NOT _list)
+    message(FATAL_ERROR "hipattn_add_unified_instances: no head_sizes{...} line in ${_hdr}")
+  endif()
+  set(${out} ${_list} PARENT_SCOPE)
+endfunction()
+
+# Each value of `values` must be one of `allowed`.
+function(_hipattn_check_values field values allowed)
+  foreach(_v IN LISTS values)
+    if(NOT _v IN_LIST allowed)
+      string(REPLACE ";" ", " _a "${allowed}")
+      message(FATAL_ERROR "hipattn_add_unified_instances: ${field} '${_v}' is not one of: ${_a}")
+    endif()
+  endforeach()
+endfunction()
+
+function(hipattn_add_unified_instances name)
+  cmake_parse_arguments(PARSE_ARGV 1 A "" "LANGUAGE" "Q_DTYPES;KV_KINDS;HEAD_SIZES;VARIANTS;TARGETS")
+  if(A_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "hipattn_add_unified_instances: unknown arguments: ${A_UNPARSED_ARGUMENTS}")
+  endif()
+  get_property(_previous GLOBAL PROPERTY HIPATTN_UNIFIED_INSTANCE_LIBRARY)
+  if(_previous)
+    message(FATAL_ERROR "hipattn_add_unified_instances: '${_previous}' already holds this program's instances "
+                        "(one instance library per program: its registry is one function)")
+  endif()
+  set_property(GLOBAL PROPERTY HIPATTN_UNIFIED_INSTANCE_LIBRARY ${name})
+
+  # The device language.
+  get_property(_langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT A_LANGUAGE)
+    if("CUDA" IN_LIST _langs)
+      set(A_LANGUAGE CUDA)
+    elseif("HIP" IN_LIST _langs)
+      set(A_LANGUAGE HIP)
+    else()
+      message(FATAL_ERROR "hipattn_add_unified_instances: enable CUDA or HIP first (enable_language / project LANGUAGES)")
+    endif()
+  endif()
+  _hipattn_check_values(LANGUAGE "${A_LANGUAGE}" "CUDA;HIP")
+  if(NOT A_LANGUAGE IN_LIST _langs)
+    message(FATAL_ERROR "hipattn_add_unified_instances: LANGUAGE ${A_LANGUAGE} is not enabled")
+  endif()
+
+  # Defaults and checks of the filter.
+  if(NOT HIPATTN_INCLUDE_DIR)
+    message(FATAL_ERROR "hipattn_add_unified_instances: HIPATTN_INCLUDE_DIR is not set (use find_package(hipattn))")
+  endif()
+  _hipattn_table_head_sizes(_table_heads "${HIPATTN_INCLUDE_DIR}")
+  if(A_LANGUAGE STREQUAL "CUDA")
+    set(_lang_targets sm90)
+  else()
+    set(_lang_targets gfx942 gfx950)
+  endif()
+  if(NOT A_Q_DTYPES)
+    set(A_Q_DTYPES f16 bf16)
+  endif()
+  if(NOT A_KV_KINDS)
+    set(A_KV_KINDS same16 e4m3fn e4m3fnuz)
+  endif()
+  if(NOT A_HEAD_SIZES)
+    set(A_HEAD_SIZES ${_table_heads})
+  endif()
+  if(NOT A_VARIANTS)
+    set(A_VARIANTS plain full)
+  endif()
+  if(NOT A_TARGETS)
+    set(A_TARGETS ${_lang_targets})
+  endif()
+  _hipattn_check_values(Q_DTYPES "${A_Q_DTYPES}" "f16;bf16")
+  _hipattn_check_values(KV_KINDS "${A_KV_KINDS}" "same16;e4m3fn;e4m3fnuz")
+  _hipattn_check_values(HEAD_SIZES "${A_HEAD_SIZES}" "${_table_heads}")
+  _hipattn_check_values(VARIANTS "${A_VARIANTS}" "plain;full")
+  _hipattn_check_values(TARGETS "${A_TARGETS}" "${_lang_targets}")
+
+  # One translation unit per instance, and the registry.
+  if(A_LANGUAGE STREQUAL "CUDA")
+    set(_ext cu)
+  else()
+    set(_ext hip)
+  endif()
+  set(_dir "${CMAKE_CURRENT_BINARY_DIR}/${name}")
+  set(_sources)
+  set(_decls "")
+  set(_entries "")
+  foreach(_t IN LISTS A_TARGETS)
+    foreach(_q IN LISTS A_Q_DTYPES)
+      if(_q STREQUAL "bf16")
+        set(_bf16 true)
+      else()
+        set(_bf16 false)
+      endif()
+      foreach(_kv IN LISTS A_KV_KINDS)
+        foreach(_d IN LISTS A_HEAD_SIZES)
+          foreach(_v IN LISTS A_VARIANTS)
+            set(_args "${_t}, ${_bf16}, ${_kv}, ${_d}, ${_v}")
+            set(_file "${_dir}/unified_${_t}_${_q}_${_kv}_d${_d}_${_v}.${_ext}")
+            file(CONFIGURE OUTPUT "${_file}" CONTENT
+"// Generated by hipattn_add_unified_instances(${name}): one unified-attention instance.
+#include \"hipattn/dispatch/unified_attention.hpp\"
+HIPATTN_UNIFIED_INSTANCE(${_args})
+" @ONLY)
+            list(APPEND _sources "${_file}")
+            string(APPEND _decls "HIPATTN_UNIFIED_EXTERN_INSTANCE(${_args})\n")
+            string(APPEND _entries "      HIPATTN_UNIFIED_REGISTRY_ENTRY(${_args}),\n")
+          endforeach()
+        endforeach()
+      endforeach()
+    endforeach()
+  endforeach()
+  file(CONFIGURE OUTPUT "${_dir}/registry.${_ext}" CONTENT
+"// Generated by hipattn_add_unified_instances(${name}): the registry of this program's instances.
+#include \"hipattn/dispatch/unified_attention.hpp\"
+${_decls}
+namespace hipattn {
+const std::vector<UnifiedPrebuiltInstance>& unified_prebuilt_instances() {
+  static const std::vector<UnifiedPrebuiltInstance> kInstances{
+${_entries}  };
+  return kInstances;
+}
+}  // namespace hipattn
+" @ONLY)
+  list(APPEND _sources "${_dir}/registry.${_ext}")
+
+  add_library(${name} STATIC ${_sources})
+  set_source_files_properties(${_sources} PROPERTIES LANGUAGE ${A_LANGUAGE})
+  if(TARGET hipattn::hipattn)
+    target_link_libraries(${name} PUBLIC hipattn::hipattn)
+  else()
+    target_link_libraries(${name} PUBLIC hipattn)
+  endif()
+  target_compile_definitions(${name} PUBLIC HIPATTN_UNIFIED_PREBUILT)
+  if(A_LANGUAGE STREQUAL "CUDA")
+    set_target_properties(${name} PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_ARCHITECTURES 90a)
+    target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
+  else()
+    set_target_properties(${name} PROPERTIES HIP_STANDARD 20 HIP_STANDARD_REQUIRED ON HIP_ARCHITECTURES "${A_TARGETS}")
+  endif()
+  list(LENGTH _sources _n)
+  math(EXPR _n "${_n} - 1")
+  string(REPLACE ";" " " _summary "targets ${A_TARGETS}, q ${A_Q_DTYPES}, kv ${A_KV_KINDS}, d ${A_HEAD_SIZES}, variants ${A_VARIANTS}")
+  message(STATUS "hipattn: ${name}: ${_n} unified-attention instances (${A_LANGUAGE}: ${_summary})")
+endfunction()

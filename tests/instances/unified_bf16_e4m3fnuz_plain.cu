@@ -1,3 +1,0 @@
-// One instance group of unified attention (compiled alone so the groups build in parallel).
-#include "hipattn/dispatch/unified_attention.hpp"
-HIPATTN_UNIFIED_INSTANTIATE(true, e4m3fnuz, PlainVariant)
