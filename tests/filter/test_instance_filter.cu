@@ -36,7 +36,9 @@ ProblemSpec spec(bool bf16, DType kv, int d) {
   ProblemSpec s;
   s.bf16 = bf16;
   s.kv_dtype = kv == DType::f16 ? (bf16 ? DType::bf16 : DType::f16) : kv;
-  s.scale_mode = kv == DType::fp8_e4m3fn ? KvScaleMode::per_token_head : KvScaleMode::none;
+  s.scale_mode = kv == DType::fp8_e4m3fn     ? KvScaleMode::per_token_head
+                 : kv == DType::fp8_e4m3fnuz ? KvScaleMode::per_tensor
+                                             : KvScaleMode::none;
   s.num_q_heads = 8; s.num_kv_heads = 2; s.head_size = d; s.block_size = 16;
   s.seqs = {{1, 300}, {17, 90}, {1, 33}};
   s.seed = 4242;
