@@ -18,6 +18,18 @@
 # what was built. One instance library per program (the registry is one function).
 include_guard(GLOBAL)
 
+# After enable_language(CUDA): CMake 3.25 does not know the C++20 flag of nvcc 13 (nvcc has accepted
+# -std=c++20 since 12.0). A macro: it sets the variables in the caller's scope.
+macro(hipattn_cuda_std20)
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
+  if(NOT "cuda_std_20" IN_LIST CMAKE_CUDA_COMPILE_FEATURES)
+    list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
+  endif()
+endmacro()
+
 # The head sizes of the instance table (problem/unified_instances.hpp), read from the header so the
 # table stays the one list.
 function(_hipattn_table_head_sizes out include_dir)

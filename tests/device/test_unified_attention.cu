@@ -106,39 +106,36 @@ TEST(UnifiedEdge, CacheLargerThan2GiB) {
   }
 }
 
-// Head 192 (MLA-style prefill heads): 24 16-byte chunks a row, so the loader's column moves with
-// the iteration; every path, 16-bit and fp8 caches, decode and prefill tiles.
-TEST(UnifiedEdge, HeadSize192) {
-  REQUIRE_GPU();
+// A head size whose rows are not a power-of-two number of 16-byte chunks: every path, a 16-bit and
+// an fp8 cache (per-(token, head) scales, a window), decode and prefill tiles, sinks.
+void check_head_size(int d, int q_heads, int kv_heads) {
   for (DType kv : {DType::bf16, DType::fp8_e4m3fn}) {
     ProblemSpec s;
     s.bf16 = true;
     s.kv_dtype = kv;
     s.scale_mode = kv == DType::bf16 ? KvScaleMode::none : KvScaleMode::per_token_head;
-    s.num_q_heads = 16; s.num_kv_heads = 4; s.head_size = 192; s.block_size = 16;
+    s.num_q_heads = q_heads; s.num_kv_heads = kv_heads; s.head_size = d; s.block_size = 16;
     s.seqs = {{1, 700}, {37, 300}, {1, 45}, {130, 130}};
     s.sinks = true;
     s.window_left = kv == DType::bf16 ? -1 : 200;
-    check_all_paths(s, kv == DType::bf16 ? "head 192 bf16" : "head 192 fp8 with a window");
+    const std::string what = "head " + std::to_string(d) + (kv == DType::bf16 ? " bf16" : " fp8 with a window");
+    check_all_paths(s, what.c_str());
   }
+}
+
+// Head 192 (MLA-style prefill heads): 24 16-byte chunks a row, so the loader's column moves with
+// the iteration.
+TEST(UnifiedEdge, HeadSize192) {
+  REQUIRE_GPU();
+  check_head_size(192, 16, 4);
 }
 
 // Head 96 (Phi-3 class): 12 16-byte chunks a row (6 for fp8), stored in LDS with a 128-element row
 // pitch (tile/lds_layout.hpp); the loader's column moves with the iteration; k steps of 96 = 6 x 16
-// (sm_90) and 3 x 32 (CDNA). Every path, 16-bit and fp8 caches, decode and prefill tiles, group 3.
+// (sm_90) and 3 x 32 (CDNA); group 3.
 TEST(UnifiedEdge, HeadSize96) {
   REQUIRE_GPU();
-  for (DType kv : {DType::bf16, DType::fp8_e4m3fn}) {
-    ProblemSpec s;
-    s.bf16 = true;
-    s.kv_dtype = kv;
-    s.scale_mode = kv == DType::bf16 ? KvScaleMode::none : KvScaleMode::per_token_head;
-    s.num_q_heads = 24; s.num_kv_heads = 8; s.head_size = 96; s.block_size = 16;
-    s.seqs = {{1, 700}, {37, 300}, {1, 45}, {130, 130}};
-    s.sinks = true;
-    s.window_left = kv == DType::bf16 ? -1 : 200;
-    check_all_paths(s, kv == DType::bf16 ? "head 96 bf16" : "head 96 fp8 with a window");
-  }
+  check_head_size(96, 24, 8);
 }
 
 TEST(UnifiedEdge, ZeroLengthSequencesAndSinks) {
