@@ -573,5 +573,47 @@ TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
   }
 }
 
+// The residency the planner assumes (unified_residency: LDS, thread slots, the tile's register
+// budget) holds for the compiled kernels: every 2D / 3D kernel of the dispatch table stays within its
+// tile's budget of VGPRs + AGPRs (allocated in granules of 8), and its LDS (static + the dynamic bytes
+// the launch asks) is the configuration's; the hardware then holds at least `residency` workgroups.
+TEST(EmuUnifiedResidency, KernelsKeepTheTileBudget) {
+  for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
+    std::string why;
+    const auto co = dispatch_code_object(*t, why);
+    if (!co) GTEST_SKIP() << why;
+    int checked = 0;
+    for (DType q : {DType::f16, DType::bf16})
+      for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
+        for (bool full : {false, true})
+          for (int d : UnifiedInstanceTable::head_sizes)
+            for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
+              UnifiedAttentionParams p;
+              p.q_dtype = q;
+              p.kv_dtype = kv == DType::f16 ? q : kv;
+              p.softcap = full ? 10.f : 0.f;
+              p.head_size = d;
+              UnifiedPlan plan;
+              plan.tile_kind = kind;
+              const UnifiedTile tile = unified_tile(kind, d, t->target);
+              const int residency = unified_residency(tile, d, kv != DType::f16, t->target);
+              visit_target_config(t->target, p, plan, [&]<class Cfg>() {
+                for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>()}) {
+                  const emu::KernelInfo& k = co->find(parts);
+                  const int regs = (k.vgpr_count + 7) / 8 * 8 + (k.agpr_count + 7) / 8 * 8;
+                  EXPECT_LE(regs, tile.regs) << emu::gfx_name(t->gfx) << ": " << parts[0] << " uses " << k.vgpr_count
+                                             << " VGPRs + " << k.agpr_count << " AGPRs";
+                  const uint32_t lds = k.group_segment_fixed_size + Cfg::kSmemBytes;
+                  EXPECT_LE(int64_t(residency) * lds, int64_t(target_limits(t->target).lds_bytes)) << parts[0];
+                  ++checked;
+                }
+              });
+            }
+    EXPECT_EQ(checked, 2 * 3 * 2 * int(UnifiedInstanceTable::head_sizes.size()) * 2 * 2);
+    std::printf("  %s: %d kernels within their tile's register budget and LDS residency\n", emu::gfx_name(t->gfx),
+                checked);
+  }
+}
+
 }  // namespace
 }  // namespace hipattn::testing

@@ -43,6 +43,21 @@ PlanDevice device(Target t, int sms) {
   return dev;
 }
 
+// Workgroups per CU / SM for 16-bit KV, worked out by hand from the tiles' LDS bytes (Q + stages x
+// (K + V) + scales, or the warp merge), the thread slots and the tile's register budget (CDNA: two
+// waves per SIMD at 256 registers up to d = 128, one at 512 above) or 255 registers a thread (sm_90: 64 K registers, 228 KiB of shared memory, 1 KiB reserved a block).
+int64_t expected_residency(Target t, bool decode, int d) {
+  if (t == Target::gfx942) {
+    if (decode) return d <= 64 ? 4 : d <= 128 ? 3 : 2;  // 10.3 / 20.3 / 30.3 / 24.1 KiB
+    return d <= 192 ? 2 : 1;                          // 12.1 / 24.1 / 24.1 / 32.1 KiB (2 by registers)
+  }
+  if (t == Target::gfx950) {
+    if (decode) return d <= 128 ? 4 : 2;  // registers: 8 waves of 2; 18.5 / 36.5 / 54.5 / 72.5 KiB
+    return 2;  // d <= 128: 4-wave tiles, 2 by registers; d > 128: 1 wave per SIMD (512-register budget)
+  }
+  return decode && d > 192 ? 1 : 2;  // d = 256 decode: 137 KiB of stages
+}
+
 // The expected plan, written from ALGORITHM.md 5.2 / 6 and the tile table: decode tiles are 16 rows x 64 keys;
 // prefill tiles are 64 rows x 64 keys for d <= 128 and 64 rows x 32 keys above (sm_90).
 struct Expected {
@@ -57,12 +72,16 @@ Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o,
   Expected e{};
   const int64_t g = p.num_q_heads / p.num_kv_heads;
   e.decode = static_cast<int64_t>(std::max(1, p.max_seqlen_q)) * g <= 16;
-  if (dev.target == Target::gfx942 || dev.target == Target::gfx950) {  // CDNA tiles (64 KiB of LDS)
-    e.bm = e.decode ? 16 : (p.head_size <= 128 ? 64 : 32);
-    e.bn = e.decode ? (p.head_size <= 128 ? 32 : 16) : (p.head_size <= 128 ? 32 : 16);
+  const bool small = p.head_size <= 128;
+  if (dev.target == Target::gfx942) {  // one LDS stage, <= 32 KiB where it can (64 KiB per CU)
+    e.bm = e.decode ? 16 : (small ? 64 : 32);
+    e.bn = e.decode ? (p.head_size <= 192 ? 32 : 16) : 16;
+  } else if (dev.target == Target::gfx950) {  // two stages (160 KiB per CU)
+    e.bm = e.decode ? 16 : (small ? 64 : 32);
+    e.bn = e.decode ? 32 : (small ? 32 : 16);
   } else {
     e.bm = e.decode ? 16 : 64;
-    e.bn = e.decode ? 64 : (p.head_size <= 128 ? 64 : 32);
+    e.bn = e.decode ? 64 : (small ? 64 : 32);
   }
   e.rows_per_token = g < e.bm ? g : e.bm;
   e.block_q = e.bm / e.rows_per_token;
@@ -70,7 +89,7 @@ Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o,
   e.grid_x = p.max_seqlen_q <= 1 ? p.num_seqs : p.num_tokens / e.block_q + p.num_seqs;
   e.base = e.grid_x * p.num_kv_heads * e.head_chunks;
   e.tiles = (std::max(1, p.max_seqlen_k) + e.bn - 1) / e.bn;
-  const int64_t fill = 2LL * dev.multiprocessor_count;
+  const int64_t fill = expected_residency(dev.target, e.decode, p.head_size) * dev.multiprocessor_count;
   e.split = o.path == UnifiedPath::three_d || (o.path == UnifiedPath::automatic && e.base < fill && e.tiles >= 4);
   e.segments = 1;
   e.workspace = 0;
@@ -140,10 +159,30 @@ TEST(Plan, ServeDecodeB8Ctx32kSplits) {
   EXPECT_EQ(pl.base_workgroups, 64);
   EXPECT_EQ(pl.num_segments, 4);  // 256 of 264 slots in one wave (5 would leave a 56-workgroup tail wave)
   EXPECT_EQ(pl.workspace_bytes, size_t{4} * 8 * 32 * 129 * 4 + 256);
-  // The same call on a gfx942 (304 CUs, fill 608): 19 segments fill two waves exactly.
+  // The same call on a gfx942 (304 CUs, 3 workgroups of the one-stage decode tile each: fill 912):
+  // 14 segments take 896 of the 912 slots in one wave.
   const auto pa = hipattn::plan_unified_attention(p, {}, device(Target::gfx942, 304));
   EXPECT_TRUE(pa.split);
-  EXPECT_EQ(pa.num_segments, 19);
+  EXPECT_EQ(pa.residency, 3);
+  EXPECT_EQ(pa.num_segments, 14);
+}
+
+TEST(Plan, ResidencyMatchesHandTable) {
+  for (Target t : {Target::gfx942, Target::gfx950, Target::sm90})
+    for (bool decode : {true, false})
+      for (int d : {64, 96, 128, 192, 256}) {
+        const auto kind = decode ? UnifiedTileKind::decode : UnifiedTileKind::prefill;
+        EXPECT_EQ(hipattn::unified_residency(hipattn::unified_tile(kind, d, t), d, false, t),
+                  expected_residency(t, decode, d))
+            << hipattn::target_name(t) << (decode ? " decode" : " prefill") << " d=" << d;
+      }
+  // fp8 KV: CDNA converts in registers (same LDS); sm_90 stages the codes (d = 128 decode: 86 KiB, 2).
+  EXPECT_EQ(hipattn::unified_residency(hipattn::unified_tile(UnifiedTileKind::decode, 128, Target::gfx942), 128, true,
+                                       Target::gfx942),
+            3);
+  EXPECT_EQ(hipattn::unified_residency(hipattn::unified_tile(UnifiedTileKind::decode, 128, Target::sm90), 128, true,
+                                       Target::sm90),
+            2);
 }
 
 TEST(Plan, ServeDecodeB64Ctx8kStays2D) {

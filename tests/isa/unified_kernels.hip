@@ -2,8 +2,8 @@
 // instantiated for one AMD target (wave64), so that their code objects can be checked: MFMA in the
 // main loop, no scratch, no spills (check_isa.py, tools/amdgpu_resources.py).
 //
-// Tiles: dispatch/unified_plan.hpp's cdna_tile() (the tiles the dispatcher launches on gfx942 and
-// gfx950, all within gfx942's 64 KiB of LDS), per head size and tile kind; kernels: unified_2d_kernel, split_kv_3d_kernel, split_kv_reduce_kernel.
+// Tiles: dispatch/unified_plan.hpp's gfx942_tile() / gfx950_tile() (the tiles the dispatcher launches
+// on each, within the target's LDS), per head size and tile kind; kernels: unified_2d_kernel, split_kv_3d_kernel, split_kv_reduce_kernel.
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/unified/kernels.hpp"
 
@@ -20,7 +20,7 @@ template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant>
 struct AmdConfig {
   static constexpr UnifiedTile t = unified_tile(kKind, kD, kIsaTarget);
   using type = UnifiedConfig<kBf16, kKv, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant, int64_t, 0, kIsaTarget>;
-  static_assert(type::kSmemBytes <= 64 * 1024, "every CDNA tile fits gfx942's 64 KiB of LDS");
+  static_assert(type::kSmemBytes <= target_limits(kIsaTarget).lds_bytes, "the tile fits its target's LDS");
 };
 
 }  // namespace hipattn::isa_test

@@ -44,5 +44,7 @@ using DeviceArch = ArchOf<Target::gfx942>::type;
 namespace hipattn {
 static_assert(AttentionArch<DeviceArch>, "the device's Arch must model the arch interface (arch/concept.hpp)");
 static_assert(DeviceArch::kTarget == Target::sm90 || is_cdna(DeviceArch::kTarget), "a target the library serves");
+static_assert(DeviceArch::kCopyModel == copy_model_of(DeviceArch::kTarget),
+              "the device's copy model is the one configurations size their LDS for");
 }  // namespace hipattn
 #endif

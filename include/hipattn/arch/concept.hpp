@@ -8,6 +8,7 @@
 #include <concepts>
 #include <cstdint>
 
+#include "hipattn/numeric/vec.hpp"
 #include "hipattn/platform/config.hpp"
 #include "hipattn/platform/target.hpp"
 
@@ -42,13 +43,26 @@ concept AttentionWarpTile = requires(int lane, int e, int slot) {
 #endif
 };
 
-// The architecture: target, wave size, the warp tile family, copies global -> LDS (asynchronous
-// where the ISA has them: copy_commit closes a group, copy_wait<N> waits until at most N groups are
-// in flight), the workgroup barrier and the fast math the kernels use.
+// How a target's loaders move tiles into LDS: asynchronous copies (cp.async on sm_90: issue, commit
+// a group, wait for it) or loads staged through registers (CDNA: issue every load of the next tile,
+// compute the current one, store the registers).
+enum class CopyModel : uint8_t { async, register_staged };
+
+// The copy model of a target, for host-visible configuration (LDS sizes, the loader slot);
+// arch/arch.hpp checks that the device's Arch says the same.
+constexpr CopyModel copy_model_of(Target t) {
+  return t == Target::gfx942 || t == Target::gfx950 ? CopyModel::register_staged : CopyModel::async;
+}
+
+// The architecture: target, wave size, the warp tile family, its copy model; copies global -> LDS
+// (asynchronous where the ISA has them: copy_commit closes a group, copy_wait<N> waits until at most
+// N groups are in flight) and register-staged ones (load_16 / store_16, load_4 / store_4), the
+// workgroup barrier and the fast math the kernels use.
 template <class A>
 concept AttentionArch = requires {
   { A::kTarget } -> std::convertible_to<Target>;
   { A::kWaveSize } -> std::convertible_to<int>;
+  { A::kCopyModel } -> std::convertible_to<CopyModel>;
   requires AttentionWarpTile<typename A::template WarpTile<true, 64, 1, 16>>;
   requires AttentionWarpTile<typename A::template WarpTile<false, 128, 1, 32, 128>>;
 #if defined(HIPATTN_HAS_DEVICE)
@@ -56,6 +70,10 @@ concept AttentionArch = requires {
   A::copy_16(lds, g, valid);
   A::copy_4(lds, g, valid);
   A::copy_commit();
+  { A::load_16(g, valid) } -> std::same_as<u32x4>;
+  A::store_16(lds, A::load_16(g, valid));
+  { A::load_4(g, valid) } -> std::same_as<uint32_t>;
+  A::store_4(lds, A::load_4(g, valid));
   A::template copy_wait<0>();
   A::sync();
   { A::lane() } -> std::same_as<int>;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/target.hpp"
@@ -24,9 +25,12 @@ struct UnifiedOptions {
   int32_t num_segments = 0;  // 3D only: 0 = chosen from the device; else forced (>= 1)
 };
 
-// A tile shape of the unified kernels: warps as kWarpsM x kWarpsN, 16 * mt rows and kn keys per warp.
+// A tile shape of the unified kernels: warps as kWarpsM x kWarpsN, 16 * mt rows and kn keys per warp,
+// `stages` LDS stages, and the register budget the tile is held to (per thread on sm_90, VGPRs +
+// AGPRs per lane on CDNA; tests/emu checks the code objects against it), which with the LDS sets
+// how many workgroups a CU / SM holds (unified_residency).
 struct UnifiedTile {
-  int warps_m, warps_n, mt, kn, stages;
+  int warps_m, warps_n, mt, kn, stages, regs;
   const char* reason;
   constexpr int rows() const { return warps_m * 16 * mt; }
   constexpr int keys() const { return warps_n * kn; }
@@ -39,33 +43,94 @@ enum class UnifiedTileKind : uint8_t { decode, prefill };
 // band and split each 64-key tile over 4 warps: the matrix unit is idle anyway and the loads of 4
 // warps keep more bytes in flight. Prefill tiles give each of 4 warps its own 16 rows (64 per
 // workgroup) and the whole key tile, the FlashAttention-2 split that needs no cross-warp merge.
+// Registers: __launch_bounds__(128) lets ptxas use up to 255 per thread.
 constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size) {
   if (kind == UnifiedTileKind::decode) {
-    if (head_size <= 128) return {1, 4, 1, 16, 3, "decode: 1x4 warps split 64 keys; 3 stages fit in 96 KiB at d<=128"};
-    return {1, 4, 1, 16, 2, "decode: 1x4 warps split 64 keys; 2 stages (d=256 tiles are 32 KiB; d=192 24 KiB)"};
+    if (head_size <= 128)
+      return {1, 4, 1, 16, 3, 255, "decode: 1x4 warps split 64 keys; 3 stages fit in 96 KiB at d<=128"};
+    return {1, 4, 1, 16, 2, 255, "decode: 1x4 warps split 64 keys; 2 stages (d=256 tiles are 32 KiB; d=192 24 KiB)"};
   }
   if (head_size <= 128)
-    return {4, 1, 1, 64, 2, "prefill: 4x1 warps of 16 rows, 64-key tiles, double buffered; 236 registers, no "
-                            "spill (32-row warps measured no faster and spill at 255: bench/NOTES.md)"};
-  return {4, 1, 1, 32, 2, "prefill: 32-key tiles keep S + O + Q fragments of d=192 and 256 under 255 registers"};
+    return {4, 1, 1, 64, 2, 255, "prefill: 4x1 warps of 16 rows, 64-key tiles, double buffered; 236 registers, no "
+                                 "spill (32-row warps measured no faster and spill at 255: bench/NOTES.md)"};
+  return {4, 1, 1, 32, 2, 255, "prefill: 32-key tiles keep S + O + Q fragments of d=192 and 256 under 255 registers"};
 }
 
-// The CDNA tiles (wave 64), by head size. gfx942 gives a workgroup 64 KiB of LDS (gfx950 160 KiB): every
-// tile here fits 64 KiB, so one instance serves both. Copies are synchronous on AMD (global load, LDS
-// store), so a third stage buys nothing; 16-row bands (kMT = 1) keep S, O and Q under 256 VGPRs.
-constexpr UnifiedTile cdna_tile(UnifiedTileKind kind, int head_size) {
+// The gfx942 tiles (MI300: 64 KiB of LDS per CU, 512 VGPRs + AGPRs per SIMD lane). The loads are
+// register-staged (the next tile waits in registers), so one LDS stage suffices (a barrier after
+// each tile's compute frees it): 16-bit tiles of 32 KiB or less leave room for two or more
+// workgroups per CU. Register budgets are what the compiled kernels need (tests/emu checks them):
+// up to d = 128, 16-row bands keep S, O, Q and the staged loads under 256 (two waves per SIMD);
+// d = 192 and 256 need more (one wave per SIMD: docs/NEXT.md).
+constexpr UnifiedTile gfx942_tile(UnifiedTileKind kind, int head_size) {
   if (kind == UnifiedTileKind::decode) {
-    if (head_size <= 128) return {1, 2, 1, 16, 2, "decode: 1x2 waves split 32 keys; 36 KiB of LDS at d=128"};
-    return {1, 1, 1, 16, 2, "decode: one wave, 16-key tiles: 40 KiB of LDS at d=256, 30 KiB at d=192"};
+    if (head_size <= 128)
+      return {1, 2, 1, 16, 1, 256, "decode: 1x2 waves split 32 keys, one stage: 20 KiB at d=128 (3 per CU)"};
+    if (head_size <= 192)
+      return {1, 2, 1, 16, 1, 512, "decode: 1x2 waves, one stage: 30 KiB (2 per CU); 312-336 registers: 1 wave/SIMD"};
+    return {1, 1, 1, 16, 1, 512, "decode: one wave, 16-key tiles, one stage: 24 KiB (2 per CU); 384-448 registers"};
   }
-  if (head_size <= 128) return {4, 1, 1, 32, 2, "prefill: 4x1 waves of 16 rows, 32-key tiles: 48 KiB at d=128"};
-  return {2, 1, 1, 16, 2, "prefill: 2x1 waves of 16 rows, 16-key tiles: 48 KiB at d=256"};
+  if (head_size <= 128)
+    return {4, 1, 1, 16, 1, 256, "prefill: 4x1 waves of 16 rows, 16-key tiles, one stage: 24 KiB (2 per CU, 8 waves)"};
+  return {2, 1, 1, 16, 1, 512, "prefill: 2x1 waves, 16-key tiles, one stage: 24 KiB at d=192 (2 per CU), 32 at 256 "
+                               "(1); 280-368 registers: 1 wave/SIMD"};
 }
 
-// The tile of a target: gfx942 and gfx950 share the CDNA table today (every tile fits gfx942's
-// LDS); sm_90 has its own.
+// The gfx950 tiles (MI355X: 160 KiB of LDS per CU): two LDS stages (no barrier after the compute).
+constexpr UnifiedTile gfx950_tile(UnifiedTileKind kind, int head_size) {
+  if (kind == UnifiedTileKind::decode) {
+    if (head_size <= 128)
+      return {1, 2, 1, 16, 2, 256, "decode: 1x2 waves split 32 keys, two stages: 37 KiB at d=128 (4 per CU)"};
+    return {1, 2, 1, 16, 2, 512, "decode: 1x2 waves, two stages: 55 / 73 KiB at d=192 / 256 (2 per CU); >256 registers"};
+  }
+  if (head_size <= 128) return {4, 1, 1, 32, 2, 256, "prefill: 4x1 waves of 16 rows, 32-key tiles: 49 KiB (2 per CU)"};
+  return {2, 1, 1, 16, 2, 512, "prefill: 2x1 waves of 16 rows, 16-key tiles: 49 KiB at d=256; >256 registers (2 per CU)"};
+}
+
+// The tile of a target.
 constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target target) {
-  return is_cdna(target) ? cdna_tile(kind, head_size) : sm90_tile(kind, head_size);
+  return target == Target::gfx942   ? gfx942_tile(kind, head_size)
+         : target == Target::gfx950 ? gfx950_tile(kind, head_size)
+                                    : sm90_tile(kind, head_size);
+}
+
+// What one CU (SM) of a target offers resident workgroups.
+struct TargetLimits {
+  int lds_bytes;       // LDS (shared memory) per CU / SM
+  int lds_reserved;    // bytes the runtime reserves per resident workgroup
+  int max_threads;     // resident threads per CU / SM
+  int simds;           // SIMDs (sub-partitions)
+  int regs_per_simd;   // register budget of one SIMD: per lane (CDNA: 512 VGPRs + AGPRs) or per thread slot
+  int max_waves_per_simd;
+};
+constexpr TargetLimits target_limits(Target t) {
+  switch (t) {
+    case Target::gfx942: return {64 * 1024, 0, 2048, 4, 512, 8};
+    case Target::gfx950: return {160 * 1024, 0, 2048, 4, 512, 8};
+    default: return {228 * 1024, 1024, 2048, 4, 16384, 16};  // sm_90: 64 K registers per SM, 16 K per sub-partition
+  }
+}
+
+// Workgroups of (tile, head size, KV storage) one CU / SM holds at once: the least of what LDS, the
+// thread slots and the register budget allow. The planner fills the device with this many per CU.
+constexpr int unified_residency(const UnifiedTile& t, int head_size, bool fp8, Target target) {
+  const TargetLimits lim = target_limits(target);
+  const int wave = target_wave_size(target);
+  const int lds = unified_lds_layout(t.warps_m, t.warps_n, t.mt, t.kn, t.stages, head_size, head_size, fp8, target).total;
+  const int by_lds = lim.lds_bytes / (lds + lim.lds_reserved);
+  const int threads = t.threads(wave);
+  const int by_threads = lim.max_threads / threads;
+  const int waves = t.warps_m * t.warps_n;
+  int by_regs;
+  if (is_cdna(target)) {
+    const int per_simd = lim.regs_per_simd / t.regs < lim.max_waves_per_simd ? lim.regs_per_simd / t.regs : lim.max_waves_per_simd;
+    by_regs = lim.simds * per_simd / waves;
+  } else {
+    by_regs = lim.simds * lim.regs_per_simd / (threads * t.regs);
+  }
+  int r = by_lds < by_threads ? by_lds : by_threads;
+  r = r < by_regs ? r : by_regs;
+  return r > 0 ? r : 0;
 }
 
 // The plan of one call.
@@ -80,6 +145,7 @@ struct UnifiedPlan {
   bool decode_grid = false;
   int64_t grid_x = 0;         // q-blocks (upper bound)
   int64_t base_workgroups = 0;  // grid_x * num_kv_heads * head_chunks
+  int32_t residency = 0;        // workgroups of the tile one CU / SM holds (unified_residency)
   size_t workspace_bytes = 0;
   std::string reason;
 };
@@ -132,8 +198,11 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   plan.grid_x = plan.decode_grid ? p.num_seqs : static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
   plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
 
-  // 3D when the 2D grid cannot fill the device and sequences are long enough to split.
-  const int64_t fill = 2LL * dev.multiprocessor_count;  // two resident workgroups per CU / SM
+  // 3D when the 2D grid cannot fill the device and sequences are long enough to split. A full device
+  // holds `residency` workgroups of this tile per CU / SM.
+  const bool fp8 = p.kv_dtype == DType::fp8_e4m3fn || p.kv_dtype == DType::fp8_e4m3fnuz;
+  plan.residency = unified_residency(plan.tile, p.head_size, fp8, dev.target);
+  const int64_t fill = static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
   const int32_t max_tiles = (std::max(1, p.max_seqlen_k) + plan.tile.keys() - 1) / plan.tile.keys();
   bool split;
   switch (opt.path) {

@@ -4,13 +4,18 @@
 //   kTarget, kWaveSize
 //   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
+//   load_16(gmem, valid) / store_16(lds, chunk), load_4 / store_4   register-staged copies
+//   kCopyModel                                                        which of the two the loaders use
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
-// Copies are synchronous here (a global load into registers, then an LDS store): gfx942's LDS DMA
-// (global_load_lds) moves at most 4 bytes per lane and writes lane-linear LDS addresses, which the
-// swizzled tile does not have. copy_commit / copy_wait are therefore no-ops; the sync() that
-// follows every wait in the kernels makes the stores visible.
+// CDNA has no asynchronous global -> LDS copy of 16 bytes into an arbitrary (swizzled) LDS address,
+// so its loaders stage through registers (kernels/common/paged_kv_loader.hpp, StagedPagedKvLoader):
+// every load of the next tile is issued at once (load_16: an unconditional load of an address the
+// caller keeps readable, zero selected when !valid: no branch and no wait per load), the current
+// tile is computed, and the registers are stored to LDS afterwards; the compiler's s_waitcnt
+// vmcnt sits at those stores. copy_16 / copy_4 remain (a load, then its store) for one-off copies.
 #pragma once
 #include "hipattn/arch/cdna3/atoms.hpp"
+#include "hipattn/arch/concept.hpp"
 #include "hipattn/arch/cdna3/warp_tile.hpp"
 #include "hipattn/platform/target.hpp"
 
@@ -19,6 +24,7 @@ namespace hipattn::cdna3 {
 struct Arch {
   static constexpr Target kTarget = Target::gfx942;
   static constexpr int kWaveSize = 64;
+  static constexpr CopyModel kCopyModel = CopyModel::register_staged;
   template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
   using WarpTile = cdna3::WarpTile<kBf16, kD, kMT, kKN, kDv>;
 
@@ -33,6 +39,24 @@ struct Arch {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_4(void* lds, const void* g, bool valid) {
     uint32_t v = 0u;
     if (valid) v = *to_global(static_cast<const uint32_t*>(g));
+    *to_lds(static_cast<uint32_t*>(lds)) = v;
+  }
+  // Register-staged copies. load_16 always reads `g` (keep it readable, e.g. the tensor's base for an
+  // invalid row) and returns zero when !valid; the select is a v_cndmask, not a branch.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static ::hipattn::u32x4 load_16(const void* g, bool valid) {
+    const u32x4 v = *to_global(static_cast<const u32x4*>(g));
+    const u32x4 z = {0u, 0u, 0u, 0u};
+    const u32x4 r = valid ? v : z;
+    return {r[0], r[1], r[2], r[3]};
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store_16(void* lds, const ::hipattn::u32x4& c) {
+    *to_lds(static_cast<u32x4*>(lds)) = u32x4{c.x, c.y, c.z, c.w};
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t load_4(const void* g, bool valid) {
+    const uint32_t v = *to_global(static_cast<const uint32_t*>(g));
+    return valid ? v : 0u;
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store_4(void* lds, uint32_t v) {
     *to_lds(static_cast<uint32_t*>(lds)) = v;
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_commit() {}

@@ -4,8 +4,13 @@
 //   kTarget, kWaveSize
 //   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
+//   load_16(gmem, valid) / store_16(lds, chunk), load_4 / store_4   register-staged copies
+//   kCopyModel                                                        which of the two the loaders use
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
+// sm_90's loaders copy asynchronously (cp.async: copy_commit groups, copy_wait<N> waits); the
+// register-staged copies exist for the interface's sake (plain loads and stores).
 #pragma once
+#include "hipattn/arch/concept.hpp"
 #include "hipattn/arch/sm90/atoms.hpp"
 #include "hipattn/arch/sm90/warp_tile.hpp"
 #include "hipattn/platform/target.hpp"
@@ -15,12 +20,25 @@ namespace hipattn::sm90 {
 struct Arch {
   static constexpr Target kTarget = Target::sm90;
   static constexpr int kWaveSize = 32;
+  static constexpr CopyModel kCopyModel = CopyModel::async;
   template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
   using WarpTile = sm90::WarpTile<kBf16, kD, kMT, kKN, kDv>;
 
 #if defined(HIPATTN_BACKEND_CUDA)
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_16(void* lds, const void* g, bool valid) { cp_async_16(lds, g, valid); }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_4(void* lds, const void* g, bool valid) { cp_async_4(lds, g, valid); }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static ::hipattn::u32x4 load_16(const void* g, bool valid) {
+    const uint4 v = *static_cast<const uint4*>(g);
+    return valid ? ::hipattn::u32x4{v.x, v.y, v.z, v.w} : ::hipattn::u32x4{0u, 0u, 0u, 0u};
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store_16(void* lds, const ::hipattn::u32x4& c) {
+    *static_cast<uint4*>(lds) = make_uint4(c.x, c.y, c.z, c.w);
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t load_4(const void* g, bool valid) {
+    const uint32_t v = *static_cast<const uint32_t*>(g);
+    return valid ? v : 0u;
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store_4(void* lds, uint32_t v) { *static_cast<uint32_t*>(lds) = v; }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_commit() { cp_async_commit(); }
   template <int N>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_wait() { cp_async_wait<N>(); }

@@ -30,7 +30,6 @@ HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
     using WT = typename Arch::template WarpTile<Cfg::kBf16, Cfg::kDqk, Cfg::kMT, Cfg::kKN, Cfg::kDv>;
     using Variant = typename Cfg::Variant;
     constexpr int kBN = Cfg::kBN, kStages = Cfg::kStages;
-    static_assert(kStages >= 2, "the pipeline needs at least two stages");
 
     const int tid = static_cast<int>(threadIdx.x);
     const int lane = Arch::lane();
@@ -79,7 +78,7 @@ HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
     const float v_scale_t = a.v_scale_tensor != nullptr ? *a.v_scale_tensor : 1.f;
     LogitsTile lt{0, false, work.kv_len, a.causal, a.window_left, a.scale * k_scale_t, a.scale * k_scale_t * kLog2e};
 
-    // ---- prologue: kStages - 1 tiles in flight behind Q ----
+    // ---- prologue: the first tiles in flight behind Q (the loader says how many) ----
     loader.prologue(t_begin);
     loader.wait_oldest();  // Q has landed (the oldest group)
     if constexpr (kQInRegs) WT::load_q(qf, loader.q_tile(), wm * WT::kRows);

@@ -1,7 +1,11 @@
-// hipattn/kernels/common/paged_kv_loader.hpp: the paged KV loader policy: Q and K/V tiles from a
-// block-table cache into swizzled LDS tiles, kStages deep, through the arch's asynchronous copies
-// (cp.async on sm_90; synchronous loads on CDNA today). fp8 tiles land in a staging buffer and are
-// converted to 16-bit in LDS, here and nowhere else; per-(token, head) scales land beside them.
+// hipattn/kernels/common/paged_kv_loader.hpp: the paged KV loader policies: Q and K/V tiles from a
+// block-table cache into swizzled LDS tiles, in the arch's copy model (arch/concept.hpp CopyModel):
+//   PagedKvLoader         async (sm_90): cp.async kStages deep; fp8 tiles land in a staging buffer
+//                         and are converted to 16-bit in LDS
+//   StagedPagedKvLoader   register_staged (CDNA): the next tile's loads in registers while the
+//                         current tile computes; fp8 converted in registers before the LDS store
+// Both walk the tile alike (PagedTileWalk); fp8 conversion is dequant_regs16, written once;
+// per-(token, head) scales land in LDS beside the tiles.
 //
 // Interface the kernel skeleton uses (a loader slot of the configuration, Cfg::Loader):
 //   Params                                  what the kernel arguments carry (`kv`)
@@ -46,10 +50,9 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE float fp8_to_float_fast(uint32_t b) {
   }
 }
 
-// Dequantize 16 fp8 codes (one 16-byte chunk) into 16 16-bit values (two 16-byte chunks).
+// Dequantize 16 fp8 codes (one 16-byte chunk, in registers) into 16 16-bit values (two chunks).
 template <KvKind kKv, bool kBf16, class Arch>
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_chunk16(const uint8_t* src, uint16_t* dst0, uint16_t* dst1) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(src);
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_regs16(const u32x4& raw, u32x4& lo, u32x4& hi) {
   const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
   uint32_t w[8];
 #pragma unroll
@@ -58,8 +61,18 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_chunk16(const uint8_t* src, uint
     w[2 * k] = Arch::template pack2<kBf16>(fp8_to_float_fast<kKv>(x & 0xFFu), fp8_to_float_fast<kKv>((x >> 8) & 0xFFu));
     w[2 * k + 1] = Arch::template pack2<kBf16>(fp8_to_float_fast<kKv>((x >> 16) & 0xFFu), fp8_to_float_fast<kKv>(x >> 24));
   }
-  *reinterpret_cast<uint4*>(dst0) = make_uint4(w[0], w[1], w[2], w[3]);
-  *reinterpret_cast<uint4*>(dst1) = make_uint4(w[4], w[5], w[6], w[7]);
+  lo = u32x4{w[0], w[1], w[2], w[3]};
+  hi = u32x4{w[4], w[5], w[6], w[7]};
+}
+
+// The same from a chunk in LDS into two chunks in LDS.
+template <KvKind kKv, bool kBf16, class Arch>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_chunk16(const uint8_t* src, uint16_t* dst0, uint16_t* dst1) {
+  const uint4 raw = *reinterpret_cast<const uint4*>(src);
+  u32x4 lo, hi;
+  dequant_regs16<kKv, kBf16, Arch>(u32x4{raw.x, raw.y, raw.z, raw.w}, lo, hi);
+  *reinterpret_cast<uint4*>(dst0) = make_uint4(lo.x, lo.y, lo.z, lo.w);
+  *reinterpret_cast<uint4*>(dst1) = make_uint4(hi.x, hi.y, hi.z, hi.w);
 }
 #endif
 }  // namespace detail
@@ -70,8 +83,19 @@ struct KvTile {
   const uint16_t* v;
 };
 
+// The walk of a KV tile over a paged cache, shared by both loader policies: which 16-byte chunks a
+// thread copies, the block-table lookups of their rows, and their offsets in the cache.
+//
+// Thread tid copies chunks idx = tid + i * kThreads (i < kIters) of the tile's kBN x kCPR 16-byte
+// chunks: row idx / kCPR, column idx % kCPR. When kCPR divides the threads, the column is the same in
+// every iteration (tid % kCPR) and the rows step by kThreads / kCPR (every head size that is a power
+// of two); otherwise (d = 192: 24 chunks a row; d = 96: 12 16-bit or 6 fp8 chunks) both move. Every
+// chunk is c < kCPR of its row, so no copy leaves the row (16-bit: SwizzledTile keeps it in the
+// row's pitch; fp8: bytes [16 c, 16 c + 16) of the row's d). Keys outside the q-block's visible
+// range are never read: their chunks are invalid (zero), so unowned slots and padded block-table
+// entries contribute exactly zero.
 template <class Cfg>
-class PagedKvLoader {
+class PagedTileWalk {
  public:
   using Params = PagedKvView<typename Cfg::Offset, Cfg::kPageSize>;
 
@@ -86,12 +110,98 @@ class PagedKvLoader {
   using VTile = SwizzledTile<1, kDv>;
   using Offset = typename Cfg::Offset;
 
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE PagedTileWalk(const Params& kv, bool per_token_head_scale, const AttentionWork& w,
+                                                   const KvTileRange& range, int32_t t_end, int tid)
+      : kv_(kv), per_token_head_scale_(per_token_head_scale), seq_(w.seq), kvh_(w.kvh), range_(range), t_end_(t_end),
+        tid_(tid), ld_c_(tid % kCPR), ld_r0_(tid / kCPR) {}
+
+ protected:
+  static constexpr int kChunkElems = Cfg::kFp8 ? 16 : 8;  // elements per 16-byte chunk
+  static constexpr int kCPR = kDqk / kChunkElems;
+  static constexpr int kTotal = kBN * kCPR;
+  static constexpr int kIters = (kTotal + kThreads - 1) / kThreads;
+  static constexpr bool kFixedColumn = kThreads % kCPR == 0;
+  static constexpr bool kMayIdle = kTotal % kThreads != 0;  // the last iteration has idle threads
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE int row_of(int i) const {
+    if constexpr (kFixedColumn) return ld_r0_ + i * (kThreads / kCPR);
+    else return (tid_ + i * kThreads) / kCPR;
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE int col_of(int i) const {
+    if constexpr (kFixedColumn) return ld_c_;
+    else return (tid_ + i * kThreads) % kCPR;
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE bool idle(int i) const { return kMayIdle && tid_ + i * kThreads >= kTotal; }
+
+  // The physical block and slot of each of this thread's rows of tile t (blk = -1: not read).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_pages(int32_t t) {
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const int32_t j = t * kBN + row_of(i);
+      int32_t page = 0;
+      slot_[i] = 0;
+      blk_[i] = -1;  // not read
+      if (idle(i)) continue;
+      if (t < t_end_ && j >= range_.key_begin && j < range_.key_end) {
+        kv_.locate(j, page, slot_[i]);
+        blk_[i] = kv_.physical_block(seq_, page);
+      }
+    }
+  }
+  // Element offsets of chunk row i in the K and V caches and in the scale arrays (0 when not read,
+  // so the address stays inside the cache).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE bool valid(int i) const { return blk_[i] >= 0; }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE Offset k_offset(int i) const {
+    return valid(i) ? kv_.k_offset(blk_[i], slot_[i], kvh_) : Offset(0);
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE Offset v_offset(int i) const {
+    return valid(i) ? kv_.v_offset(blk_[i], slot_[i], kvh_) : Offset(0);
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE Offset scale_offset(int i) const {
+    return valid(i) ? kv_.scale_offset(blk_[i], slot_[i], kvh_) : Offset(0);
+  }
+  // Whether this thread copies the per-(token, head) scales of chunk row i (one thread a row).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE bool copies_scales(int i) const {
+    return Cfg::kFp8 && per_token_head_scale_ && col_of(i) == 0;
+  }
+
+  const Params& kv_;
+  const bool per_token_head_scale_;
+  const int32_t seq_, kvh_;
+  const KvTileRange range_;
+  const int32_t t_end_;
+  const int tid_, ld_c_, ld_r0_;
+  int32_t blk_[kIters], slot_[kIters];
+#endif  // HIPATTN_HAS_DEVICE
+};
+
+// The asynchronous policy (CopyModel::async, sm_90): cp.async copies kStages deep; fp8 tiles land in
+// a staging buffer and are converted to 16-bit in LDS after the wait (two barriers per tile).
+template <class Cfg>
+class PagedKvLoader : public PagedTileWalk<Cfg> {
+  using Walk = PagedTileWalk<Cfg>;
+
+ public:
+  using typename Walk::Params;
+
+#if defined(HIPATTN_HAS_DEVICE)
+  using typename Walk::Arch;
+  using typename Walk::KTile;
+  using typename Walk::Offset;
+  using typename Walk::QTile;
+  using typename Walk::VTile;
+  using Walk::kBM;
+  using Walk::kBN;
+  using Walk::kDqk;
+  using Walk::kDv;
+  using Walk::kStages;
+  using Walk::kThreads;
+  static_assert(kStages >= 2, "the cp.async pipeline needs at least two stages");
+
   // LDS carve-up: [Q][K stages][V stages][fp8: K16][V16][k scales][v scales]. 16-bit tiles are
   // SwizzledTile rows of the padded pitch (Cfg::QLds / KLds / VLds); fp8 staging rows are linear.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE PagedKvLoader(const Params& kv, bool per_token_head_scale, const AttentionWork& w,
                                                    const KvTileRange& range, int32_t t_end, char* smem, int tid)
-      : kv_(kv), per_token_head_scale_(per_token_head_scale), seq_(w.seq), kvh_(w.kvh), range_(range), t_end_(t_end),
-        tid_(tid), ld_c_(tid % kCPR), ld_r0_(tid / kCPR) {
+      : Walk(kv, per_token_head_scale, w, range, t_end, tid) {
     lds_q_ = reinterpret_cast<uint16_t*>(smem);
     kv_base_ = smem + Cfg::kQBytes;
     lds_k16_ = reinterpret_cast<uint16_t*>(kv_base_ + kStages * (Cfg::kKStageBytes + Cfg::kVStageBytes));
@@ -106,7 +216,7 @@ class PagedKvLoader {
   template <class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q(const Args& a, const AttentionWork& w) {
     constexpr int kChunks = kBM * (kDqk / 8);
-    for (int idx = tid_; idx < kChunks; idx += kThreads) {
+    for (int idx = this->tid_; idx < kChunks; idx += kThreads) {
       const int row = idx / (kDqk / 8), c = idx % (kDqk / 8);
       const RowCoord rc = row_coord(a, w, row);
       const uint16_t* src = a.q + (rc.valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
@@ -121,11 +231,11 @@ class PagedKvLoader {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void prologue(int32_t t_begin) {
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      load_pages(t_begin + s);
-      if (t_begin + s < t_end_) issue_tile(s);
+      this->load_pages(t_begin + s);
+      if (t_begin + s < this->t_end_) issue_tile(s);
       Arch::copy_commit();
     }
-    if constexpr (kPrefetchPages) load_pages(t_begin + kStages - 1);  // the next tile to issue
+    if constexpr (kPrefetchPages) this->load_pages(t_begin + kStages - 1);  // the next tile to issue
   }
 
   // Before computing tile t (the it-th of this workgroup): issue tile t + kStages - 1.
@@ -133,12 +243,12 @@ class PagedKvLoader {
     const int32_t tn = t + kStages - 1;
     const int stage = (it + kStages - 1) % kStages;
     if constexpr (kPrefetchPages) {
-      if (tn < t_end_) issue_tile(stage);
+      if (tn < this->t_end_) issue_tile(stage);
       Arch::copy_commit();
-      if (tn + 1 < t_end_) load_pages(tn + 1);
+      if (tn + 1 < this->t_end_) this->load_pages(tn + 1);
     } else {
-      if (tn < t_end_) {
-        load_pages(tn);
+      if (tn < this->t_end_) {
+        this->load_pages(tn);
         issue_tile(stage);
       }
       Arch::copy_commit();
@@ -158,7 +268,7 @@ class PagedKvLoader {
       constexpr int kChunks = kBN * (kDqk / 16);
       const uint8_t* ks = reinterpret_cast<const uint8_t*>(k_stage(stage));
       const uint8_t* vs = reinterpret_cast<const uint8_t*>(v_stage(stage));
-      for (int idx = tid_; idx < kChunks; idx += kThreads) {
+      for (int idx = this->tid_; idx < kChunks; idx += kThreads) {
         const int r = idx / (kDqk / 16), c = idx % (kDqk / 16);
         detail::dequant_chunk16<Cfg::kKv, Cfg::kBf16, Arch>(ks + r * kDqk + c * 16, lds_k16_ + KTile::chunk_index(r, 2 * c),
                                                             lds_k16_ + KTile::chunk_index(r, 2 * c + 1));
@@ -179,38 +289,15 @@ class PagedKvLoader {
   // Per-(token, head) K / V scales of the stage's keys from `key0` on (LDS), or null without them.
   // Only fp8 caches carry such scales: for 16-bit caches these are null at compile time.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* k_scales(int stage, int key0) const {
-    if constexpr (Cfg::kFp8) return per_token_head_scale_ ? lds_ks_ + stage * kBN + key0 : nullptr;
+    if constexpr (Cfg::kFp8) return this->per_token_head_scale_ ? lds_ks_ + stage * kBN + key0 : nullptr;
     else return nullptr;
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* v_scales(int stage, int key0) const {
-    if constexpr (Cfg::kFp8) return per_token_head_scale_ ? lds_vs_ + stage * kBN + key0 : nullptr;
+    if constexpr (Cfg::kFp8) return this->per_token_head_scale_ ? lds_vs_ + stage * kBN + key0 : nullptr;
     else return nullptr;
   }
 
  private:
-  // Thread tid copies chunks idx = tid + i * kThreads (i < kIters) of the tile's kBN x kCPR 16-byte
-  // chunks: row idx / kCPR, column idx % kCPR. When kCPR divides the threads, the column is the same in
-  // every iteration (tid % kCPR) and the rows step by kThreads / kCPR (every head size that is a power
-  // of two); otherwise (d = 192: 24 chunks a row; d = 96: 12 16-bit or 6 fp8 chunks) both move. Every
-  // chunk is c < kCPR of its row, so no copy leaves the row (16-bit: SwizzledTile keeps it in the
-  // row's pitch; fp8: bytes [16 c, 16 c + 16) of the row's d). The physical blocks of those rows are read
-  // from the block table one tile ahead (prefetch), so the table's latency hides behind a tile of
-  // compute instead of stalling the issue.
-  static constexpr int kChunkElems = Cfg::kFp8 ? 16 : 8;  // elements per 16-byte chunk
-  static constexpr int kCPR = kDqk / kChunkElems;
-  static constexpr int kTotal = kBN * kCPR;
-  static constexpr int kIters = (kTotal + kThreads - 1) / kThreads;
-  static constexpr bool kFixedColumn = kThreads % kCPR == 0;
-  static constexpr bool kMayIdle = kTotal % kThreads != 0;  // the last iteration has idle threads
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE int row_of(int i) const {
-    if constexpr (kFixedColumn) return ld_r0_ + i * (kThreads / kCPR);
-    else return (tid_ + i * kThreads) / kCPR;
-  }
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE int col_of(int i) const {
-    if constexpr (kFixedColumn) return ld_c_;
-    else return (tid_ + i * kThreads) % kCPR;
-  }
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE bool idle(int i) const { return kMayIdle && tid_ + i * kThreads >= kTotal; }
   // Decode tiles (kWarpsN > 1) are bandwidth-bound and prefetch the block ids a tile ahead; prefill
   // tiles need those registers for S and O, and their two resident workgroups hide the table reads.
   static constexpr bool kPrefetchPages = Cfg::kWarpsN > 1;
@@ -220,61 +307,229 @@ class PagedKvLoader {
     return kv_base_ + kStages * Cfg::kKStageBytes + s * Cfg::kVStageBytes;
   }
 
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_pages(int32_t t) {
-#pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const int32_t j = t * kBN + row_of(i);
-      int32_t page = 0;
-      slot_[i] = 0;
-      blk_[i] = -1;  // not read
-      if (idle(i)) continue;
-      if (t < t_end_ && j >= range_.key_begin && j < range_.key_end) {
-        kv_.locate(j, page, slot_[i]);
-        blk_[i] = kv_.physical_block(seq_, page);
-      }
-    }
-  }
-
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void issue_tile(int stage) {
     char* kd = k_stage(stage);
     char* vd = v_stage(stage);
 #pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      if (idle(i)) continue;
-      const int r = row_of(i), c = col_of(i);
-      const bool valid = blk_[i] >= 0;
-      const Offset ko = valid ? kv_.k_offset(blk_[i], slot_[i], kvh_) : Offset(0);
-      const Offset vo = valid ? kv_.v_offset(blk_[i], slot_[i], kvh_) : Offset(0);
+    for (int i = 0; i < Walk::kIters; ++i) {
+      if (this->idle(i)) continue;
+      const int r = this->row_of(i), c = this->col_of(i);
+      const bool valid = this->valid(i);
+      const Offset ko = this->k_offset(i);
+      const Offset vo = this->v_offset(i);
       if constexpr (Cfg::kFp8) {
-        Arch::copy_16(kd + (r * kDqk + c * 16), static_cast<const uint8_t*>(kv_.k) + ko + c * 16, valid);
-        Arch::copy_16(vd + (r * kDv + c * 16), static_cast<const uint8_t*>(kv_.v) + vo + c * 16, valid);
+        Arch::copy_16(kd + (r * kDqk + c * 16), static_cast<const uint8_t*>(this->kv_.k) + ko + c * 16, valid);
+        Arch::copy_16(vd + (r * kDv + c * 16), static_cast<const uint8_t*>(this->kv_.v) + vo + c * 16, valid);
       } else {
         Arch::copy_16(reinterpret_cast<uint16_t*>(kd) + KTile::chunk_index(r, c),
-                      static_cast<const uint16_t*>(kv_.k) + ko + c * 8, valid);
+                      static_cast<const uint16_t*>(this->kv_.k) + ko + c * 8, valid);
         Arch::copy_16(reinterpret_cast<uint16_t*>(vd) + VTile::chunk_index(r, c),
-                      static_cast<const uint16_t*>(kv_.v) + vo + c * 8, valid);
+                      static_cast<const uint16_t*>(this->kv_.v) + vo + c * 8, valid);
       }
-      if (Cfg::kFp8 && per_token_head_scale_ && c == 0) {
-        const Offset so = valid ? kv_.scale_offset(blk_[i], slot_[i], kvh_) : Offset(0);
-        Arch::copy_4(lds_ks_ + stage * kBN + r, kv_.k_scale + so, valid);
-        Arch::copy_4(lds_vs_ + stage * kBN + r, kv_.v_scale + so, valid);
+      if (this->copies_scales(i)) {
+        const Offset so = this->scale_offset(i);
+        Arch::copy_4(lds_ks_ + stage * kBN + r, this->kv_.k_scale + so, valid);
+        Arch::copy_4(lds_vs_ + stage * kBN + r, this->kv_.v_scale + so, valid);
       }
     }
   }
 
-  const Params& kv_;
-  const bool per_token_head_scale_;
-  const int32_t seq_, kvh_;
-  const KvTileRange range_;
-  const int32_t t_end_;
-  const int tid_, ld_c_, ld_r0_;
   uint16_t* lds_q_;
   char* kv_base_;
   uint16_t* lds_k16_;
   uint16_t* lds_v16_;
   float* lds_ks_;
   float* lds_vs_;
-  int32_t blk_[kIters], slot_[kIters];
+#endif  // HIPATTN_HAS_DEVICE
+};
+
+// The register-staged policy (CopyModel::register_staged, CDNA). Tile t + 1 travels in registers
+// while tile t is computed from LDS:
+//   prologue(t0)     issue every load of tile t0 (registers), then the block ids of tile t0 + 1
+//   advance(t, it)   store the registers (tile t; fp8 converted to 16-bit here) into LDS stage it % 2
+//                    and the per-key scales beside it, then issue every load of tile t + 1 and the
+//                    block ids of tile t + 2 (so no table read stalls the issue of a tile)
+//   wait(stage)      one barrier: the stores are visible
+// The s_waitcnt vmcnt the compiler places before the stores is the only wait on the loads, so all of
+// a tile's loads (kIters x K and V chunks per thread, and the scales) are in flight at once, behind a
+// tile of compute. Loads are unconditional (load_16 of an address inside the cache, zero selected for
+// invalid rows), with no branch per load. Two LDS stages need no barrier after the compute: stage
+// it % 2 is rewritten at iteration it + 2, after every wave has passed iteration it + 1's barrier.
+// One LDS stage (half the LDS, so more workgroups per CU where LDS is scarce: gfx942) takes a
+// barrier after each tile's compute (release) before the next store; the registers are still the
+// second buffer, so the loads stay a tile ahead either way.
+// LDS holds 16-bit tiles only (fp8 is converted in registers): [Q][K stages][V stages][scales].
+template <class Cfg>
+class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
+  using Walk = PagedTileWalk<Cfg>;
+
+ public:
+  using typename Walk::Params;
+
+#if defined(HIPATTN_HAS_DEVICE)
+  using typename Walk::Arch;
+  using typename Walk::KTile;
+  using typename Walk::Offset;
+  using typename Walk::QTile;
+  using typename Walk::VTile;
+  using Walk::kBM;
+  using Walk::kBN;
+  using Walk::kDqk;
+  using Walk::kDv;
+  using Walk::kStages;
+  using Walk::kThreads;
+  static_assert(kStages == 1 || kStages == 2, "the register-staged loader keeps one or two LDS stages");
+
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE StagedPagedKvLoader(const Params& kv, bool per_token_head_scale,
+                                                         const AttentionWork& w, const KvTileRange& range,
+                                                         int32_t t_end, char* smem, int tid)
+      : Walk(kv, per_token_head_scale, w, range, t_end, tid) {
+    lds_q_ = reinterpret_cast<uint16_t*>(smem);
+    kv_base_ = smem + Cfg::kQBytes;
+    lds_ks_ = reinterpret_cast<float*>(smem + Cfg::kQBytes + Cfg::kKvBytes);  // [kStages][kBN]
+    lds_vs_ = lds_ks_ + kStages * kBN;
+  }
+
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE const uint16_t* q_tile() const { return lds_q_; }
+
+  // Q: kBM rows x kDqk, zero-filled for invalid rows: every load issued, then the stores.
+  template <class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q(const Args& a, const AttentionWork& w) {
+    constexpr int kChunks = kBM * (kDqk / 8);
+    constexpr int kQIters = (kChunks + kThreads - 1) / kThreads;
+    u32x4 q[kQIters];
+#pragma unroll
+    for (int i = 0; i < kQIters; ++i) {
+      const int idx = this->tid_ + i * kThreads;
+      const int row = (idx < kChunks ? idx : 0) / (kDqk / 8), c = idx % (kDqk / 8);
+      const RowCoord rc = row_coord(a, w, row);
+      const bool valid = idx < kChunks && rc.valid;
+      const uint16_t* src = a.q + (valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
+                                               static_cast<int64_t>(rc.q_head) * a.q_stride_head + c * 8
+                                         : 0);
+      q[i] = Arch::load_16(src, valid);
+    }
+#pragma unroll
+    for (int i = 0; i < kQIters; ++i) {
+      const int idx = this->tid_ + i * kThreads;
+      if (kChunks % kThreads == 0 || idx < kChunks)
+        Arch::store_16(lds_q_ + QTile::chunk_index(idx / (kDqk / 8), idx % (kDqk / 8)), q[i]);
+    }
+  }
+
+  // Tile t_begin's loads in flight, and the block ids of the next tile.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void prologue(int32_t t_begin) {
+    this->load_pages(t_begin);
+    fetch();
+    this->load_pages(t_begin + 1);
+  }
+
+  // Before computing tile t (the it-th of this workgroup): tile t into LDS stage it % 2, tile t + 1
+  // into registers (its block ids were read a tile ago), the block ids of tile t + 2.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void advance(int32_t t, int it) {
+    store(it % kStages);
+    if (t + 1 < this->t_end_) {
+      fetch();
+      this->load_pages(t + 2);
+    }
+  }
+
+  // Q (stored by load_q) is visible to the workgroup.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void wait_oldest() { Arch::sync(); }
+
+  // Stage `stage` (stored by advance) is visible: its K and V as 16-bit swizzled tiles.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE KvTile wait(int stage) {
+    Arch::sync();
+    return {reinterpret_cast<const uint16_t*>(k_stage(stage)), reinterpret_cast<const uint16_t*>(v_stage(stage))};
+  }
+
+  // One stage: every wave must be done with it before the next advance() rewrites it. Two stages:
+  // no barrier (see the class comment).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void release() {
+    if constexpr (kStages == 1) Arch::sync();
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void drain() {}    // nothing is fetched past t_end
+
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* k_scales(int stage, int key0) const {
+    if constexpr (Cfg::kFp8) return this->per_token_head_scale_ ? lds_ks_ + stage * kBN + key0 : nullptr;
+    else return nullptr;
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* v_scales(int stage, int key0) const {
+    if constexpr (Cfg::kFp8) return this->per_token_head_scale_ ? lds_vs_ + stage * kBN + key0 : nullptr;
+    else return nullptr;
+  }
+
+ private:
+  static constexpr int kIters = Walk::kIters;
+
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE char* k_stage(int s) const { return kv_base_ + s * Cfg::kKStageBytes; }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE char* v_stage(int s) const {
+    return kv_base_ + kStages * Cfg::kKStageBytes + s * Cfg::kVStageBytes;
+  }
+
+  // Every load of the tile whose block ids load_pages() read, into registers, all issued before any
+  // is used. The loads are raw (an invalid row reads the cache's first bytes) and ok_ remembers
+  // which rows count: store() zeroes the others, so no select pulls a wait up behind the loads.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void fetch() {
+    ok_ = 0u;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      if (this->valid(i)) ok_ |= 1u << i;
+      const int c = this->col_of(i);
+      const int elem = Cfg::kFp8 ? c * 16 : c * 8;  // element offset of the chunk in the row
+      const auto* kb = static_cast<const uint8_t*>(static_cast<const void*>(this->kv_.k));
+      const auto* vb = static_cast<const uint8_t*>(static_cast<const void*>(this->kv_.v));
+      constexpr int kElemBytes = Cfg::kFp8 ? 1 : 2;
+      k_[i] = Arch::load_16(kb + (this->k_offset(i) + elem) * kElemBytes, true);
+      v_[i] = Arch::load_16(vb + (this->v_offset(i) + elem) * kElemBytes, true);
+      if constexpr (Cfg::kFp8) {
+        if (this->per_token_head_scale_) {  // uniform: every thread takes the same branch
+          const Offset so = this->scale_offset(i);
+          ks_[i] = Arch::load_4(this->kv_.k_scale + so, true);
+          vs_[i] = Arch::load_4(this->kv_.v_scale + so, true);
+        }
+      }
+    }
+  }
+
+  // The registers into LDS stage `stage` (fp8 converted to the q dtype first); rows that were not
+  // to be read store zeros, whatever the cache held there.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void store(int stage) {
+    uint16_t* kd = reinterpret_cast<uint16_t*>(k_stage(stage));
+    uint16_t* vd = reinterpret_cast<uint16_t*>(v_stage(stage));
+    const u32x4 zero{0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      if (this->idle(i)) continue;
+      const int r = this->row_of(i), c = this->col_of(i);
+      const bool ok = (ok_ >> i) & 1u;
+      const u32x4 kc = ok ? k_[i] : zero, vc = ok ? v_[i] : zero;
+      if constexpr (Cfg::kFp8) {
+        u32x4 lo, hi;
+        detail::dequant_regs16<Cfg::kKv, Cfg::kBf16, Arch>(kc, lo, hi);
+        Arch::store_16(kd + KTile::chunk_index(r, 2 * c), lo);
+        Arch::store_16(kd + KTile::chunk_index(r, 2 * c + 1), hi);
+        detail::dequant_regs16<Cfg::kKv, Cfg::kBf16, Arch>(vc, lo, hi);
+        Arch::store_16(vd + VTile::chunk_index(r, 2 * c), lo);
+        Arch::store_16(vd + VTile::chunk_index(r, 2 * c + 1), hi);
+        if (this->copies_scales(i)) {
+          Arch::store_4(lds_ks_ + stage * kBN + r, ok ? ks_[i] : 0u);
+          Arch::store_4(lds_vs_ + stage * kBN + r, ok ? vs_[i] : 0u);
+        }
+      } else {
+        Arch::store_16(kd + KTile::chunk_index(r, c), kc);
+        Arch::store_16(vd + VTile::chunk_index(r, c), vc);
+      }
+    }
+  }
+
+  uint16_t* lds_q_;
+  char* kv_base_;
+  float* lds_ks_;
+  float* lds_vs_;
+  u32x4 k_[kIters], v_[kIters];
+  uint32_t ks_[Cfg::kFp8 ? kIters : 1], vs_[Cfg::kFp8 ? kIters : 1];
+  uint32_t ok_ = 0u;  // bit i: chunk row i of the registers' tile is read (not zero)
 #endif  // HIPATTN_HAS_DEVICE
 };
 

@@ -3,6 +3,7 @@
 // builders (dispatch/unified_launch.hpp) and the emulated AMD tests fill these structs on the host.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 // runtime.hpp first: the HIP / CUDA headers define the qualifiers the headers below use
 // (__forceinline__); in a host-only build it is empty.
@@ -10,6 +11,7 @@
 #include "hipattn/kernels/common/kv_kind.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/paged/paged_kv.hpp"
+#include "hipattn/arch/concept.hpp"
 #include "hipattn/platform/target.hpp"
 #include "hipattn/tile/lds_layout.hpp"
 #include "hipattn/tile/variants.hpp"
@@ -17,7 +19,35 @@
 namespace hipattn {
 
 template <class Cfg>
-class PagedKvLoader;  // kernels/common/paged_kv_loader.hpp
+class PagedKvLoader;  // kernels/common/paged_kv_loader.hpp: CopyModel::async
+template <class Cfg>
+class StagedPagedKvLoader;  // CopyModel::register_staged
+
+// The LDS carve-up of a unified-attention workgroup, in bytes: Q tile, K and V stages, per-key
+// scales; the warp-band merge reuses the space at the end. 16-bit tiles are swizzled tiles
+// (tile/lds_layout.hpp) and take their padded row pitch (d = 96: 128 elements a row). An fp8 stage of
+// the async loader (sm_90) holds the codes (linear rows, d bytes each) and one 16-bit K and V buffer
+// follow the stages; the register-staged loader (CDNA) converts in registers and its stages are
+// 16-bit tiles. Used by UnifiedConfig and by the planner's occupancy (dispatch/unified_plan.hpp).
+struct UnifiedLdsLayout {
+  int q, k_stage, v_stage, kv, scales, merge, main, total;
+};
+constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, int kn, int stages, int d_qk, int d_v,
+                                              bool fp8, Target target) {
+  const int bm = warps_m * 16 * mt, bn = warps_n * kn;
+  const auto pitch = [](int d) { return (d + 63) / 64 * 64; };  // SwizzledTile::kPitch
+  const bool staging = fp8 && copy_model_of(target) != CopyModel::register_staged;
+  UnifiedLdsLayout l{};
+  l.q = bm * pitch(d_qk) * 2;
+  l.k_stage = staging ? bn * d_qk : bn * pitch(d_qk) * 2;
+  l.v_stage = staging ? bn * d_v : bn * pitch(d_v) * 2;
+  l.kv = stages * (l.k_stage + l.v_stage) + (staging ? bn * (pitch(d_qk) + pitch(d_v)) * 2 : 0);
+  l.scales = 2 * stages * bn * 4;
+  l.merge = warps_n > 1 ? warps_n * bm * (d_v + 2) * 4 : 0;
+  l.main = l.q + l.kv + l.scales;
+  l.total = l.main > l.merge ? l.main : l.merge;
+  return l;
+}
 
 // Compile-time configuration of one unified-attention instance.
 //   rows of a workgroup: kBM = kWarpsM * 16 * kMT (q tokens x GQA heads packed)
@@ -45,23 +75,21 @@ struct UnifiedConfig {
   static constexpr int kPageSize = kPageSize_;
   using Variant = Variant_;
   using Offset = Offset_;
-  using Loader = PagedKvLoader<UnifiedConfig>;
+  // The loader policy of the target's copy model (arch/concept.hpp).
+  static constexpr bool kStagedLoads = copy_model_of(kTarget_) == CopyModel::register_staged;
+  using Loader = std::conditional_t<kStagedLoads, StagedPagedKvLoader<UnifiedConfig>, PagedKvLoader<UnifiedConfig>>;
 
-  // LDS bytes: Q tile, K and V stages (16-bit, or fp8 staging + one 16-bit buffer each), per-key
-  // scales; the warp-band merge reuses the space at the end. 16-bit tiles are swizzled tiles
-  // (tile/lds_layout.hpp) and take their padded row pitch (d = 96: 128 elements a row); fp8 staging
-  // rows are linear, d bytes each (16-byte chunks, never swizzled).
+  // LDS: unified_lds_layout below, the one formula (the planner sizes occupancy with it too).
   using QLds = SwizzledTile<kBM, kDqk>;  // Q, 16-bit
   using KLds = SwizzledTile<kBN, kDqk>;  // a K tile, 16-bit (a stage, or the fp8 dequant buffer)
   using VLds = SwizzledTile<kBN, kDv>;   // a V tile, 16-bit
-  static constexpr int kQBytes = QLds::kBytes;
-  static constexpr int kKStageBytes = kFp8 ? kBN * kDqk : KLds::kBytes;  // one K stage
-  static constexpr int kVStageBytes = kFp8 ? kBN * kDv : VLds::kBytes;   // one V stage
-  static constexpr int kKvBytes = kStages * (kKStageBytes + kVStageBytes) + (kFp8 ? KLds::kBytes + VLds::kBytes : 0);
-  static constexpr int kScaleBytes = 2 * kStages * kBN * 4;
-  static constexpr int kMergeBytes = kWarpsN > 1 ? kWarpsN * kBM * (kDv + 2) * 4 : 0;
-  static constexpr int kMainBytes = kQBytes + kKvBytes + kScaleBytes;
-  static constexpr int kSmemBytes = kMainBytes > kMergeBytes ? kMainBytes : kMergeBytes;
+  static constexpr bool kFp8Staging = kFp8 && !kStagedLoads;
+  static constexpr UnifiedLdsLayout kLds =
+      unified_lds_layout(kWarpsM, kWarpsN, kMT, kKN, kStages, kDqk, kDv, kFp8, kTarget_);
+  static constexpr int kQBytes = kLds.q, kKStageBytes = kLds.k_stage, kVStageBytes = kLds.v_stage;
+  static constexpr int kKvBytes = kLds.kv, kScaleBytes = kLds.scales, kMergeBytes = kLds.merge;
+  static constexpr int kMainBytes = kLds.main, kSmemBytes = kLds.total;
+  static_assert(kLds.q == QLds::kBytes && (kFp8Staging || kLds.k_stage == KLds::kBytes), "one LDS formula");
 };
 
 // Runtime arguments of the 2D and 3D kernels (built on the host by dispatch/unified_launch.hpp).

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""A static performance model of the unified-attention AMD kernels (issue 9), from their code objects.
+
+Usage:
+    amdgpu_model.py [--cxxfilt PATH] [--latency-us X] [--min-decode-frac F] [--all] FILE.s...
+
+Each FILE.s is `llvm-objdump -d` output of one code object, named <name>-<gfx>.s, with the
+`llvm-readelf --notes` output beside it as <name>-<gfx>.notes.txt (cmake/HipattnAmdgpu.cmake writes
+both). For every unified 2D / 3D kernel built for the object's target (hipattn::UnifiedConfig<...,
+(hipattn::Target)N>) it prints:
+  regs        VGPRs + AGPRs per lane (granules of 8), from the notes
+  lds         bytes per workgroup: the static LDS of the notes + the dynamic LDS of the configuration
+              (the formula of kernels/unified/config.hpp's unified_lds_layout, written again here)
+  waves/SIMD  min(8, 512 / regs); WG/CU: the least of what LDS (64 KiB gfx942, 160 KiB gfx950), the
+              thread slots (2048) and the registers (4 SIMDs) allow
+  loop        the main loop (the backward branch whose body holds the most MFMAs): its vector-memory
+              loads per iteration and the most load bytes a wave has in flight in it, found by walking
+              the loop body twice and retiring loads at each `s_waitcnt vmcnt(N)` (in order, as the
+              hardware counts them)
+  predicted   decode bandwidth by Little's law: in-flight bytes per CU x CUs / latency, capped at HBM;
+              MI300X: 304 CUs, 5.3 TB/s; MI355X: 256 CUs, 8.0 TB/s (AMD's data sheets)
+The latency (default 1.0 us) is the conservative end of the 0.4-1 us loaded HBM latency that
+../shared/design/AMD-REVIEW.md (P3) works with; --latency-us changes it.
+
+Gates (exit status 1): a decode kernel predicted below --min-decode-frac (default 0.8) of HBM; a main
+loop that waits after every single load (never more than one load in flight); no main loop found in
+a 2D / 3D kernel. Exit status 2 on usage or parse errors.
+"""
+import argparse
+import importlib.util
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+DEVICES = {"gfx942": ("MI300X", 304, 5.3e12, 64 * 1024), "gfx950": ("MI355X", 256, 8.0e12, 160 * 1024)}
+TARGET_IDS = {"1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
+CONFIG_RE = re.compile(
+    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
+    r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d)>")
+SYMBOL_RE = re.compile(r"^(?P<addr>[0-9a-fA-F]+) <(?P<name>[^>]+)>:\s*$")
+INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b(?P<rest>[^/]*)(?://\s*(?P<addr>[0-9A-Fa-f]+):[^<]*(?:<(?P<tsym>[^>+]+)\+0x(?P<toff>[0-9a-fA-F]+)>)?)?")
+VMEM_LOAD_RE = re.compile(r"^(global|buffer|flat)_load_(?:lds_)?(?P<w>dword(?:x(?P<n>\d))?|u?byte|u?short|b\d+|d16\w*)")
+VMCNT_RE = re.compile(r"vmcnt\((\d+)\)")
+KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
+
+
+def load_resources_module():
+    path = os.path.join(HERE, "amdgpu_resources.py")
+    spec = importlib.util.spec_from_file_location("amdgpu_resources", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def parse_functions(text):
+    """{symbol: (start address, [(address, mnemonic, operands, branch target offset or None)])}."""
+    funcs, cur = {}, None
+    for line in text.splitlines():
+        m = SYMBOL_RE.match(line)
+        if m:
+            cur = funcs.setdefault(m.group("name"), (int(m.group("addr"), 16), []))
+            continue
+        if cur is None:
+            continue
+        m = INSN_RE.match(line)
+        if not m or not m.group("addr"):
+            continue
+        toff = int(m.group("toff"), 16) if m.group("toff") and m.group("tsym") else None
+        cur[1].append((int(m.group("addr"), 16) - cur[0], m.group("op"), m.group("rest").strip(), toff))
+    return funcs
+
+
+def load_bytes(op):
+    m = VMEM_LOAD_RE.match(op)
+    if not m:
+        return 0
+    w = m.group("w")
+    if w.startswith("dword"):
+        return 4 * int(m.group("n") or 1)
+    if w in ("ubyte", "byte"):
+        return 1
+    if w in ("ushort", "short") or w.startswith("d16"):
+        return 2
+    if w.startswith("b"):
+        return int(w[1:]) // 8
+    return 4
+
+
+def main_loop(insns):
+    """(start index, end index) of the backward branch range holding the most MFMAs, or None."""
+    index_of = {off: i for i, (off, _, _, _) in enumerate(insns)}
+    best, best_mfma = None, 0
+    for i, (off, op, _, toff) in enumerate(insns):
+        if not op.startswith("s_cbranch") and op != "s_branch":
+            continue
+        if toff is None or toff > off or toff not in index_of:
+            continue
+        j = index_of[toff]
+        n = sum(1 for k in range(j, i + 1) if insns[k][1].startswith("v_mfma"))
+        if n > best_mfma:
+            best, best_mfma = (j, i), n
+    return best
+
+
+def loop_in_flight(insns, loop):
+    """(loads per iteration, most bytes a lane has in flight, most loads in flight) over two passes."""
+    j, i = loop
+    body = insns[j:i + 1]
+    outstanding = []
+    loads = sum(1 for _, op, _, _ in body if load_bytes(op))
+    max_bytes = max_count = 0
+    for rnd in range(2):
+        for _, op, rest, _ in body:
+            b = load_bytes(op)
+            if b:
+                outstanding.append(b)
+            elif op == "s_waitcnt":
+                m = VMCNT_RE.search(rest)
+                if m:
+                    n = int(m.group(1))
+                    while len(outstanding) > n:
+                        outstanding.pop(0)
+            if rnd == 1:
+                max_bytes = max(max_bytes, sum(outstanding))
+                max_count = max(max_count, len(outstanding))
+    return loads, max_bytes, max_count
+
+
+def lds_layout(wm, wn, mt, kn, stages, d, fp8, fp8_staging=False):
+    """kernels/unified/config.hpp unified_lds_layout for a CDNA target (register-staged loads; with
+    fp8_staging, the layout of the loader before issue 9: fp8 codes staged in LDS, then converted)."""
+    bm, bn = wm * 16 * mt, wn * kn
+    pitch = (d + 63) // 64 * 64
+    q = bm * pitch * 2
+    if fp8 and fp8_staging:
+        kv = stages * 2 * bn * d + 2 * bn * pitch * 2
+    else:
+        kv = stages * 2 * bn * pitch * 2
+    scales = 2 * stages * bn * 4
+    merge = wn * bm * (d + 2) * 4 if wn > 1 else 0
+    return max(q + kv + scales, merge)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--cxxfilt", default=os.environ.get("HIPATTN_AMD_CXXFILT", "llvm-cxxfilt"))
+    ap.add_argument("--latency-us", type=float, default=1.0)
+    ap.add_argument("--min-decode-frac", type=float, default=0.8)
+    ap.add_argument("--fp8-lds-staging", action="store_true",
+                    help="objects of the loader before issue 9 (fp8 staged through LDS): size their LDS so")
+    args = ap.parse_args(argv)
+    res = load_resources_module()
+
+    rows, failures, seen = [], [], set()
+    for path in args.files:
+        base = os.path.basename(path)
+        m = re.search(r"-(gfx9\d\d)\.s$", base)
+        if not m:
+            print(f"amdgpu_model: error: {path}: name must end in -<gfx>.s", file=sys.stderr)
+            return 2
+        target = m.group(1)
+        notes_path = path[:-2] + ".notes.txt"
+        try:
+            with open(path) as f:
+                funcs = parse_functions(f.read())
+            with open(notes_path) as f:
+                kernels = res.parse_notes(f.read(), notes_path)
+        except (OSError, ValueError) as e:
+            print(f"amdgpu_model: error: {e}", file=sys.stderr)
+            return 2
+        names = dict(zip([k["kernel"] for k in kernels], res.demangle([k["kernel"] for k in kernels], args.cxxfilt)))
+        dev_name, cus, hbm, lds_cu = DEVICES[target]
+        for k in kernels:
+            dem = names.get(k["kernel"], k["kernel"])
+            c = CONFIG_RE.search(dem)
+            if not c or TARGET_IDS.get(c["tgt"]) != target:
+                continue  # reduce kernels; the other target's (empty) instances
+            wm, wn, mt, kn, st, d = (int(c[x]) for x in ("wm", "wn", "mt", "kn", "st", "d"))
+            fp8 = c["kv"] != "0"
+            variant = "full" if "true" in c["v"] else "plain"
+            key = (target, c["kernel"], c["bf16"], c["kv"], d, wm, wn, mt, kn, st, variant)
+            if key in seen:
+                continue
+            seen.add(key)
+            regs = (k["vgpr"] + 7) // 8 * 8 + (k["agpr"] + 7) // 8 * 8
+            lds = (k["lds"] or 0) + lds_layout(wm, wn, mt, kn, st, d, fp8, args.fp8_lds_staging)
+            waves = wm * wn
+            per_simd = min(8, 512 // max(regs, 1))
+            wg_cu = max(0, min(lds_cu // max(lds, 1), 4 * per_simd // waves, 2048 // (waves * 64)))
+            insns = funcs.get(k["kernel"], (0, []))[1]
+            loop = main_loop(insns)
+            decode = wm * 16 * mt == 16
+            kind = "decode" if decode else "prefill"
+            name = (f"{'2d' if c['kernel'] == 'unified_2d_kernel' else '3d'} {'bf16' if c['bf16'] == 'true' else 'f16'} "
+                    f"{KV_NAMES[c['kv']]} d{d} {kind} {wm}x{wn}x{mt}x{kn}x{st} {variant}")
+            if loop is None:
+                failures.append(f"{base}: {name}: no main loop found")
+                continue
+            loads, lane_bytes, max_loads = loop_in_flight(insns, loop)
+            wave_bytes = lane_bytes * 64
+            cu_bytes = wave_bytes * waves * wg_cu
+            bw = min(hbm, cu_bytes * cus / (args.latency_us * 1e-6))
+            frac = bw / hbm
+            rows.append([name, target, regs, lds, per_simd, wg_cu, loads, max_loads, wave_bytes // 1024,
+                         cu_bytes // 1024, f"{bw / 1e12:.2f}", f"{frac:.2f}" + (" <" if decode and frac < args.min_decode_frac else "")])
+            if loads > 1 and max_loads <= 1:
+                failures.append(f"{base}: {name}: the main loop waits after every load ({loads} loads, never two in flight)")
+            if decode and frac < args.min_decode_frac:
+                failures.append(f"{base}: {name}: predicted {frac:.2f} of {dev_name} HBM < {args.min_decode_frac}")
+
+    cols = ["instance", "target", "regs", "lds", "waves/SIMD", "WG/CU", "loads/iter", "max in flight",
+            "KiB/wave", "KiB/CU", "TB/s", "of HBM"]
+    rows.sort(key=lambda r: (r[1], "prefill" in r[0], r[0]))
+    width = [max(len(str(x)) for x in col) for col in zip(cols, *rows)] if rows else [len(c) for c in cols]
+    print("  ".join(str(c).ljust(w) for c, w in zip(cols, width)))
+    for r in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, width)))
+    print(f"\nmodel: Little's law at {args.latency_us} us loaded HBM latency; MI300X 304 CUs 5.3 TB/s, "
+          f"MI355X 256 CUs 8.0 TB/s; decode gate {args.min_decode_frac} of HBM")
+    for f in failures:
+        print(f"amdgpu_model: FAIL: {f}", file=sys.stderr)
+    if not rows:
+        print("amdgpu_model: error: no unified kernels found", file=sys.stderr)
+        return 2
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
