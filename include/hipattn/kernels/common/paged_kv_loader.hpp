@@ -150,11 +150,11 @@ class PagedTileWalk {
   // Element offsets of chunk row i in the K and V caches and in the scale arrays (0 when not read,
   // so the address stays inside the cache).
   HIPATTN_DEVICE HIPATTN_FORCEINLINE bool valid(int i) const { return blk_[i] >= 0; }
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE Offset k_offset(int i) const {
-    return valid(i) ? kv_.k_offset(blk_[i], slot_[i], kvh_) : Offset(0);
-  }
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE Offset v_offset(int i) const {
-    return valid(i) ? kv_.v_offset(blk_[i], slot_[i], kvh_) : Offset(0);
+  // Both offsets under one test of the row (one branch: the K and V address math share it).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void kv_offsets(int i, Offset& ko, Offset& vo) const {
+    const bool v = valid(i);
+    ko = v ? kv_.k_offset(blk_[i], slot_[i], kvh_) : Offset(0);
+    vo = v ? kv_.v_offset(blk_[i], slot_[i], kvh_) : Offset(0);
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE Offset scale_offset(int i) const {
     return valid(i) ? kv_.scale_offset(blk_[i], slot_[i], kvh_) : Offset(0);
@@ -315,8 +315,8 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
       if (this->idle(i)) continue;
       const int r = this->row_of(i), c = this->col_of(i);
       const bool valid = this->valid(i);
-      const Offset ko = this->k_offset(i);
-      const Offset vo = this->v_offset(i);
+      Offset ko, vo;
+      this->kv_offsets(i, ko, vo);
       if constexpr (Cfg::kFp8) {
         Arch::copy_16(kd + (r * kDqk + c * 16), static_cast<const uint8_t*>(this->kv_.k) + ko + c * 16, valid);
         Arch::copy_16(vd + (r * kDv + c * 16), static_cast<const uint8_t*>(this->kv_.v) + vo + c * 16, valid);
@@ -480,8 +480,10 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
       const auto* kb = static_cast<const uint8_t*>(static_cast<const void*>(this->kv_.k));
       const auto* vb = static_cast<const uint8_t*>(static_cast<const void*>(this->kv_.v));
       constexpr int kElemBytes = Cfg::kFp8 ? 1 : 2;
-      k_[i] = Arch::load_16(kb + (this->k_offset(i) + elem) * kElemBytes, true);
-      v_[i] = Arch::load_16(vb + (this->v_offset(i) + elem) * kElemBytes, true);
+      Offset ko, vo;
+      this->kv_offsets(i, ko, vo);
+      k_[i] = Arch::load_16(kb + (ko + elem) * kElemBytes, true);
+      v_[i] = Arch::load_16(vb + (vo + elem) * kElemBytes, true);
       if constexpr (Cfg::kFp8) {
         if (this->per_token_head_scale_) {  // uniform: every thread takes the same branch
           const Offset so = this->scale_offset(i);
