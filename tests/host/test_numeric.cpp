@@ -14,6 +14,10 @@
 
 #include "hipattn/numeric/numeric.hpp"
 
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 using namespace hipattn;
 
 namespace {
@@ -123,6 +127,39 @@ TEST(Fp8, E4M3FnAll256Codes) {
   EXPECT_EQ(dec<fp8_e4m3fn_t>(0x01), std::ldexp(1.0f, -9));
   EXPECT_EQ(fbits(dec<fp8_e4m3fn_t>(0x80)), 0x80000000u);
   EXPECT_TRUE(std::signbit(dec<fp8_e4m3fn_t>(0xff)));
+}
+
+// The kernels' dequantization (fp8_e4m3_to_float_normal_only) is exact for all 256 codes of both
+// formats, also when the FPU flushes denormal inputs and results to zero (x86 MXCSR FTZ + DAZ: what a
+// consumer's -fgpu-flush-denormals-to-zero or --use_fast_math build does on the device).
+template <bool kFnuz, class T>
+void check_normal_only_decode() {
+  for (uint32_t b = 0; b < 256; ++b) {
+    const float want = T::from_bits(b).to_float();
+    volatile uint32_t code = b;  // a run-time value: the conversion runs under the FPU mode set below
+    const float got = hipattn::fp8_e4m3_to_float_normal_only<kFnuz>(code);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << "code " << b;
+    } else {
+      EXPECT_EQ(std::memcmp(&want, &got, 4), 0) << "code " << b << ": " << got << " want " << want;
+    }
+  }
+}
+TEST(Fp8, KernelDecodeExactWithAndWithoutDenormals) {
+  check_normal_only_decode<false, fp8_e4m3fn_t>();
+  check_normal_only_decode<true, fp8_e4m3fnuz_t>();
+#if defined(__SSE__) || defined(__x86_64__)
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040u);  // FTZ (bit 15) + DAZ (bit 6)
+  volatile float denormal = 1e-40f, two = 2.0f;
+  const float flushed = denormal * two;  // DAZ reads the denormal operand as zero (FTZ: the result too)
+  check_normal_only_decode<false, fp8_e4m3fn_t>();
+  check_normal_only_decode<true, fp8_e4m3fnuz_t>();
+  _mm_setcsr(saved);
+  ASSERT_EQ(flushed, 0.f) << "FTZ/DAZ was not in effect: the flushed run proved nothing";
+#else
+  GTEST_SKIP() << "no x86 MXCSR here: the flush-to-zero run needs it";
+#endif
 }
 
 TEST(Fp8, E4M3FnuzAll256Codes) {

@@ -64,6 +64,26 @@ HIPATTN_HOST_DEVICE constexpr uint32_t mini_abs_to_f32(uint32_t mag) {
 
 }  // namespace detail
 
+// fp8 code -> float for the kernels' dequantization: branchless (selects only) and exact for every
+// code, and every intermediate is zero or a normal float, so a build that flushes denormals
+// (-fgpu-flush-denormals-to-zero, --use_fast_math, DAZ on the host) gets the same results, fp8
+// subnormals included. The 7 magnitude bits are placed with an exponent offset that makes
+// f = 2^(e - bias) (1 + m / 8), a normal float for every e (e + 120 or e + 119 >= 119); for e = 0 the
+// subnormal m * 2^(1 - bias - 3) is 2 (f - 2^-bias), exact (Sterbenz) and normal unless zero.
+// NaN codes (e4m3fn S.1111.111, e4m3fnuz 0x80) give a quiet NaN.
+template <bool kFnuz>
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE float fp8_e4m3_to_float_normal_only(uint32_t b) {
+  constexpr uint32_t kOffset = kFnuz ? 119u : 120u;     // 127 - bias
+  constexpr float kImplicit = kFnuz ? 0x1p-8f : 0x1p-7f;  // 2^-bias: the implicit one at e = 0
+  const uint32_t mag = b & 0x7Fu;
+  const float f = __builtin_bit_cast(float, (mag << 20) + (kOffset << 23));
+  const float sub = 2.f * (f - kImplicit);
+  const float v = mag < 8u ? sub : f;
+  const float r = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, v) | ((b & 0x80u) << 24));
+  const bool nan = kFnuz ? b == 0x80u : mag == 0x7Fu;
+  return nan ? __builtin_bit_cast(float, 0x7FC00000u) : r;
+}
+
 // OCP FP8 E4M3 ("e4m3fn") value held as its 8 raw bits.
 struct fp8_e4m3fn_t {
   uint8_t bits;

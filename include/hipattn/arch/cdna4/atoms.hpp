@@ -94,7 +94,12 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x16(f32x16& c, b16x8 a, b16x8 
     c = __builtin_amdgcn_mfma_f32_32x32x16_f16(__builtin_bit_cast(f16x8, a), __builtin_bit_cast(f16x8, b), c, 0, 0, 0);
 }
 // OCP e4m3fn x e4m3fn, 32 codes per lane (code e in byte e), f32 accumulate: the unscaled f8f6f4
-// MFMAs (format selectors cbsz = blgp = 0: fp8 e4m3; scale operands 0).
+// MFMAs (format selectors cbsz = blgp = 0: fp8 e4m3). The builtin is the scaled one; with immediate
+// scale operands of 0 and op_sel 0, LLVM selects the unscaled opcode v_mfma_f32_*_f8f6f4, which
+// applies no scale (tests/isa/check_isa.py requires that opcode and forbids the scaled one). Scales are
+// E8M0 exponents: a scaled call must pass 127 for a scale of 1 (0 would be 2^-127), as AMD's
+// hardware-run opus tests of v_mfma_scale_* do. These read OCP e4m3fn only; gfx942's fp8 MFMAs
+// (cdna3 atoms) read e4m3fnuz (bias 8): KV in the other format must be converted first.
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_16x16x128_fp8(f32x4& c, i32x8 a, i32x8 b) {
   c = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(a, b, c, 0, 0, 0, 0, 0, 0);
 }
@@ -104,6 +109,9 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x64_fp8(f32x16& c, i32x8 a, i3
 
 // ---- LDS reads ----
 // ds_read_b64_tr_b16 at `p` (8-byte aligned; the per-lane address of the 4 x 16 block, see above).
+// The ISA requires EXEC = all ones for transpose loads: callers reach it in wave-uniform control flow
+// only (the warp tile's pv() runs for every lane of every warp; no lane-dependent branch encloses
+// it), and the emulator tier fails any execution of it with a lane inactive (tests/emu ops_matrix.cpp).
 HIPATTN_DEVICE HIPATTN_FORCEINLINE b16x4 lds_read_tr16_b64(const uint16_t* p) {
   return __builtin_amdgcn_ds_read_tr16_b64_v4i16(to_lds(reinterpret_cast<b16x4*>(const_cast<uint16_t*>(p))));
 }

@@ -34,20 +34,10 @@ namespace hipattn {
 
 namespace detail {
 #if defined(HIPATTN_HAS_DEVICE)
-// fp8 code -> float without branches: place the 7 magnitude bits where a float's exponent and
-// mantissa start, so the float is 2^(e - 127) (1 + m / 8) (or the denormal m * 2^-129), and rescale by
-// 2^(127 - bias). Exact for every code, subnormals included (denormals are not flushed); NaN codes
-// (e4m3fn: S.1111.111, e4m3fnuz: 0x80) give NaN.
+// fp8 code -> float (numeric/fp8.hpp: exact, branchless, independent of denormal flushing).
 template <KvKind kKv>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE float fp8_to_float_fast(uint32_t b) {
-  const float mag = __uint_as_float(((b & 0x80u) << 24) | ((b & 0x7Fu) << 20));
-  if constexpr (kKv == KvKind::e4m3fn) {
-    const float v = mag * 0x1p120f;
-    return (b & 0x7Fu) == 0x7Fu ? __uint_as_float(0x7FC00000u) : v;
-  } else {
-    const float v = mag * 0x1p119f;
-    return b == 0x80u ? __uint_as_float(0x7FC00000u) : v;
-  }
+  return fp8_e4m3_to_float_normal_only<kKv == KvKind::e4m3fnuz>(b);
 }
 
 // Dequantize 16 fp8 codes (one 16-byte chunk, in registers) into 16 16-bit values (two chunks).
