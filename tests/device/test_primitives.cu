@@ -665,5 +665,42 @@ TEST(Sm90Loader, GatherPast2GiBBf16) {
   check_gather<false, 0>(5, false, int64_t(35) << 27, 76);    // 4.375 GiB: element offsets past 2^31 too
 }
 
+// ---- fp8 dequantization (Arch::dequant_fp8x4, the loaders' conversion point) ----
+// Every code of both formats, decoded on the device into each q dtype, equals the host decode
+// (numeric/fp8.hpp) rounded to that dtype (exact: every e4m3 value is an f16 and a bf16), NaN codes
+// give NaN.
+template <KvKind kKv, bool kBf16>
+__global__ void dequant_kernel(const uint32_t* codes, uint32_t* out) {
+  const int i = static_cast<int>(threadIdx.x);  // 64 words of 4 codes
+  DeviceArch::template dequant_fp8x4<kKv, kBf16>(codes[i], out[2 * i], out[2 * i + 1]);
+}
+
+template <KvKind kKv, bool kBf16>
+void check_dequant() {
+  std::vector<uint32_t> codes(64);
+  for (uint32_t b = 0; b < 256; ++b) codes[b / 4] |= b << (8 * (b % 4));
+  DeviceBuffer dc = DeviceBuffer::from(codes);
+  DeviceBuffer dout = poisoned(128 * 4);
+  LAUNCH_CHECKED((dequant_kernel<kKv, kBf16><<<1, 64>>>(dc.as<uint32_t>(), dout.as<uint32_t>())));
+  std::vector<uint16_t> got(256);
+  HIPATTN_CHECK(rt::memcpy_d2h(got.data(), dout.ptr, 512));
+  int bad = 0;
+  for (uint32_t b = 0; b < 256; ++b) {
+    const float want = kKv == KvKind::e4m3fn ? fp8_e4m3fn_t::from_bits(b).to_float() : fp8_e4m3fnuz_t::from_bits(b).to_float();
+    const float g = kBf16 ? bfloat16_t::from_bits(got[b]).to_float() : half_t::from_bits(got[b]).to_float();
+    const bool ok = std::isnan(want) ? std::isnan(g) : (g == want && std::signbit(g) == std::signbit(want));
+    if (!ok && bad++ < 5) ADD_FAILURE() << "code 0x" << std::hex << b << std::dec << ": " << g << ", want " << want;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(Sm90Fp8, DequantEveryCodeExact) {
+  REQUIRE_GPU();
+  check_dequant<KvKind::e4m3fn, false>();
+  check_dequant<KvKind::e4m3fn, true>();
+  check_dequant<KvKind::e4m3fnuz, false>();
+  check_dequant<KvKind::e4m3fnuz, true>();
+}
+
 }  // namespace
 }  // namespace hipattn::testing

@@ -8,6 +8,7 @@
 #include <concepts>
 #include <cstdint>
 
+#include "hipattn/kernels/common/kv_kind.hpp"
 #include "hipattn/numeric/vec.hpp"
 #include "hipattn/platform/config.hpp"
 #include "hipattn/platform/target.hpp"
@@ -66,7 +67,7 @@ concept AttentionArch = requires {
   requires AttentionWarpTile<typename A::template WarpTile<true, 64, 1, 16>>;
   requires AttentionWarpTile<typename A::template WarpTile<false, 128, 1, 32, 128>>;
 #if defined(HIPATTN_HAS_DEVICE)
-} && requires(void* lds, const void* g, bool valid, float x) {
+} && requires(void* lds, const void* g, bool valid, float x, uint32_t& u) {
   A::copy_16(lds, g, valid);
   A::copy_4(lds, g, valid);
   A::copy_commit();
@@ -80,6 +81,7 @@ concept AttentionArch = requires {
   { A::exp2(x) } -> std::same_as<float>;
   { A::tanh(x) } -> std::same_as<float>;
   { A::template pack2<true>(x, x) } -> std::same_as<uint32_t>;
+  A::template dequant_fp8x4<KvKind::e4m3fn, true>(u, u, u);
 #endif
 };
 

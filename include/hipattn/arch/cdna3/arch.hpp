@@ -16,10 +16,25 @@
 #pragma once
 #include "hipattn/arch/cdna3/atoms.hpp"
 #include "hipattn/arch/concept.hpp"
+#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/fp8.hpp"
 #include "hipattn/arch/cdna3/warp_tile.hpp"
 #include "hipattn/platform/target.hpp"
 
 namespace hipattn::cdna3 {
+
+#if defined(HIPATTN_BACKEND_HIP)
+// The CDNA fp8 decode of Arch::dequant_fp8x4, packed by the arch A's pack2 (gfx942 and gfx950 pack
+// differently).
+template <class A, KvKind kKv, bool kBf16>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_fp8x4_with(uint32_t x, uint32_t& lo, uint32_t& hi) {
+  constexpr bool kFnuz = kKv == KvKind::e4m3fnuz;
+  lo = A::template pack2<kBf16>(fp8_e4m3_to_float_normal_only<kFnuz>(x & 0xFFu),
+                                fp8_e4m3_to_float_normal_only<kFnuz>((x >> 8) & 0xFFu));
+  hi = A::template pack2<kBf16>(fp8_e4m3_to_float_normal_only<kFnuz>((x >> 16) & 0xFFu),
+                                fp8_e4m3_to_float_normal_only<kFnuz>(x >> 24));
+}
+#endif
 
 struct Arch {
   static constexpr Target kTarget = Target::gfx942;
@@ -58,6 +73,13 @@ struct Arch {
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store_4(void* lds, uint32_t v) {
     *to_lds(static_cast<uint32_t*>(lds)) = v;
+  }
+  // Four fp8 codes (byte i = element i) -> the q dtype's 16-bit pairs (elements 0, 1 in `lo`, 2, 3 in
+  // `hi`): exact for every code and independent of denormal flushing (numeric/fp8.hpp's
+  // normal-only decode), then the warp tile's pack.
+  template <KvKind kKv, bool kBf16>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void dequant_fp8x4(uint32_t x, uint32_t& lo, uint32_t& hi) {
+    dequant_fp8x4_with<Arch, kKv, kBf16>(x, lo, hi);
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_commit() {}
   template <int N>

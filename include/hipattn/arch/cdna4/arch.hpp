@@ -28,6 +28,10 @@ struct Arch : cdna3::Arch {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack2(float lo, float hi) {
     return Gfx950TileOps::template pack2<kBf16>(lo, hi);  // the warp tile's P packing
   }
+  template <KvKind kKv, bool kBf16>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void dequant_fp8x4(uint32_t x, uint32_t& lo, uint32_t& hi) {
+    cdna3::dequant_fp8x4_with<Arch, kKv, kBf16>(x, lo, hi);
+  }
 #endif
 };
 

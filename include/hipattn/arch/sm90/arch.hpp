@@ -11,6 +11,7 @@
 // register-staged copies exist for the interface's sake (plain loads and stores).
 #pragma once
 #include "hipattn/arch/concept.hpp"
+#include "hipattn/kernels/common/kv_kind.hpp"
 #include "hipattn/arch/sm90/atoms.hpp"
 #include "hipattn/arch/sm90/warp_tile.hpp"
 #include "hipattn/platform/target.hpp"
@@ -49,6 +50,39 @@ struct Arch {
   template <bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack2(float lo, float hi) {
     if constexpr (kBf16) return pack_bf16x2(lo, hi); else return pack_f16x2(lo, hi);
+  }
+
+  // Four fp8 codes (byte i = element i) -> the q dtype's 16-bit pairs (elements 0, 1 in `lo`, 2, 3 in
+  // `hi`), exact for every code and independent of f32 denormal flushing: cvt.rn.f16x2.e4m3x2 (f16
+  // arithmetic keeps subnormals under --use_fast_math / ftz); e4m3fnuz is half the e4m3fn value of
+  // the same bits (bias 8 against 7), except 0x80, its NaN (e4m3fn: -0); bf16 goes through f32.
+  template <KvKind kKv, bool kBf16>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void dequant_fp8x4(uint32_t x, uint32_t& lo, uint32_t& hi) {
+    uint32_t h[2];
+    asm("{\n .reg .b16 a, b;\n mov.b32 {a, b}, %2;\n cvt.rn.f16x2.e4m3x2 %0, a;\n cvt.rn.f16x2.e4m3x2 %1, b;\n}"
+        : "=r"(h[0]), "=r"(h[1])
+        : "r"(x));
+    if constexpr (kKv == KvKind::e4m3fnuz) {
+      asm("mul.rn.f16x2 %0, %0, %2;\n mul.rn.f16x2 %1, %1, %2;" : "+r"(h[0]), "+r"(h[1]) : "r"(0x38003800u));
+      const uint32_t t = x ^ 0x80808080u;
+      if ((t - 0x01010101u) & ~t & 0x80808080u) {  // some byte is 0x80 (rare): those elements are NaN
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          if (((x >> (8 * i)) & 0xFFu) == 0x80u) h[i / 2] = (h[i / 2] & (0xFFFF0000u >> (16 * (i % 2)))) | (0x7E00u << (16 * (i % 2)));
+      }
+    }
+    if constexpr (kBf16) {
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        float f0, f1;
+        asm("{\n .reg .b16 a, b;\n mov.b32 {a, b}, %2;\n cvt.f32.f16 %0, a;\n cvt.f32.f16 %1, b;\n}"
+            : "=f"(f0), "=f"(f1)
+            : "r"(h[k]));
+        h[k] = pack_bf16x2(f0, f1);
+      }
+    }
+    lo = h[0];
+    hi = h[1];
   }
 #endif
 };

@@ -34,23 +34,15 @@ namespace hipattn {
 
 namespace detail {
 #if defined(HIPATTN_HAS_DEVICE)
-// fp8 code -> float (numeric/fp8.hpp: exact, branchless, independent of denormal flushing).
-template <KvKind kKv>
-HIPATTN_DEVICE HIPATTN_FORCEINLINE float fp8_to_float_fast(uint32_t b) {
-  return fp8_e4m3_to_float_normal_only<kKv == KvKind::e4m3fnuz>(b);
-}
-
 // Dequantize 16 fp8 codes (one 16-byte chunk, in registers) into 16 16-bit values (two chunks).
 template <KvKind kKv, bool kBf16, class Arch>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_regs16(const u32x4& raw, u32x4& lo, u32x4& hi) {
+  // Arch::dequant_fp8x4: exact for every code, independent of denormal flushing (sm_90: the
+  // hardware's e4m3 -> f16 conversion; CDNA: numeric/fp8.hpp's normal-only decode).
   const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
   uint32_t w[8];
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const uint32_t x = words[k];
-    w[2 * k] = Arch::template pack2<kBf16>(fp8_to_float_fast<kKv>(x & 0xFFu), fp8_to_float_fast<kKv>((x >> 8) & 0xFFu));
-    w[2 * k + 1] = Arch::template pack2<kBf16>(fp8_to_float_fast<kKv>((x >> 16) & 0xFFu), fp8_to_float_fast<kKv>(x >> 24));
-  }
+  for (int k = 0; k < 4; ++k) Arch::template dequant_fp8x4<kKv, kBf16>(words[k], w[2 * k], w[2 * k + 1]);
   lo = u32x4{w[0], w[1], w[2], w[3]};
   hi = u32x4{w[4], w[5], w[6], w[7]};
 }
