@@ -92,10 +92,29 @@ class PagedTileWalk {
   using VTile = SwizzledTile<1, kDv>;
   using Offset = typename Cfg::Offset;
 
+  // LDS: [Q][K stages][V stages][policy's extra buffers][k scales][v scales] (Cfg's layout).
   HIPATTN_DEVICE HIPATTN_FORCEINLINE PagedTileWalk(const Params& kv, bool per_token_head_scale, const AttentionWork& w,
-                                                   const KvTileRange& range, int32_t t_end, int tid)
+                                                   const KvTileRange& range, int32_t t_end, char* smem, int tid)
       : kv_(kv), per_token_head_scale_(per_token_head_scale), seq_(w.seq), kvh_(w.kvh), range_(range), t_end_(t_end),
-        tid_(tid), ld_c_(tid % kCPR), ld_r0_(tid / kCPR) {}
+        tid_(tid), ld_c_(tid % kCPR), ld_r0_(tid / kCPR) {
+    lds_q_ = reinterpret_cast<uint16_t*>(smem);
+    kv_base_ = smem + Cfg::kQBytes;
+    lds_ks_ = reinterpret_cast<float*>(smem + Cfg::kQBytes + Cfg::kKvBytes);  // [kStages][kBN]
+    lds_vs_ = lds_ks_ + kStages * kBN;
+  }
+
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE const uint16_t* q_tile() const { return lds_q_; }
+
+  // Per-(token, head) K / V scales of the stage's keys from `key0` on (LDS), or null without them.
+  // Only fp8 caches carry such scales: for 16-bit caches these are null at compile time.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* k_scales(int stage, int key0) const {
+    if constexpr (Cfg::kFp8) return per_token_head_scale_ ? lds_ks_ + stage * kBN + key0 : nullptr;
+    else return nullptr;
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* v_scales(int stage, int key0) const {
+    if constexpr (Cfg::kFp8) return per_token_head_scale_ ? lds_vs_ + stage * kBN + key0 : nullptr;
+    else return nullptr;
+  }
 
  protected:
   static constexpr int kChunkElems = Cfg::kFp8 ? 16 : 8;  // elements per 16-byte chunk
@@ -153,6 +172,15 @@ class PagedTileWalk {
   const int32_t t_end_;
   const int tid_, ld_c_, ld_r0_;
   int32_t blk_[kIters], slot_[kIters];
+  uint16_t* lds_q_;
+  char* kv_base_;
+  float* lds_ks_;
+  float* lds_vs_;
+
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE char* k_stage(int s) const { return kv_base_ + s * Cfg::kKStageBytes; }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE char* v_stage(int s) const {
+    return kv_base_ + kStages * Cfg::kKStageBytes + s * Cfg::kVStageBytes;
+  }
 #endif  // HIPATTN_HAS_DEVICE
 };
 
@@ -183,16 +211,10 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
   // SwizzledTile rows of the padded pitch (Cfg::QLds / KLds / VLds); fp8 staging rows are linear.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE PagedKvLoader(const Params& kv, bool per_token_head_scale, const AttentionWork& w,
                                                    const KvTileRange& range, int32_t t_end, char* smem, int tid)
-      : Walk(kv, per_token_head_scale, w, range, t_end, tid) {
-    lds_q_ = reinterpret_cast<uint16_t*>(smem);
-    kv_base_ = smem + Cfg::kQBytes;
-    lds_k16_ = reinterpret_cast<uint16_t*>(kv_base_ + kStages * (Cfg::kKStageBytes + Cfg::kVStageBytes));
+      : Walk(kv, per_token_head_scale, w, range, t_end, smem, tid) {
+    lds_k16_ = reinterpret_cast<uint16_t*>(this->kv_base_ + kStages * (Cfg::kKStageBytes + Cfg::kVStageBytes));
     lds_v16_ = lds_k16_ + Cfg::KLds::kElems;  // the padded pitch (d = 96: 128 elements a row)
-    lds_ks_ = reinterpret_cast<float*>(smem + Cfg::kQBytes + Cfg::kKvBytes);  // [kStages][kBN]
-    lds_vs_ = lds_ks_ + kStages * kBN;
   }
-
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE const uint16_t* q_tile() const { return lds_q_; }
 
   // Q: kBM rows x kDqk, zero-filled for invalid rows; the first copy group.
   template <class Args>
@@ -204,7 +226,7 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
       const uint16_t* src = a.q + (rc.valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
                                                   static_cast<int64_t>(rc.q_head) * a.q_stride_head + c * 8
                                             : 0);
-      Arch::copy_16(lds_q_ + QTile::chunk_index(row, c), src, rc.valid);
+      Arch::copy_16(this->lds_q_ + QTile::chunk_index(row, c), src, rc.valid);
     }
     Arch::copy_commit();
   }
@@ -268,26 +290,12 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void release() { Arch::sync(); }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void drain() { Arch::template copy_wait<0>(); }
 
-  // Per-(token, head) K / V scales of the stage's keys from `key0` on (LDS), or null without them.
-  // Only fp8 caches carry such scales: for 16-bit caches these are null at compile time.
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* k_scales(int stage, int key0) const {
-    if constexpr (Cfg::kFp8) return this->per_token_head_scale_ ? lds_ks_ + stage * kBN + key0 : nullptr;
-    else return nullptr;
-  }
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* v_scales(int stage, int key0) const {
-    if constexpr (Cfg::kFp8) return this->per_token_head_scale_ ? lds_vs_ + stage * kBN + key0 : nullptr;
-    else return nullptr;
-  }
-
  private:
   // Decode tiles (kWarpsN > 1) are bandwidth-bound and prefetch the block ids a tile ahead; prefill
   // tiles need those registers for S and O, and their two resident workgroups hide the table reads.
   static constexpr bool kPrefetchPages = Cfg::kWarpsN > 1;
-
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE char* k_stage(int s) const { return kv_base_ + s * Cfg::kKStageBytes; }
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE char* v_stage(int s) const {
-    return kv_base_ + kStages * Cfg::kKStageBytes + s * Cfg::kVStageBytes;
-  }
+  using Walk::k_stage;
+  using Walk::v_stage;
 
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void issue_tile(int stage) {
     char* kd = k_stage(stage);
@@ -310,18 +318,14 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
       }
       if (this->copies_scales(i)) {
         const Offset so = this->scale_offset(i);
-        Arch::copy_4(lds_ks_ + stage * kBN + r, this->kv_.k_scale + so, valid);
-        Arch::copy_4(lds_vs_ + stage * kBN + r, this->kv_.v_scale + so, valid);
+        Arch::copy_4(this->lds_ks_ + stage * kBN + r, this->kv_.k_scale + so, valid);
+        Arch::copy_4(this->lds_vs_ + stage * kBN + r, this->kv_.v_scale + so, valid);
       }
     }
   }
 
-  uint16_t* lds_q_;
-  char* kv_base_;
   uint16_t* lds_k16_;
   uint16_t* lds_v16_;
-  float* lds_ks_;
-  float* lds_vs_;
 #endif  // HIPATTN_HAS_DEVICE
 };
 
@@ -365,14 +369,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE StagedPagedKvLoader(const Params& kv, bool per_token_head_scale,
                                                          const AttentionWork& w, const KvTileRange& range,
                                                          int32_t t_end, char* smem, int tid)
-      : Walk(kv, per_token_head_scale, w, range, t_end, tid) {
-    lds_q_ = reinterpret_cast<uint16_t*>(smem);
-    kv_base_ = smem + Cfg::kQBytes;
-    lds_ks_ = reinterpret_cast<float*>(smem + Cfg::kQBytes + Cfg::kKvBytes);  // [kStages][kBN]
-    lds_vs_ = lds_ks_ + kStages * kBN;
-  }
-
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE const uint16_t* q_tile() const { return lds_q_; }
+      : Walk(kv, per_token_head_scale, w, range, t_end, smem, tid) {}
 
   // Q: kBM rows x kDqk, zero-filled for invalid rows: every load issued, then the stores.
   template <class Args>
@@ -395,7 +392,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
     for (int i = 0; i < kQIters; ++i) {
       const int idx = this->tid_ + i * kThreads;
       if (kChunks % kThreads == 0 || idx < kChunks)
-        Arch::store_16(lds_q_ + QTile::chunk_index(idx / (kDqk / 8), idx % (kDqk / 8)), q[i]);
+        Arch::store_16(this->lds_q_ + QTile::chunk_index(idx / (kDqk / 8), idx % (kDqk / 8)), q[i]);
     }
   }
 
@@ -432,22 +429,10 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void drain() {}    // nothing is fetched past t_end
 
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* k_scales(int stage, int key0) const {
-    if constexpr (Cfg::kFp8) return this->per_token_head_scale_ ? lds_ks_ + stage * kBN + key0 : nullptr;
-    else return nullptr;
-  }
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE const float* v_scales(int stage, int key0) const {
-    if constexpr (Cfg::kFp8) return this->per_token_head_scale_ ? lds_vs_ + stage * kBN + key0 : nullptr;
-    else return nullptr;
-  }
-
  private:
   static constexpr int kIters = Walk::kIters;
-
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE char* k_stage(int s) const { return kv_base_ + s * Cfg::kKStageBytes; }
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE char* v_stage(int s) const {
-    return kv_base_ + kStages * Cfg::kKStageBytes + s * Cfg::kVStageBytes;
-  }
+  using Walk::k_stage;
+  using Walk::v_stage;
 
   // Every load of the tile whose block ids load_pages() read, into registers, all issued before any
   // is used. The loads are raw (an invalid row reads the cache's first bytes) and ok_ remembers
@@ -497,8 +482,8 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
         Arch::store_16(vd + VTile::chunk_index(r, 2 * c), lo);
         Arch::store_16(vd + VTile::chunk_index(r, 2 * c + 1), hi);
         if (this->copies_scales(i)) {
-          Arch::store_4(lds_ks_ + stage * kBN + r, ok ? ks_[i] : 0u);
-          Arch::store_4(lds_vs_ + stage * kBN + r, ok ? vs_[i] : 0u);
+          Arch::store_4(this->lds_ks_ + stage * kBN + r, ok ? ks_[i] : 0u);
+          Arch::store_4(this->lds_vs_ + stage * kBN + r, ok ? vs_[i] : 0u);
         }
       } else {
         Arch::store_16(kd + KTile::chunk_index(r, c), kc);
@@ -507,10 +492,6 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
     }
   }
 
-  uint16_t* lds_q_;
-  char* kv_base_;
-  float* lds_ks_;
-  float* lds_vs_;
   u32x4 k_[kIters], v_[kIters];
   uint32_t ks_[Cfg::kFp8 ? kIters : 1], vs_[Cfg::kFp8 ? kIters : 1];
   uint32_t ok_ = 0u;  // bit i: chunk row i of the registers' tile is read (not zero)
