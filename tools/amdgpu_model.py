@@ -19,6 +19,9 @@ both). For every unified 2D / 3D kernel built for the object's target (hipattn::
               hardware counts them)
   predicted   decode bandwidth by Little's law: in-flight bytes per CU x CUs / latency, capped at HBM;
               MI300X: 304 CUs, 5.3 TB/s; MI355X: 256 CUs, 8.0 TB/s (AMD's data sheets)
+  MFMA frac   prefill only: llvm-mca's cycles for one loop iteration (one KV tile; branches left out)
+              and for its MFMAs alone; min(1, waves/SIMD x MFMA cycles / tile cycles) estimates how busy
+              a SIMD's matrix unit is (llvm-mca's scheduling model, in-order issue of one wave)
 The latency (default 1.0 us) is the conservative end of the 0.4-1 us loaded HBM latency that
 ../shared/design/AMD-REVIEW.md (P3) works with; --latency-us changes it.
 
@@ -30,7 +33,9 @@ import argparse
 import importlib.util
 import os
 import re
+import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -129,6 +134,22 @@ def loop_in_flight(insns, loop):
     return loads, max_bytes, max_count
 
 
+def mca_cycles(mca, target, lines, iterations=20):
+    """llvm-mca's cycles per iteration of `lines` (instruction text) on `target`, or None."""
+    if not mca or not lines:
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".s", delete=False) as f:
+        f.write("\n".join(lines) + "\n")
+        path = f.name
+    try:
+        r = subprocess.run([mca, "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={target}", f"-iterations={iterations}", path],
+                           capture_output=True, text=True)
+    finally:
+        os.unlink(path)
+    m = re.search(r"Total Cycles:\s+(\d+)", r.stdout)
+    return int(m.group(1)) / iterations if r.returncode == 0 and m else None
+
+
 def lds_layout(wm, wn, mt, kn, stages, d, fp8, fp8_staging=False):
     """kernels/unified/config.hpp unified_lds_layout for a CDNA target (register-staged loads; with
     fp8_staging, the layout of the loader before issue 9: fp8 codes staged in LDS, then converted)."""
@@ -150,9 +171,14 @@ def main(argv=None):
     ap.add_argument("--cxxfilt", default=os.environ.get("HIPATTN_AMD_CXXFILT", "llvm-cxxfilt"))
     ap.add_argument("--latency-us", type=float, default=1.0)
     ap.add_argument("--min-decode-frac", type=float, default=0.8)
+    ap.add_argument("--mca", default=os.environ.get("HIPATTN_AMD_MCA", ""),
+                    help="llvm-mca (default: beside --cxxfilt); the prefill rows get its cycles per tile")
     ap.add_argument("--fp8-lds-staging", action="store_true",
                     help="objects of the loader before issue 9 (fp8 staged through LDS): size their LDS so")
     args = ap.parse_args(argv)
+    if not args.mca and args.cxxfilt and os.path.dirname(args.cxxfilt):
+        cand = os.path.join(os.path.dirname(args.cxxfilt), "llvm-mca")
+        args.mca = cand if os.path.exists(cand) else ""
     res = load_resources_module()
 
     rows, failures, seen = [], [], set()
@@ -205,22 +231,35 @@ def main(argv=None):
             cu_bytes = wave_bytes * waves * wg_cu
             bw = min(hbm, cu_bytes * cus / (args.latency_us * 1e-6))
             frac = bw / hbm
+            # Prefill: llvm-mca's cycles for one tile (one loop iteration, branches left out) against the
+            # cycles of its MFMAs alone; a SIMD's matrix unit is shared by its resident waves.
+            mca_loop = mca_mfma = None
+            if not decode:
+                j, i = loop
+                body = [f"{op} {rest}".strip() for _, op, rest, _ in insns[j:i + 1]
+                        if not op.startswith(("s_cbranch", "s_branch"))]
+                mca_loop = mca_cycles(args.mca, target, body)
+                mca_mfma = mca_cycles(args.mca, target, [b for b in body if b.startswith("v_mfma")])
+            mfma_frac = (f"{min(1.0, per_simd * mca_mfma / mca_loop):.2f}" if mca_loop and mca_mfma else "")
             rows.append([name, target, regs, lds, per_simd, wg_cu, loads, max_loads, wave_bytes // 1024,
-                         cu_bytes // 1024, f"{bw / 1e12:.2f}", f"{frac:.2f}" + (" <" if decode and frac < args.min_decode_frac else "")])
+                         cu_bytes // 1024, f"{bw / 1e12:.2f}", f"{frac:.2f}" + (" <" if decode and frac < args.min_decode_frac else ""),
+                         f"{mca_loop:.0f}" if mca_loop else "", f"{mca_mfma:.0f}" if mca_mfma else "", mfma_frac])
             if loads > 1 and max_loads <= 1:
                 failures.append(f"{base}: {name}: the main loop waits after every load ({loads} loads, never two in flight)")
             if decode and frac < args.min_decode_frac:
                 failures.append(f"{base}: {name}: predicted {frac:.2f} of {dev_name} HBM < {args.min_decode_frac}")
 
     cols = ["instance", "target", "regs", "lds", "waves/SIMD", "WG/CU", "loads/iter", "max in flight",
-            "KiB/wave", "KiB/CU", "TB/s", "of HBM"]
+            "KiB/wave", "KiB/CU", "TB/s", "of HBM", "mca cyc/tile", "MFMA cyc", "MFMA frac"]
     rows.sort(key=lambda r: (r[1], "prefill" in r[0], r[0]))
     width = [max(len(str(x)) for x in col) for col in zip(cols, *rows)] if rows else [len(c) for c in cols]
     print("  ".join(str(c).ljust(w) for c, w in zip(cols, width)))
     for r in rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, width)))
     print(f"\nmodel: Little's law at {args.latency_us} us loaded HBM latency; MI300X 304 CUs 5.3 TB/s, "
-          f"MI355X 256 CUs 8.0 TB/s; decode gate {args.min_decode_frac} of HBM")
+          f"MI355X 256 CUs 8.0 TB/s; decode gate {args.min_decode_frac} of HBM; prefill: llvm-mca cycles of one "
+          f"tile, of its MFMAs alone, and min(1, waves/SIMD x MFMA / tile) (reported, not gated; goal 0.6)"
+          + ("" if args.mca else " [no llvm-mca: not computed]"))
     for f in failures:
         print(f"amdgpu_model: FAIL: {f}", file=sys.stderr)
     if not rows:
