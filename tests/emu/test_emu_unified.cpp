@@ -544,32 +544,42 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, EmuUnified, ::testing::ValuesIn(all_params(kGfx
 
 // The instance names the tests look for are the ones the code object holds: every kernel of the
 // dispatch table is found exactly once (CodeObject::find throws on none or several).
+// Calls f.template operator()<Cfg>(tile, fp8) for the configuration of every (q dtype, KV kind,
+// variant, head size, tile kind) of the dispatch table on target t.
+template <class F>
+void for_each_dispatch_config(const EmuTarget& t, F&& f) {
+  for (DType q : {DType::f16, DType::bf16})
+    for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
+      for (bool full : {false, true})
+        for (int d : UnifiedInstanceTable::head_sizes)
+          for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
+            UnifiedAttentionParams p;
+            p.q_dtype = q;
+            p.kv_dtype = kv == DType::f16 ? q : kv;
+            p.softcap = full ? 10.f : 0.f;
+            p.head_size = d;
+            UnifiedPlan plan;
+            plan.tile_kind = kind;
+            const UnifiedTile tile = unified_tile(kind, d, t.target);
+            visit_target_config(t.target, p, plan,
+                                [&]<class Cfg>() { f.template operator()<Cfg>(tile, kv != DType::f16); });
+          }
+}
+constexpr int kDispatchConfigs = 2 * 3 * 2 * int(UnifiedInstanceTable::head_sizes.size()) * 2;
+
 TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
   for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
     std::string why;
     const auto co = dispatch_code_object(*t, why);
     if (!co) GTEST_SKIP() << why;
     int found = 0;
-    for (DType q : {DType::f16, DType::bf16})
-      for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
-        for (bool full : {false, true})
-          for (int d : UnifiedInstanceTable::head_sizes)
-            for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
-              UnifiedAttentionParams p;
-              p.q_dtype = q;
-              p.kv_dtype = kv == DType::f16 ? q : kv;
-              p.softcap = full ? 10.f : 0.f;
-              p.head_size = d;
-              UnifiedPlan plan;
-              plan.tile_kind = kind;
-              visit_target_config(t->target, p, plan, [&]<class Cfg>() {
-                for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>(), reduce_parts<Cfg>()}) {
-                  EXPECT_NO_THROW((void)co->find(parts)) << emu::gfx_name(t->gfx) << ": " << parts[0];
-                  ++found;
-                }
-              });
-            }
-    EXPECT_EQ(found, 2 * 3 * 2 * int(UnifiedInstanceTable::head_sizes.size()) * 2 * 3);
+    for_each_dispatch_config(*t, [&]<class Cfg>(const UnifiedTile&, bool) {
+      for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>(), reduce_parts<Cfg>()}) {
+        EXPECT_NO_THROW((void)co->find(parts)) << emu::gfx_name(t->gfx) << ": " << parts[0];
+        ++found;
+      }
+    });
+    EXPECT_EQ(found, kDispatchConfigs * 3);
   }
 }
 
@@ -583,33 +593,19 @@ TEST(EmuUnifiedResidency, KernelsKeepTheTileBudget) {
     const auto co = dispatch_code_object(*t, why);
     if (!co) GTEST_SKIP() << why;
     int checked = 0;
-    for (DType q : {DType::f16, DType::bf16})
-      for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
-        for (bool full : {false, true})
-          for (int d : UnifiedInstanceTable::head_sizes)
-            for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
-              UnifiedAttentionParams p;
-              p.q_dtype = q;
-              p.kv_dtype = kv == DType::f16 ? q : kv;
-              p.softcap = full ? 10.f : 0.f;
-              p.head_size = d;
-              UnifiedPlan plan;
-              plan.tile_kind = kind;
-              const UnifiedTile tile = unified_tile(kind, d, t->target);
-              const int residency = unified_residency(tile, d, kv != DType::f16, t->target);
-              visit_target_config(t->target, p, plan, [&]<class Cfg>() {
-                for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>()}) {
-                  const emu::KernelInfo& k = co->find(parts);
-                  const int regs = (k.vgpr_count + 7) / 8 * 8 + (k.agpr_count + 7) / 8 * 8;
-                  EXPECT_LE(regs, tile.regs) << emu::gfx_name(t->gfx) << ": " << parts[0] << " uses " << k.vgpr_count
-                                             << " VGPRs + " << k.agpr_count << " AGPRs";
-                  const uint32_t lds = k.group_segment_fixed_size + Cfg::kSmemBytes;
-                  EXPECT_LE(int64_t(residency) * lds, int64_t(target_limits(t->target).lds_bytes)) << parts[0];
-                  ++checked;
-                }
-              });
-            }
-    EXPECT_EQ(checked, 2 * 3 * 2 * int(UnifiedInstanceTable::head_sizes.size()) * 2 * 2);
+    for_each_dispatch_config(*t, [&]<class Cfg>(const UnifiedTile& tile, bool fp8) {
+      const int residency = unified_residency(tile, Cfg::kD, fp8, t->target);
+      for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>()}) {
+        const emu::KernelInfo& k = co->find(parts);
+        const int regs = (k.vgpr_count + 7) / 8 * 8 + (k.agpr_count + 7) / 8 * 8;
+        EXPECT_LE(regs, tile.regs) << emu::gfx_name(t->gfx) << ": " << parts[0] << " uses " << k.vgpr_count
+                                   << " VGPRs + " << k.agpr_count << " AGPRs";
+        const uint32_t lds = k.group_segment_fixed_size + Cfg::kSmemBytes;
+        EXPECT_LE(int64_t(residency) * lds, int64_t(target_limits(t->target).lds_bytes)) << parts[0];
+        ++checked;
+      }
+    });
+    EXPECT_EQ(checked, kDispatchConfigs * 2);
     std::printf("  %s: %d kernels within their tile's register budget and LDS residency\n", emu::gfx_name(t->gfx),
                 checked);
   }
