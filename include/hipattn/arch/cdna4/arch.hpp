@@ -4,10 +4,12 @@
 //   kTarget, kWaveSize
 //   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
+//   load_16 / store_16 / load_4 / store_4, kCopyModel, dequant_fp8x4         (see cdna3/arch.hpp)
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
-// Copies are synchronous (global load into registers, then an LDS store), as on gfx942: gfx950's
-// 16-byte LDS DMA (global_load_lds_dwordx4) writes lane-linear LDS addresses (M0 + 16 * lane),
-// which the XOR-swizzled tile does not have; using it needs loaders that walk physical chunks.
+// Loads are register-staged, as on gfx942 (cdna3/arch.hpp, StagedPagedKvLoader). gfx950's 16-byte
+// LDS DMA (global_load_lds_dwordx4) writes lane-linear LDS addresses (M0 + 16 * lane); a loader
+// using it applies the tile's swizzle on the global side (which chunk each lane fetches): issue 9's
+// step 2, not written yet.
 #pragma once
 #include "hipattn/arch/cdna3/arch.hpp"
 #include "hipattn/arch/cdna4/atoms.hpp"
