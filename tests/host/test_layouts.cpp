@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "hipattn/arch/cdna3/atoms.hpp"
@@ -101,6 +102,38 @@ TEST(AtomLayouts, CdnaSpotValues) {
   EXPECT_EQ(hipattn::cdna4::Mfma16x16x128Fp8Layout::a(50, 0).col, 24);
   EXPECT_EQ(hipattn::cdna4::Mfma16x16x128Fp8Layout::a(50, 8).col, 56);
   EXPECT_EQ(hipattn::cdna4::Mfma32x32x64Fp8Layout::a(33, 17).col, 49);
+}
+
+// The fp8 MFMA operands (numeric/fp8_operand.hpp) name their format: no conversion from bare bits or
+// between the formats, and element e of an operand (the layouts above) is code e, byte e of its bits.
+TEST(AtomLayouts, Fp8OperandsNameTheirFormat) {
+  using hipattn::E4m3fnCodes;
+  using hipattn::E4m3fnuzCodes;
+  static_assert(!std::is_constructible_v<E4m3fnuzCodes<8>, uint64_t> && !std::is_convertible_v<uint64_t, E4m3fnuzCodes<8>>);
+  static_assert(!std::is_constructible_v<E4m3fnuzCodes<8>, E4m3fnCodes<8>>);
+  static_assert(!std::is_constructible_v<E4m3fnCodes<8>, E4m3fnuzCodes<8>>);
+  static_assert(!std::is_constructible_v<E4m3fnCodes<32>, E4m3fnCodes<8>>);
+  static_assert(sizeof(E4m3fnuzCodes<8>) == 8 && sizeof(E4m3fnCodes<32>) == 32);
+  static_assert(std::is_trivially_copyable_v<E4m3fnCodes<32>>);
+  static_assert(std::is_same_v<E4m3fnuzCodes<8>::code_type, hipattn::fp8_e4m3fnuz_t>);
+  static_assert(std::is_same_v<E4m3fnCodes<32>::code_type, hipattn::fp8_e4m3fn_t>);
+  constexpr auto a = E4m3fnuzCodes<8>::from_bits(uint64_t{0x0706050403020180u});
+  static_assert(a.code(0).bits == 0x80 && a.code(1).bits == 0x01 && a.code(7).bits == 0x07);
+  static_assert(a.bits<uint64_t>() == 0x0706050403020180u);
+  // The same value in each format: 1.5 is 0x3c in e4m3fn (bias 7) and 0x44 in e4m3fnuz (bias 8).
+  hipattn::fp8_e4m3fn_t fn[32];
+  hipattn::fp8_e4m3fnuz_t fnuz[8];
+  for (int e = 0; e < 32; ++e) fn[e] = hipattn::fp8_e4m3fn_t::from_float(0.25f * static_cast<float>(e - 16));
+  for (int e = 0; e < 8; ++e) fnuz[e] = hipattn::fp8_e4m3fnuz_t::from_float(0.25f * static_cast<float>(e - 4));
+  const auto b = E4m3fnCodes<32>::from_codes(fn);
+  const auto c = E4m3fnuzCodes<8>::from_codes(fnuz);
+  for (int e = 0; e < 32; ++e) EXPECT_EQ(b.code(e).to_float(), 0.25f * static_cast<float>(e - 16)) << e;
+  for (int e = 0; e < 8; ++e) EXPECT_EQ(c.code(e).to_float(), 0.25f * static_cast<float>(e - 4)) << e;
+  EXPECT_EQ(b.code(22).bits, 0x3c);
+  using Bytes32 = std::array<uint8_t, 32>;
+  EXPECT_EQ(b.bits<Bytes32>()[22], 0x3c);
+  fnuz[7] = hipattn::fp8_e4m3fnuz_t::from_float(1.5f);
+  EXPECT_EQ(E4m3fnuzCodes<8>::from_codes(fnuz).bits<uint64_t>() >> 56, 0x44u);
 }
 
 // ---- warp tile maps ----

@@ -35,16 +35,28 @@ __global__ void atom_cdna3_mfma_32x32x8_bf16(const void* in, void* out) {
   isa::mfma_32x32x8<true>(c, load_v<isa::b16x4>(in, l + 64), load_v<isa::b16x4>(in, l + 128));
   reinterpret_cast<isa::f32x16*>(out)[l] = c;
 }
+// The 8-code fp8 MFMAs read e4m3fnuz on gfx942 and OCP e4m3fn on gfx950, and their atoms take codes
+// of that format: cdna3's on gfx942, cdna4's on gfx950 (same opcodes; cdna3's refuse a gfx950 pass).
+// The kernels keep their cdna3 names on both targets (check_isa.py and test_emu_atoms.cpp use them).
+#if defined(HIPATTN_TARGET_GFX950)
+namespace fp8isa = hipattn::cdna4;
+using Fp8x8 = hipattn::E4m3fnCodes<8>;
+#else
+namespace fp8isa = hipattn::cdna3;
+using Fp8x8 = hipattn::E4m3fnuzCodes<8>;
+#endif
 __global__ void atom_cdna3_mfma_16x16x32_fp8(const void* in, void* out) {
   const int l = threadIdx.x;
   isa::f32x4 c = load_v<isa::f32x4>(in, l);
-  isa::mfma_16x16x32_fp8(c, load_v<uint64_t>(in, l + 64), load_v<uint64_t>(in, l + 128));
+  fp8isa::mfma_16x16x32_fp8(c, Fp8x8::from_bits(load_v<uint64_t>(in, l + 64)),
+                            Fp8x8::from_bits(load_v<uint64_t>(in, l + 128)));
   reinterpret_cast<isa::f32x4*>(out)[l] = c;
 }
 __global__ void atom_cdna3_mfma_32x32x16_fp8(const void* in, void* out) {
   const int l = threadIdx.x;
   isa::f32x16 c = load_v<isa::f32x16>(in, l);
-  isa::mfma_32x32x16_fp8(c, load_v<uint64_t>(in, l + 64), load_v<uint64_t>(in, l + 128));
+  fp8isa::mfma_32x32x16_fp8(c, Fp8x8::from_bits(load_v<uint64_t>(in, l + 64)),
+                            Fp8x8::from_bits(load_v<uint64_t>(in, l + 128)));
   reinterpret_cast<isa::f32x16*>(out)[l] = c;
 }
 __global__ void atom_cdna3_lds_reads(const uint16_t* in, void* out) {
@@ -71,6 +83,7 @@ __global__ void atom_cdna3_math(const float* in, uint32_t* out) {
 
 #if defined(HIPATTN_TARGET_GFX950)
 namespace isa4 = hipattn::cdna4;
+using Fp8x32 = hipattn::E4m3fnCodes<32>;
 __global__ void atom_cdna4_mfma_16x16x32_f16(const void* in, void* out) {
   const int l = threadIdx.x;
   isa4::f32x4 c = load_v<isa4::f32x4>(in, l);
@@ -98,13 +111,15 @@ __global__ void atom_cdna4_mfma_32x32x16_bf16(const void* in, void* out) {
 __global__ void atom_cdna4_mfma_16x16x128_fp8(const void* in, void* out) {
   const int l = threadIdx.x;
   isa4::f32x4 c = load_v<isa4::f32x4>(in, l);
-  isa4::mfma_16x16x128_fp8(c, load_v<isa4::i32x8>(in, l + 64), load_v<isa4::i32x8>(in, l + 128));
+  isa4::mfma_16x16x128_fp8(c, Fp8x32::from_bits(load_v<isa4::i32x8>(in, l + 64)),
+                          Fp8x32::from_bits(load_v<isa4::i32x8>(in, l + 128)));
   reinterpret_cast<isa4::f32x4*>(out)[l] = c;
 }
 __global__ void atom_cdna4_mfma_32x32x64_fp8(const void* in, void* out) {
   const int l = threadIdx.x;
   isa4::f32x16 c = load_v<isa4::f32x16>(in, l);
-  isa4::mfma_32x32x64_fp8(c, load_v<isa4::i32x8>(in, l + 64), load_v<isa4::i32x8>(in, l + 128));
+  isa4::mfma_32x32x64_fp8(c, Fp8x32::from_bits(load_v<isa4::i32x8>(in, l + 64)),
+                          Fp8x32::from_bits(load_v<isa4::i32x8>(in, l + 128)));
   reinterpret_cast<isa4::f32x16*>(out)[l] = c;
 }
 __global__ void atom_cdna4_lds_read_tr16(const uint16_t* in, void* out) {

@@ -15,8 +15,9 @@
 //   32x32x16 fp8      (P = 8):  A row = l % 32, k = 8 * (l / 32) + e   (8 codes in one b64)
 //   16x16x32 fp8      (P = 8):  A row = l % 16, k = 8 * (l / 16) + e
 // Element e of A/B sits in bits [16e, 16e + 16) (16-bit types) or [8e, 8e + 8) (fp8) of the
-// operand; element e of C is the e-th float of the accumulator vector. fp8 on gfx942 is the FNUZ
-// family (e4m3fnuz, bias 8); the same opcodes read OCP e4m3fn on gfx950.
+// operand; element e of C is the e-th float of the accumulator vector. gfx942's fp8 MFMAs read
+// e4m3fnuz (bias 8), and the fp8 atoms here take E4m3fnuzCodes (numeric/fp8_operand.hpp) only; the
+// same opcodes read OCP e4m3fn on gfx950, so a gfx950 pass refuses them (cdna4 wraps them for e4m3fn).
 //
 // LDS: 16-byte row reads (ds_read_b128) and, since gfx942 has no transposing LDS read, a 4-element
 // column gather from a row-major 16-bit tile (4 x ds_read_u16 packed into two VGPRs).
@@ -25,6 +26,7 @@
 #pragma once
 #include <cstdint>
 
+#include "hipattn/numeric/fp8_operand.hpp"
 #include "hipattn/platform/config.hpp"
 
 #if defined(HIPATTN_BACKEND_HIP)
@@ -95,12 +97,34 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x8(f32x16& c, b16x4 a, b16x4 b
   if constexpr (kBf16) c = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, c, 0, 0, 0);
   else c = __builtin_amdgcn_mfma_f32_32x32x8f16(__builtin_bit_cast(f16x4, a), __builtin_bit_cast(f16x4, b), c, 0, 0, 0);
 }
-// fp8 x fp8 (8 codes per lane in a b64, element e in bits [8e, 8e + 8)), f32 accumulate.
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_16x16x32_fp8(f32x4& c, uint64_t a, uint64_t b) {
-  c = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(static_cast<long>(a), static_cast<long>(b), c, 0, 0, 0);
+// fp8 x fp8, f32 accumulate: 8 codes per lane (a b64, element e in bits [8e, 8e + 8)). Both read
+// e4m3fnuz (gfx942) and take E4m3fnuzCodes<8>. Other operands (e4m3fn codes, bare bits) and any
+// gfx950 pass, where these opcodes read OCP e4m3fn, fail to compile in the overload below them.
+#if !defined(HIPATTN_TARGET_GFX950)
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_16x16x32_fp8(f32x4& c, E4m3fnuzCodes<8> a, E4m3fnuzCodes<8> b) {
+  c = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a.bits<long>(), b.bits<long>(), c, 0, 0, 0);
 }
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x16_fp8(f32x16& c, uint64_t a, uint64_t b) {
-  c = __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(static_cast<long>(a), static_cast<long>(b), c, 0, 0, 0);
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x16_fp8(f32x16& c, E4m3fnuzCodes<8> a, E4m3fnuzCodes<8> b) {
+  c = __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(a.bits<long>(), b.bits<long>(), c, 0, 0, 0);
+}
+#endif
+template <class A, class B>
+HIPATTN_DEVICE void mfma_16x16x32_fp8(f32x4&, A, B) {
+  static_assert(!are_fp8_codes_v<DType::fp8_e4m3fnuz, 8, A, B>,
+                "cdna3::mfma_16x16x32_fp8 is refused on gfx950, which reads its opcode as OCP e4m3fn: "
+                "use cdna4::mfma_16x16x32_fp8 with E4m3fnCodes<8>");
+  static_assert(are_fp8_codes_v<DType::fp8_e4m3fnuz, 8, A, B>,
+                "cdna3::mfma_16x16x32_fp8 reads e4m3fnuz: pass E4m3fnuzCodes<8> "
+                "(re-encode e4m3fn codes; wrap bare bits by E4m3fnuzCodes<8>::from_bits)");
+}
+template <class A, class B>
+HIPATTN_DEVICE void mfma_32x32x16_fp8(f32x16&, A, B) {
+  static_assert(!are_fp8_codes_v<DType::fp8_e4m3fnuz, 8, A, B>,
+                "cdna3::mfma_32x32x16_fp8 is refused on gfx950, which reads its opcode as OCP e4m3fn: "
+                "use cdna4::mfma_32x32x16_fp8 with E4m3fnCodes<8>");
+  static_assert(are_fp8_codes_v<DType::fp8_e4m3fnuz, 8, A, B>,
+                "cdna3::mfma_32x32x16_fp8 reads e4m3fnuz: pass E4m3fnuzCodes<8> "
+                "(re-encode e4m3fn codes; wrap bare bits by E4m3fnuzCodes<8>::from_bits)");
 }
 
 // ---- LDS reads ----

@@ -1,5 +1,6 @@
 // hipattn/arch/cdna4/atoms.hpp: CDNA4 (gfx950, MI355X) wavefront MFMA atoms, transposing LDS reads and
-// lane ops. gfx950 keeps every gfx942 atom (cdna3/atoms.hpp, re-exported here) and adds:
+// lane ops. gfx950 keeps the gfx942 atoms (cdna3/atoms.hpp, re-exported here) except the fp8 MFMAs,
+// which it reads as OCP e4m3fn and wraps here for E4m3fnCodes (numeric/fp8_operand.hpp), and adds:
 //
 // Lane layouts (the gfx9 pattern of cdna3/atoms.hpp; l = lane 0..63, e = element; B as {k, n}):
 //   16x16x32  f16/bf16 (8 per lane):  A row = l % 16, k = 8 * (l / 16) + e;  B k = 8 * (l / 16) + e, n = l % 16
@@ -10,7 +11,7 @@
 //   (B likewise with n for the row; C as the 16x16 / 32x32 shapes above. K runs in stripes 32 apart,
 //   the order of AMD's hardware-run opus test of these instructions; the unscaled form cannot tell K
 //   orders apart, block scales can. The f8f6f4 shapes are the unscaled form of v_mfma_scale_*.)
-//   16x16x32 / 32x32x16 fp8 (cdna3 layouts) read OCP e4m3fn on gfx950.
+//   16x16x32 / 32x32x16 fp8 (cdna3 layouts) read OCP e4m3fn on gfx950: cdna4's own atoms below.
 //
 // ds_read_b64_tr_b16 (lds_read_tr16_b64): within each 16-lane row g of the wave, the lanes read a
 // 4 x 16 block of a row-major 16-bit matrix: lane i supplies the address of block row i / 4,
@@ -27,6 +28,7 @@
 
 #include "hipattn/arch/cdna3/atoms.hpp"
 #include "hipattn/arch/cdna4/lane_bits.hpp"
+#include "hipattn/numeric/fp8_operand.hpp"
 #include "hipattn/platform/config.hpp"
 
 namespace hipattn::cdna4 {
@@ -35,8 +37,8 @@ using cdna3::LaneElem;
 using cdna3::MfmaLayout;
 using cdna3::Mfma16x16x16Layout;     // v_mfma_f32_16x16x16_{f16,bf16} (still on gfx950)
 using cdna3::Mfma32x32x8Layout;      // v_mfma_f32_32x32x8_{f16,bf16}
-using cdna3::Mfma16x16x32Fp8Layout;  // v_mfma_f32_16x16x32_fp8_fp8 (OCP e4m3fn here)
-using cdna3::Mfma32x32x16Fp8Layout;  // v_mfma_f32_32x32x16_fp8_fp8 (OCP e4m3fn here)
+using cdna3::Mfma16x16x32Fp8Layout;  // v_mfma_f32_16x16x32_fp8_fp8 (read as OCP e4m3fn on gfx950)
+using cdna3::Mfma32x32x16Fp8Layout;  // v_mfma_f32_32x32x16_fp8_fp8 (read as OCP e4m3fn on gfx950)
 using Mfma16x16x32Layout = MfmaLayout<16, 32, 16>;       // v_mfma_f32_16x16x32_{f16,bf16}
 using Mfma32x32x16Layout = MfmaLayout<32, 16, 16>;       // v_mfma_f32_32x32x16_{f16,bf16}
 // The f8f6f4 operand layout: the gfx9 row / column and C maps, K in stripes of 32 / (64 / M) codes,
@@ -67,8 +69,6 @@ using cdna3::lane_id;
 using cdna3::lds_read_b128;
 using cdna3::mfma_16x16x16;
 using cdna3::mfma_32x32x8;
-using cdna3::mfma_16x16x32_fp8;
-using cdna3::mfma_32x32x16_fp8;
 using cdna3::fast_exp2;
 using cdna3::fast_tanh;
 typedef _Float16 f16x8 __attribute__((ext_vector_type(8)));
@@ -93,18 +93,61 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x16(f32x16& c, b16x8 a, b16x8 
   else
     c = __builtin_amdgcn_mfma_f32_32x32x16_f16(__builtin_bit_cast(f16x8, a), __builtin_bit_cast(f16x8, b), c, 0, 0, 0);
 }
-// OCP e4m3fn x e4m3fn, 32 codes per lane (code e in byte e), f32 accumulate: the unscaled f8f6f4
-// MFMAs (format selectors cbsz = blgp = 0: fp8 e4m3). The builtin is the scaled one; with immediate
-// scale operands of 0 and op_sel 0, LLVM selects the unscaled opcode v_mfma_f32_*_f8f6f4, which
-// applies no scale (tests/isa/check_isa.py requires that opcode and forbids the scaled one). Scales are
-// E8M0 exponents: a scaled call must pass 127 for a scale of 1 (0 would be 2^-127), as AMD's
-// hardware-run opus tests of v_mfma_scale_* do. These read OCP e4m3fn only; gfx942's fp8 MFMAs
-// (cdna3 atoms) read e4m3fnuz (bias 8): KV in the other format must be converted first.
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_16x16x128_fp8(f32x4& c, i32x8 a, i32x8 b) {
-  c = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(a, b, c, 0, 0, 0, 0, 0, 0);
+// fp8 x fp8, f32 accumulate. Every fp8 atom here reads OCP e4m3fn and takes E4m3fnCodes; e4m3fnuz
+// codes (what gfx942 reads) or bare bits fail to compile in the overloads after them, as does a
+// gfx942 pass (there the 8-code opcodes read e4m3fnuz: cdna3's atoms).
+// 16x16x32 / 32x32x16: gfx942's opcodes and layouts (8 codes per lane in a b64), read as e4m3fn here.
+// 16x16x128 / 32x32x64: 32 codes per lane (code e in byte e), the unscaled f8f6f4 MFMAs (format
+// selectors cbsz = blgp = 0: fp8 e4m3). The builtin is the scaled one; with immediate scale operands
+// of 0 and op_sel 0, LLVM selects the unscaled opcode v_mfma_f32_*_f8f6f4, which applies no scale
+// (tests/isa/check_isa.py requires that opcode and forbids the scaled one). Scales are E8M0
+// exponents: a scaled call must pass 127 for a scale of 1 (0 would be 2^-127), as AMD's
+// hardware-run opus tests of v_mfma_scale_* do.
+#if !defined(HIPATTN_TARGET_GFX942)
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_16x16x32_fp8(f32x4& c, E4m3fnCodes<8> a, E4m3fnCodes<8> b) {
+  c = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a.bits<long>(), b.bits<long>(), c, 0, 0, 0);
 }
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x64_fp8(f32x16& c, i32x8 a, i32x8 b) {
-  c = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(a, b, c, 0, 0, 0, 0, 0, 0);
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x16_fp8(f32x16& c, E4m3fnCodes<8> a, E4m3fnCodes<8> b) {
+  c = __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(a.bits<long>(), b.bits<long>(), c, 0, 0, 0);
+}
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_16x16x128_fp8(f32x4& c, E4m3fnCodes<32> a, E4m3fnCodes<32> b) {
+  c = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(a.bits<i32x8>(), b.bits<i32x8>(), c, 0, 0, 0, 0, 0, 0);
+}
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x64_fp8(f32x16& c, E4m3fnCodes<32> a, E4m3fnCodes<32> b) {
+  c = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(a.bits<i32x8>(), b.bits<i32x8>(), c, 0, 0, 0, 0, 0, 0);
+}
+#endif
+template <class A, class B>
+HIPATTN_DEVICE void mfma_16x16x32_fp8(f32x4&, A, B) {
+  static_assert(!are_fp8_codes_v<DType::fp8_e4m3fn, 8, A, B>,
+                "cdna4::mfma_16x16x32_fp8 is refused on gfx942, which reads its opcode as e4m3fnuz: "
+                "use cdna3::mfma_16x16x32_fp8 with E4m3fnuzCodes<8>");
+  static_assert(are_fp8_codes_v<DType::fp8_e4m3fn, 8, A, B>,
+                "cdna4::mfma_16x16x32_fp8 reads OCP e4m3fn: pass E4m3fnCodes<8> "
+                "(re-encode e4m3fnuz codes; wrap bare bits by E4m3fnCodes<8>::from_bits)");
+}
+template <class A, class B>
+HIPATTN_DEVICE void mfma_32x32x16_fp8(f32x16&, A, B) {
+  static_assert(!are_fp8_codes_v<DType::fp8_e4m3fn, 8, A, B>,
+                "cdna4::mfma_32x32x16_fp8 is refused on gfx942, which reads its opcode as e4m3fnuz: "
+                "use cdna3::mfma_32x32x16_fp8 with E4m3fnuzCodes<8>");
+  static_assert(are_fp8_codes_v<DType::fp8_e4m3fn, 8, A, B>,
+                "cdna4::mfma_32x32x16_fp8 reads OCP e4m3fn: pass E4m3fnCodes<8> "
+                "(re-encode e4m3fnuz codes; wrap bare bits by E4m3fnCodes<8>::from_bits)");
+}
+template <class A, class B>
+HIPATTN_DEVICE void mfma_16x16x128_fp8(f32x4&, A, B) {
+  static_assert(!are_fp8_codes_v<DType::fp8_e4m3fn, 32, A, B>, "cdna4::mfma_16x16x128_fp8 is gfx950-only");
+  static_assert(are_fp8_codes_v<DType::fp8_e4m3fn, 32, A, B>,
+                "cdna4::mfma_16x16x128_fp8 reads OCP e4m3fn: pass E4m3fnCodes<32> "
+                "(re-encode e4m3fnuz codes; wrap bare bits by E4m3fnCodes<32>::from_bits)");
+}
+template <class A, class B>
+HIPATTN_DEVICE void mfma_32x32x64_fp8(f32x16&, A, B) {
+  static_assert(!are_fp8_codes_v<DType::fp8_e4m3fn, 32, A, B>, "cdna4::mfma_32x32x64_fp8 is gfx950-only");
+  static_assert(are_fp8_codes_v<DType::fp8_e4m3fn, 32, A, B>,
+                "cdna4::mfma_32x32x64_fp8 reads OCP e4m3fn: pass E4m3fnCodes<32> "
+                "(re-encode e4m3fnuz codes; wrap bare bits by E4m3fnCodes<32>::from_bits)");
 }
 
 // ---- LDS reads ----
