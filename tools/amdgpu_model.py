@@ -7,7 +7,8 @@ Usage:
 Each FILE.s is `llvm-objdump -d` output of one code object, named <name>-<gfx>.s, with the
 `llvm-readelf --notes` output beside it as <name>-<gfx>.notes.txt (cmake/HipattnAmdgpu.cmake writes
 both). For every unified 2D / 3D kernel built for the object's target (hipattn::UnifiedConfig<...,
-(hipattn::Target)N>) it prints:
+(hipattn::Target)N, (hipattn::CopyModel)C>) it prints, the instance's name ending in its KV loader
+policy (staged: register-staged loads; dma: buffer loads that write LDS):
   regs        VGPRs + AGPRs per lane (granules of 8), from the notes
   lds         bytes per workgroup: the static LDS of the notes + the dynamic LDS of the configuration
               (the formula of kernels/unified/config.hpp's unified_lds_layout, written again here)
@@ -21,7 +22,8 @@ both). For every unified 2D / 3D kernel built for the object's target (hipattn::
               MI300X: 304 CUs, 5.3 TB/s; MI355X: 256 CUs, 8.0 TB/s (AMD's data sheets)
   MFMA frac   prefill only: llvm-mca's cycles for one loop iteration (one KV tile; branches left out)
               and for its MFMAs alone; min(1, waves/SIMD x MFMA cycles / tile cycles) estimates how busy
-              a SIMD's matrix unit is (llvm-mca's scheduling model, in-order issue of one wave)
+              a SIMD's matrix unit is (llvm-mca's scheduling model, in-order issue of one wave;
+              llvm-mca 21 crashes on buffer loads, so they are costed as global loads of the same width)
 The latency (default 1.0 us) is the conservative end of the 0.4-1 us loaded HBM latency that
 ../shared/design/AMD-REVIEW.md (P3) works with; --latency-us changes it.
 
@@ -44,12 +46,16 @@ TARGET_IDS = {"1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
 CONFIG_RE = re.compile(
     r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d)>")
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d)>")
 SYMBOL_RE = re.compile(r"^(?P<addr>[0-9a-fA-F]+) <(?P<name>[^>]+)>:\s*$")
 INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b(?P<rest>[^/]*)(?://\s*(?P<addr>[0-9A-Fa-f]+):[^<]*(?:<(?P<tsym>[^>+]+)\+0x(?P<toff>[0-9a-fA-F]+)>)?)?")
 VMEM_LOAD_RE = re.compile(r"^(global|buffer|flat)_load_(?:lds_)?(?P<w>dword(?:x(?P<n>\d))?|u?byte|u?short|b\d+|d16\w*)")
 VMCNT_RE = re.compile(r"vmcnt\((\d+)\)")
 KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
+COPY_NAMES = {"0": "async", "1": "staged", "2": "dma"}  # hipattn::CopyModel: the KV loader policy
+# llvm-mca 21 crashes on MUBUF loads (buffer_load_*, with or without `lds`); for its cycle count a
+# buffer load is replaced by the global load of the same width (same issue cost, a VGPR destination).
+MCA_BUFFER_RE = re.compile(r"^buffer_load_(?P<w>dword(?:x(?P<n>\d))?)\b.*$")
 
 
 def load_resources_module():
@@ -138,8 +144,15 @@ def mca_cycles(mca, target, lines, iterations=20):
     """llvm-mca's cycles per iteration of `lines` (instruction text) on `target`, or None."""
     if not mca or not lines:
         return None
+    def mca_text(line):
+        m = MCA_BUFFER_RE.match(line)
+        if not m:
+            return line
+        n = int(m["n"] or 1)
+        dst = "v250" if n == 1 else f"v[250:{249 + n}]"
+        return f"global_load_{m['w']} {dst}, v[250:251], off"
     with tempfile.NamedTemporaryFile("w", suffix=".s", delete=False) as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(mca_text(l) for l in lines) + "\n")
         path = f.name
     try:
         r = subprocess.run([mca, "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={target}", f"-iterations={iterations}", path],
@@ -208,7 +221,8 @@ def main(argv=None):
             wm, wn, mt, kn, st, d = (int(c[x]) for x in ("wm", "wn", "mt", "kn", "st", "d"))
             fp8 = c["kv"] != "0"
             variant = "full" if "true" in c["v"] else "plain"
-            key = (target, c["kernel"], c["bf16"], c["kv"], d, wm, wn, mt, kn, st, variant)
+            loader = COPY_NAMES.get(c["copy"], c["copy"])
+            key = (target, c["kernel"], c["bf16"], c["kv"], d, wm, wn, mt, kn, st, variant, loader)
             if key in seen:
                 continue
             seen.add(key)
@@ -222,7 +236,7 @@ def main(argv=None):
             decode = wm * 16 * mt == 16
             kind = "decode" if decode else "prefill"
             name = (f"{'2d' if c['kernel'] == 'unified_2d_kernel' else '3d'} {'bf16' if c['bf16'] == 'true' else 'f16'} "
-                    f"{KV_NAMES[c['kv']]} d{d} {kind} {wm}x{wn}x{mt}x{kn}x{st} {variant}")
+                    f"{KV_NAMES[c['kv']]} d{d} {kind} {wm}x{wn}x{mt}x{kn}x{st} {variant} {loader}")
             if loop is None:
                 failures.append(f"{base}: {name}: no main loop found")
                 continue

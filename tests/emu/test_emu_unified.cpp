@@ -24,12 +24,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "../common/loader_policies.hpp"
 #include "../common/paged_problem.hpp"
 #include "../common/random_spec.hpp"
 #include "emu.hpp"
@@ -102,14 +104,15 @@ void visit_target_config(Target t, const UnifiedAttentionParams& p, const Unifie
 }
 
 // "hipattn::UnifiedConfig<true, (hipattn::KvKind)0, 64, 1, 2, 1, 16, 2, hipattn::StandardVariant<...>, long, 0,
-//  (hipattn::Target)1>"
+//  (hipattn::Target)1, (hipattn::CopyModel)1>"
 template <class Cfg>
 std::string config_name() {
   return "hipattn::UnifiedConfig<" + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" + std::to_string(int(Cfg::kKv)) +
          ", " + std::to_string(Cfg::kD) + ", " + std::to_string(Cfg::kWarpsM) + ", " + std::to_string(Cfg::kWarpsN) +
          ", " + std::to_string(Cfg::kMT) + ", " + std::to_string(Cfg::kKN) + ", " + std::to_string(Cfg::kStages) +
          ", " + VariantName<typename Cfg::Variant>::get() + ", " + offset_name<typename Cfg::Offset>() + ", " +
-         std::to_string(Cfg::kPageSize) + ", (hipattn::Target)" + std::to_string(int(Cfg::kTarget)) + ">";
+         std::to_string(Cfg::kPageSize) + ", (hipattn::Target)" + std::to_string(int(Cfg::kTarget)) +
+         ", (hipattn::CopyModel)" + std::to_string(int(Cfg::kCopy)) + ">";
 }
 
 // The parts CodeObject::find needs to pick exactly one kernel.
@@ -228,15 +231,42 @@ emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::vector<std:
   return emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem);
 }
 
-RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuProblem& ep, UnifiedPath path,
-                          int segments) {
+// The kernels of configuration Cfg for (p, plan): 2D, or 3D and the reduce, with the dispatcher's
+// own argument and geometry builders.
+template <class Cfg>
+void launch_config(const emu::CodeObject& co, const UnifiedAttentionParams& p, const UnifiedPlan& plan, uint64_t ws,
+                   EmuProblem& ep, RunResult& res) {
+  const auto args = make_unified_kernel_args<Cfg>(p, plan, dev_ptr(ws));
+  const UnifiedLaunchGeometry g = make_unified_launch_geometry<Cfg>(p, plan);
+  if (g.empty) return;
+  if (!g.split) {
+    res.kernel = config_name<Cfg>();
+    res.instructions += launch_kernel(co, kernel_2d_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
+                                      sizeof(args), ep.mem).instructions;
+  } else {
+    res.kernel = config_name<Cfg>() + " + reduce";
+    res.instructions += launch_kernel(co, kernel_3d_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
+                                      sizeof(args), ep.mem).instructions;
+    const SplitKvReduceArgs r = make_split_kv_reduce_args(p, plan, dev_ptr(ws), Cfg::kD);
+    res.instructions += launch_kernel(co, reduce_parts<Cfg>(), g.reduce_grid, g.reduce_threads, 0, &r, sizeof(r),
+                                      ep.mem).instructions;
+  }
+}
+
+// Plans like the dispatcher (kv_copy: the plan's KV loader policy replaced, e.g. by gfx950's
+// register-staged fallback for large caches), poisons the outputs, then launch(p, plan, ws) runs
+// the kernels; returns what they wrote.
+template <class Launch>
+RunResult run_planned(const EmuTarget& t, EmuProblem& ep, UnifiedPath path, int segments,
+                      std::optional<CopyModel> kv_copy, Launch&& launch) {
   RunResult res;
   const UnifiedAttentionParams p = ep.params();
   throw_if_error(validate(p));
   UnifiedOptions opt;
   opt.path = path;
   opt.num_segments = segments;
-  const UnifiedPlan plan = plan_unified_attention(p, opt, PlanDevice{t.target, t.cus});
+  UnifiedPlan plan = plan_unified_attention(p, opt, PlanDevice{t.target, t.cus});
+  if (kv_copy) plan.kv_copy = *kv_copy;
   res.plan = std::string(plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") +
              (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + "ch" : std::string()) + ", " +
              (plan.split ? "3D x" + std::to_string(plan.num_segments) : std::string("2D"));
@@ -246,27 +276,21 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuProb
   ep.poison(ep.lse, ep.lse_bytes);
   ep.poison(ws, plan.workspace_bytes);
   const auto t0 = std::chrono::steady_clock::now();
-  visit_target_config(t.target, p, plan, [&]<class Cfg>() {
-    const auto args = make_unified_kernel_args<Cfg>(p, plan, dev_ptr(ws));
-    const UnifiedLaunchGeometry g = make_unified_launch_geometry<Cfg>(p, plan);
-    if (g.empty) return;
-    if (!g.split) {
-      res.kernel = config_name<Cfg>();
-      res.instructions += launch_kernel(co, kernel_2d_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
-                                        sizeof(args), ep.mem).instructions;
-    } else {
-      res.kernel = config_name<Cfg>() + " + reduce";
-      res.instructions += launch_kernel(co, kernel_3d_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
-                                        sizeof(args), ep.mem).instructions;
-      const SplitKvReduceArgs r = make_split_kv_reduce_args(p, plan, dev_ptr(ws), Cfg::kD);
-      res.instructions += launch_kernel(co, reduce_parts<Cfg>(), g.reduce_grid, g.reduce_threads, 0, &r, sizeof(r),
-                                        ep.mem).instructions;
-    }
-  });
+  launch(p, plan, ws, res);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.out = ep.mem.download<uint16_t>(ep.out, ep.h.q.size());
   if (ep.lse) res.lse = ep.mem.download<float>(ep.lse, ep.h.lse.size());
   return res;
+}
+
+// The instance the dispatcher picks for the plan.
+RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuProblem& ep, UnifiedPath path,
+                          int segments, std::optional<CopyModel> kv_copy = std::nullopt) {
+  return run_planned(t, ep, path, segments, kv_copy,
+                     [&](const UnifiedAttentionParams& p, const UnifiedPlan& plan, uint64_t ws, RunResult& res) {
+                       visit_target_config(t.target, p, plan,
+                                           [&]<class Cfg>() { launch_config<Cfg>(co, p, plan, ws, ep, res); });
+                     });
 }
 
 // ---- the cases ----
@@ -276,6 +300,7 @@ struct Case {
   ProblemSpec spec;
   std::vector<UnifiedPath> paths = {UnifiedPath::two_d, UnifiedPath::three_d};
   int segments = 0;  // 3D: forced segment count (0: the planner's)
+  std::optional<CopyModel> kv_copy = std::nullopt;  // the plan's KV loader policy replaced
 };
 
 ProblemSpec base_spec(bool bf16, int d, int block_size, std::vector<std::pair<int, int>> seqs, uint64_t seed) {
@@ -346,6 +371,28 @@ std::vector<Case> all_cases() {
     s.num_q_heads = 6;  // group 3
     Case c{"d96_bf16_group3_decode_only_3seg", s};
     c.segments = 3;
+    v.push_back(c);
+  }
+  // gfx950's register-staged fallback of its LDS-DMA instances (16-bit caches beyond the DMA
+  // loader's 4 GiB buffer range: unified_kv_copy), forced on small problems; on gfx942 it is the
+  // default anyway
+  {
+    Case c{"d64_bf16_page16_staged_fallback", base_spec(true, 64, 16, {{1, 37}, {6, 29}}, 71)};
+    c.kv_copy = CopyModel::register_staged;
+    v.push_back(c);
+  }
+  {
+    Case c{"d64_f16_prefill_tile_staged_fallback", base_spec(false, 64, 5, {{9, 28}, {1, 13}}, 72)};
+    c.kv_copy = CopyModel::register_staged;
+    v.push_back(c);
+  }
+  {
+    ProblemSpec s = base_spec(true, 128, 16, {{1, 39}, {5, 26}}, 73);
+    s.sinks = true;
+    s.window_left = 9;
+    s.softcap = 15.f;
+    Case c{"d128_full_staged_fallback", s};
+    c.kv_copy = CopyModel::register_staged;
     v.push_back(c);
   }
   // pure decode (the decode grid: one q-block per sequence), 3D with 3 forced segments
@@ -507,7 +554,7 @@ TEST_P(EmuUnified, MatchesReference) {
     SCOPED_TRACE(std::string(emu::gfx_name(t.gfx)) + " " + c.name + " path=" + path_name(path));
     RunResult r;
     try {
-      r = run_on_emulator(*co, t, ep, path, path == UnifiedPath::three_d ? c.segments : 0);
+      r = run_on_emulator(*co, t, ep, path, path == UnifiedPath::three_d ? c.segments : 0, c.kv_copy);
     } catch (const emu::Error& e) {
       ADD_FAILURE() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
       continue;
@@ -561,11 +608,26 @@ void for_each_dispatch_config(const EmuTarget& t, F&& f) {
             UnifiedPlan plan;
             plan.tile_kind = kind;
             const UnifiedTile tile = unified_tile(kind, d, t.target);
-            visit_target_config(t.target, p, plan,
-                                [&]<class Cfg>() { f.template operator()<Cfg>(tile, kv != DType::f16); });
+            const bool fp8 = kv != DType::f16;
+            plan.kv_copy = kv_copy_model(t.target, fp8, d);
+            visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, fp8); });
+            if (plan.kv_copy == CopyModel::lds_dma) {  // and the register-staged fallback of the same tile
+              plan.kv_copy = CopyModel::register_staged;
+              visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, fp8); });
+            }
           }
 }
-constexpr int kDispatchConfigs = 2 * 3 * 2 * int(UnifiedInstanceTable::head_sizes.size()) * 2;
+// The number of configurations for_each_dispatch_config visits on t: (q dtype, KV kind, variant, head
+// size, tile kind), plus a register-staged fallback for each LDS-DMA one.
+int dispatch_configs(const EmuTarget& t) {
+  int n = 0;
+  for (int q = 0; q < 2; ++q)
+    for (bool fp8 : {false, true, true})
+      for (int v = 0; v < 2; ++v)
+        for (int d : UnifiedInstanceTable::head_sizes)
+          for (int kind = 0; kind < 2; ++kind) n += kv_copy_model(t.target, fp8, d) == CopyModel::lds_dma ? 2 : 1;
+  return n;
+}
 
 TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
   for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
@@ -579,7 +641,7 @@ TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
         ++found;
       }
     });
-    EXPECT_EQ(found, kDispatchConfigs * 3);
+    EXPECT_EQ(found, dispatch_configs(*t) * 3);
   }
 }
 
@@ -605,11 +667,67 @@ TEST(EmuUnifiedResidency, KernelsKeepTheTileBudget) {
         ++checked;
       }
     });
-    EXPECT_EQ(checked, kDispatchConfigs * 2);
+    EXPECT_EQ(checked, dispatch_configs(*t) * 2);
     std::printf("  %s: %d kernels within their tile's register budget and LDS residency\n", emu::gfx_name(t->gfx),
                 checked);
   }
 }
+
+// ---- the other CDNA loader policy (tests/common/loader_policies.hpp), from tests/isa/unified_kernels ----
+
+// The unified_kernels code object of a target, or null (with the reason).
+std::shared_ptr<const emu::CodeObject> unified_code_object(const EmuTarget& t, std::string& why) {
+  const std::string var = std::string("HIPATTN_EMU_UNIFIED_") + (t.target == Target::gfx950 ? "GFX950" : "GFX942");
+  const char* path = std::getenv(var.c_str());
+  if (path == nullptr || *path == 0) {
+    why = "$" + var + " is not set (the build sets it to tests/isa/hipattn_isa_unified_kernels-" +
+          emu::gfx_name(t.gfx) + ".co when the AMD toolchain is present)";
+    return nullptr;
+  }
+  return emu::CodeObject::load(path);
+}
+
+// gfx942's LDS-DMA loader (dword DMA, two stages) and gfx950's register-staged loader at d = 64 and
+// 128 and LDS-DMA loader at d = 256, on the tiles the dispatcher would pick: 2D, bf16, 16-bit KV, plain
+// variant, the decode and the prefill tile, pages of 1, 5 and 16 slots, NaN in every unowned slot.
+template <int kD, UnifiedTileKind kKind, Target kT>
+void check_other_copy(const emu::CodeObject& co, const EmuTarget& t, int page, uint64_t seed) {
+  using Cfg = other_copy_config_t<true, kD, kKind, PlainVariant, kT>;
+  const bool decode = kKind == UnifiedTileKind::decode;
+  // decode tile: one query a sequence (2 rows); prefill tile: 9 tokens x group 2 = 18 rows > 16
+  ProblemSpec spec = base_spec(true, kD, page, decode ? std::vector<std::pair<int, int>>{{1, 37}, {1, 61}}
+                                                     : std::vector<std::pair<int, int>>{{9, 40}, {1, 17}}, seed);
+  HostProblem h(spec);
+  const reference::AttentionResult ref = reference::unified_attention(h.host_params());
+  EmuProblem ep(h);
+  const RunResult r = run_planned(t, ep, UnifiedPath::two_d, 0, std::nullopt,
+                                  [&](const UnifiedAttentionParams& p, const UnifiedPlan& plan, uint64_t ws, RunResult& res) {
+                                    ASSERT_EQ(plan.tile_kind, kKind);
+                                    launch_config<Cfg>(co, p, plan, ws, ep, res);
+                                  });
+  const CompareStats st = compare(h, ref, r.out, r.lse);
+  EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " out of tolerance; first: " << st.first_bad << " ["
+                       << r.kernel << "]";
+  std::printf("  %-7s d%-3d %-7s page %-2d %-6s max|err| out %.2e lse %.2e  %9llu instr\n", emu::gfx_name(t.gfx), kD,
+              decode ? "decode" : "prefill", page, Cfg::kCopy == CopyModel::lds_dma ? "dma" : "staged", st.max_abs,
+              st.max_lse, static_cast<unsigned long long>(r.instructions));
+}
+
+template <Target kT>
+void check_other_copies(const EmuTarget& t) {
+  std::string why;
+  const auto co = unified_code_object(t, why);
+  if (!co) GTEST_SKIP() << why;
+  check_other_copy<64, UnifiedTileKind::decode, kT>(*co, t, 16, 81);
+  check_other_copy<64, UnifiedTileKind::prefill, kT>(*co, t, 5, 82);
+  check_other_copy<128, UnifiedTileKind::decode, kT>(*co, t, 1, 83);
+  check_other_copy<128, UnifiedTileKind::prefill, kT>(*co, t, 16, 84);
+  check_other_copy<256, UnifiedTileKind::decode, kT>(*co, t, 5, 85);
+  check_other_copy<256, UnifiedTileKind::prefill, kT>(*co, t, 16, 86);
+}
+
+TEST(EmuLoaderPolicy, Gfx942LdsDma) { check_other_copies<Target::gfx942>(kGfx942); }
+TEST(EmuLoaderPolicy, Gfx950RegisterStagedAndLdsDma) { check_other_copies<Target::gfx950>(kGfx950); }
 
 }  // namespace
 }  // namespace hipattn::testing

@@ -14,6 +14,8 @@
 
 namespace {
 
+using hipattn::CopyModel;
+using hipattn::DType;
 using hipattn::PlanDevice;
 using hipattn::Target;
 using hipattn::UnifiedAttentionParams;
@@ -183,6 +185,37 @@ TEST(Plan, ResidencyMatchesHandTable) {
   EXPECT_EQ(hipattn::unified_residency(hipattn::unified_tile(UnifiedTileKind::decode, 128, Target::sm90), 128, true,
                                        Target::sm90),
             2);
+}
+
+// The KV loader policy: gfx950's 16-bit caches up to d = 128 load by LDS DMA (32-bit buffer offsets),
+// unless a byte of a cache lies 2^32 - 256 or more past its base; then the register-staged instance
+// of the same tile. fp8 caches and gfx942 are register-staged; sm_90 is cp.async.
+TEST(Plan, KvLoaderPolicyAndTheDmaRange) {
+  auto cache = [](int32_t num_blocks, int32_t block, int32_t hkv, int32_t d, DType kv) {
+    UnifiedAttentionParams p = shape(8, 8, 1, 4096, 4 * hkv, hkv, d);
+    p.q_dtype = DType::bf16;
+    p.kv_dtype = kv;
+    p.num_blocks = num_blocks;
+    p.block_size = block;
+    p.k_stride_head = p.v_stride_head = d;
+    p.k_stride_slot = p.v_stride_slot = hkv * d;
+    p.k_stride_block = p.v_stride_block = block * hkv * d;
+    return p;
+  };
+  // 16 slots x 8 heads x 128 x 2 bytes = 32 KiB a block: 131072 blocks = exactly 4 GiB, past the range.
+  const auto small = cache(1024, 16, 8, 128, DType::bf16);
+  const auto at_4g = cache(131072, 16, 8, 128, DType::bf16);
+  const auto below = cache(131071, 16, 8, 128, DType::bf16);  // 4 GiB - 32 KiB: inside
+  EXPECT_EQ(hipattn::unified_kv_copy(small, Target::gfx950), CopyModel::lds_dma);
+  EXPECT_EQ(hipattn::unified_kv_copy(below, Target::gfx950), CopyModel::lds_dma);
+  EXPECT_EQ(hipattn::unified_kv_copy(at_4g, Target::gfx950), CopyModel::register_staged);
+  EXPECT_EQ(hipattn::plan_unified_attention(at_4g, {}, device(Target::gfx950, 256)).kv_copy, CopyModel::register_staged);
+  EXPECT_EQ(hipattn::plan_unified_attention(small, {}, device(Target::gfx950, 256)).kv_copy, CopyModel::lds_dma);
+  EXPECT_EQ(hipattn::unified_kv_copy(cache(1024, 16, 8, 256, DType::bf16), Target::gfx950), CopyModel::register_staged);
+  EXPECT_EQ(hipattn::unified_kv_copy(cache(1024, 16, 8, 128, DType::fp8_e4m3fn), Target::gfx950),
+            CopyModel::register_staged);
+  EXPECT_EQ(hipattn::unified_kv_copy(small, Target::gfx942), CopyModel::register_staged);
+  EXPECT_EQ(hipattn::unified_kv_copy(at_4g, Target::sm90), CopyModel::async);
 }
 
 TEST(Plan, ServeDecodeB64Ctx8kStays2D) {

@@ -216,7 +216,10 @@ ATOM_RULES = {
     "atom_cdna4_math": ({"gfx950"}, [r"v_cvt_pk_bf16_f32"], []),
 }
 
-NO_SCRATCH = [r"scratch_\w+", r"buffer_(store|load)_\w+", r"flat_\w+"]
+# Scratch shows as scratch_* / buffer stores (spills) and in the notes' scratch bytes (checked for every
+# kernel); buffer loads are allowed: the LDS-DMA loader's buffer_load_* ... lds (required below where
+# an instance uses that loader, forbidden in the others).
+NO_SCRATCH = [r"scratch_\w+", r"buffer_store_\w+", r"flat_\w+"]
 
 
 def tile_rules(target, bf16):
@@ -232,7 +235,7 @@ WARP_TILE_RE = re.compile(r"warp_tile_kernel<(true|false), (\d+), (\d+), (\d+)>"
 UNIFIED_RE = re.compile(
     r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d)>")
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d)>")
 REDUCE_RE = re.compile(r"split_kv_reduce_kernel<(true|false), (\d+), (\d+)>")
 KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
 TARGET_NAMES = {"0": "host", "1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
@@ -354,6 +357,11 @@ def main(argv=None):
                 elif m:
                     required += [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
                     required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
+                    # the KV loader policy (hipattn::CopyModel 2: LDS DMA, dwordx4 on gfx950, dword on gfx942)
+                    if m["copy"] == "2":
+                        required += [r"buffer_load_dwordx4" if target == "gfx950" else r"buffer_load_dword"]
+                    else:
+                        forbidden += [r"buffer_load_\w+"]
                 elif not REDUCE_RE.search(dem):
                     fail(sym, "unexpected kernel in a unified object")
             for pat in required:

@@ -6,6 +6,7 @@
 // on each, within the target's LDS), per head size and tile kind; kernels: unified_2d_kernel, split_kv_3d_kernel, split_kv_reduce_kernel.
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/unified/kernels.hpp"
+#include "../common/loader_policies.hpp"
 
 namespace hipattn::isa_test {
 
@@ -34,6 +35,13 @@ struct AmdConfig {
   template __global__ void ::hipattn::split_kv_3d_kernel<HIPATTN_ISA_CFG(BF16, KV, D, KIND, VARIANT)>(  \
       const ::hipattn::unified_args_t<HIPATTN_ISA_CFG(BF16, KV, D, KIND, VARIANT)>);
 
+#define HIPATTN_ISA_CFG_OTHER(D, KIND)                                                                   \
+  ::hipattn::testing::other_copy_config_t<true, D, ::hipattn::UnifiedTileKind::KIND, ::hipattn::PlainVariant, \
+                                          ::hipattn::isa_test::kIsaTarget>
+#define HIPATTN_ISA_UNIFIED_OTHER_COPY(D, KIND)                                                          \
+  template __global__ void ::hipattn::unified_2d_kernel<HIPATTN_ISA_CFG_OTHER(D, KIND)>(                  \
+      const ::hipattn::unified_args_t<HIPATTN_ISA_CFG_OTHER(D, KIND)>);
+
 // bf16, 16-bit KV, plain variant: every head size x tile kind.
 HIPATTN_ISA_UNIFIED(true, same16, 64, decode, PlainVariant)
 HIPATTN_ISA_UNIFIED(true, same16, 64, prefill, PlainVariant)
@@ -53,6 +61,16 @@ HIPATTN_ISA_UNIFIED(true, e4m3fn, 128, decode, PlainVariant)
 HIPATTN_ISA_UNIFIED(true, e4m3fnuz, 128, prefill, PlainVariant)
 HIPATTN_ISA_UNIFIED(true, same16, 128, decode, FullVariant)
 HIPATTN_ISA_UNIFIED(true, same16, 128, prefill, FullVariant)
+
+// The other CDNA loader policy (tests/common/loader_policies.hpp: gfx942 LDS DMA with two stages;
+// gfx950 register-staged at d = 64 / 128, LDS DMA at 256), bf16, 16-bit KV, plain variant, 2D kernel: the
+// policies side by side in the model's table, and run on the emulator (tests/emu EmuLoaderPolicy).
+HIPATTN_ISA_UNIFIED_OTHER_COPY(64, decode)
+HIPATTN_ISA_UNIFIED_OTHER_COPY(64, prefill)
+HIPATTN_ISA_UNIFIED_OTHER_COPY(128, decode)
+HIPATTN_ISA_UNIFIED_OTHER_COPY(128, prefill)
+HIPATTN_ISA_UNIFIED_OTHER_COPY(256, decode)
+HIPATTN_ISA_UNIFIED_OTHER_COPY(256, prefill)
 
 // The split-KV reduce (no MFMA) for each head size.
 template __global__ void ::hipattn::split_kv_reduce_kernel<true, 64, 128>(const ::hipattn::SplitKvReduceArgs);

@@ -44,15 +44,40 @@ concept AttentionWarpTile = requires(int lane, int e, int slot) {
 #endif
 };
 
-// How a target's loaders move tiles into LDS: asynchronous copies (cp.async on sm_90: issue, commit
-// a group, wait for it) or loads staged through registers (CDNA: issue every load of the next tile,
-// compute the current one, store the registers).
-enum class CopyModel : uint8_t { async, register_staged };
+// How a loader moves tiles into LDS (kernels/common/paged_kv_loader.hpp has one policy per model):
+//   async            asynchronous 16-byte copies into any LDS address (cp.async on sm_90: issue,
+//                    commit a group, wait for it)
+//   register_staged  loads staged through registers (CDNA: issue every load of the next tile,
+//                    compute the current one, store the registers); fp8 converted in registers
+//   lds_dma          CDNA buffer loads that write LDS themselves (buffer_load_dword ... lds on
+//                    gfx942, the 16-byte form on gfx950): lane-linear LDS addresses, so the tile's
+//                    swizzle is applied on the global side; 16-bit tiles only (no conversion)
+enum class CopyModel : uint8_t { async, register_staged, lds_dma };
 
-// The copy model of a target, for host-visible configuration (LDS sizes, the loader slot);
-// arch/arch.hpp checks that the device's Arch says the same.
+// The copy model of a target's arch layer (its plain copies); arch/arch.hpp checks that the device's
+// Arch says the same.
 constexpr CopyModel copy_model_of(Target t) {
   return t == Target::gfx942 || t == Target::gfx950 ? CopyModel::register_staged : CopyModel::async;
+}
+
+// Bytes one lane writes with one LDS-DMA load (0: the target has none): gfx942's buffer loads reach
+// LDS a dword a lane, gfx950's also 16 bytes a lane.
+constexpr int lds_dma_bytes(Target t) { return t == Target::gfx942 ? 4 : t == Target::gfx950 ? 16 : 0; }
+
+// The KV loader policy an instance uses by default, per target, KV storage and head size
+// (tools/amdgpu_model.py compares the CDNA policies; bench/NOTES.md "AMD" has the figures):
+//   sm_90: async. CDNA fp8 caches: register_staged (the codes are converted on their way to LDS).
+//   gfx950 16-bit caches, d = 64 and 128: lds_dma (no staging registers: 5 waves per SIMD instead of
+//   4 for the d = 64 prefill tile, 3 instead of 2 at d = 128, which outweighs its longer loop in
+//   llvm-mca); d = 96 (a quarter of each LDS row is padding the DMA still covers), 192 and 256 (the
+//   loop's extra cycles are not repaid by a wave): register_staged. The dispatcher falls back to
+//   register_staged for caches beyond the DMA loader's 32-bit buffer offsets (dispatch/unified_plan.hpp).
+//   gfx942 16-bit caches: register_staged (its DMA moves a dword a lane: 4x the instructions, and it
+//   needs two LDS stages where gfx942's tiles keep one for 2-6 workgroups a CU).
+constexpr CopyModel kv_copy_model(Target t, bool fp8, int head_size) {
+  if (!is_cdna(t)) return CopyModel::async;
+  const bool dma = !fp8 && t == Target::gfx950 && (head_size == 64 || head_size == 128);
+  return dma ? CopyModel::lds_dma : CopyModel::register_staged;
 }
 
 // The architecture: target, wave size, the warp tile family, its copy model; copies global -> LDS
@@ -82,6 +107,25 @@ concept AttentionArch = requires {
   { A::tanh(x) } -> std::same_as<float>;
   { A::template pack2<true>(x, x) } -> std::same_as<uint32_t>;
   A::template dequant_fp8x4<KvKind::e4m3fn, true>(u, u, u);
+#endif
+};
+
+// The LDS-DMA copies of a CDNA arch (the lds_dma loader policy): a buffer resource over a base and
+// a byte range (reads at or past num_records return zeros), the load that writes kLdsDmaBytes a lane
+// at lane-linear LDS addresses from a wave-uniform LDS address, the wait for a wave's outstanding
+// DMA loads, and the wave-wide votes (wave_all, first_pending).
+template <class A>
+concept LdsDmaArch = requires {
+  { A::kLdsDmaBytes } -> std::convertible_to<int>;
+  typename A::BufferRsrc;
+#if defined(HIPATTN_HAS_DEVICE)
+} && requires(const void* p, uint32_t u, bool b, uint64_t x) {
+  { A::buffer_rsrc(p, u) } -> std::same_as<typename A::BufferRsrc>;
+  A::lds_dma(A::buffer_rsrc(p, u), u, u);
+  A::lds_dma_wait();
+  { A::lds_address(p) } -> std::same_as<uint32_t>;
+  { A::wave_all(b) } -> std::same_as<bool>;
+  { A::first_pending(b, x) } -> std::same_as<uint64_t>;
 #endif
 };
 

@@ -34,14 +34,18 @@ namespace hipattn {
 // The UnifiedConfig the dispatcher instantiates for (q type, kv kind, head size, tile kind, variant)
 // on target kT: the tile of dispatch/unified_plan.hpp's table for that target, 64-bit offsets, any
 // page size.
-template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT>
+// kCopy: the KV loader policy (the target's default; gfx950's 16-bit instances also exist with the
+// register-staged loader, for caches beyond the LDS-DMA loader's range: unified_kv_copy).
+template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT,
+          CopyModel kCopy = kv_copy_model(kT, kKv != KvKind::same16, kD)>
 struct UnifiedInstance {
   static constexpr UnifiedTile tile = unified_tile(kKind, kD, kT);
   using Config = UnifiedConfig<kBf16, kKv, kD, tile.warps_m, tile.warps_n, tile.mt, tile.kn, tile.stages, Variant,
-                               int64_t, 0, kT>;
+                               int64_t, 0, kT, kCopy>;
 };
-template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT>
-using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT>::Config;
+template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT,
+          CopyModel kCopy = kv_copy_model(kT, kKv != KvKind::same16, kD)>
+using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT, kCopy>::Config;
 
 // The standard variant type of a variant kind (plain or full).
 template <UnifiedVariantKind kV>
@@ -135,13 +139,28 @@ inline Error unified_instance_missing(const UnifiedInstanceKey& key, const std::
   return Error(ErrorCode::unsupported, "instance", to_string(key) + " is not compiled in; " + describe_instances(built));
 }
 
-// Within one instance: calls f.template operator()<Cfg>() with the config of the plan's tile kind.
+// Within one instance and tile kind: the config of the plan's KV loader policy (the default, or the
+// register-staged fallback of an LDS-DMA instance).
+template <Target kT, bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, class F>
+void visit_unified_copy(const UnifiedPlan& plan, F&& f) {
+  constexpr CopyModel kDefault = kv_copy_model(kT, kKv != KvKind::same16, kD);
+  if constexpr (kDefault == CopyModel::lds_dma) {
+    if (plan.kv_copy == CopyModel::register_staged) {
+      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, kKind, Variant, kT, CopyModel::register_staged>>();
+      return;
+    }
+  }
+  f.template operator()<unified_instance_config_t<kBf16, kKv, kD, kKind, Variant, kT>>();
+}
+
+// Within one instance: calls f.template operator()<Cfg>() with the config of the plan's tile kind
+// and KV loader policy.
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
 void visit_unified_tile(const UnifiedPlan& plan, F&& f) {
   if (plan.tile_kind == UnifiedTileKind::decode)
-    f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::decode, Variant, kT>>();
+    visit_unified_copy<kT, kBf16, kKv, kD, UnifiedTileKind::decode, Variant>(plan, f);
   else
-    f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kT>>();
+    visit_unified_copy<kT, kBf16, kKv, kD, UnifiedTileKind::prefill, Variant>(plan, f);
 }
 
 // Calls f.template operator()<Cfg>() with the UnifiedConfig the dispatcher launches for (p, plan) on

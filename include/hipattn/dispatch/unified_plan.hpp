@@ -11,6 +11,7 @@
 
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/problem/unified_params.hpp"
+#include "hipattn/problem/unified_rules.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/target.hpp"
 
@@ -146,6 +147,7 @@ struct UnifiedPlan {
   int64_t grid_x = 0;         // q-blocks (upper bound)
   int64_t base_workgroups = 0;  // grid_x * num_kv_heads * head_chunks
   int32_t residency = 0;        // workgroups of the tile one CU / SM holds (unified_residency)
+  CopyModel kv_copy = CopyModel::async;  // the KV loader policy (kv_copy_model, or its fallback)
   size_t workspace_bytes = 0;
   std::string reason;
 };
@@ -179,6 +181,24 @@ inline int32_t choose_segments(int64_t base, int64_t fill, int32_t max_seg) {
   return best;
 }
 
+// Whether every byte of k_cache and v_cache lies within the LDS-DMA loader's buffer range of its
+// base (kernels/common/paged_kv_loader.hpp kLdsDmaWindow).
+inline bool unified_kv_within_lds_dma_window(const UnifiedAttentionParams& p) {
+  using namespace unified_rules;
+  const int64_t kb = dtype_size(p.kv_dtype);
+  return validation::extent_bytes(k_dims(p), kb) <= kLdsDmaWindow &&
+         validation::extent_bytes(v_dims(p), kb) <= kLdsDmaWindow;
+}
+
+// The KV loader policy of a problem on `target`: the instance's default (kv_copy_model), except that
+// caches beyond the LDS-DMA loader's range take the register-staged loader (an instance of the same
+// tile the dispatch table also holds).
+inline CopyModel unified_kv_copy(const UnifiedAttentionParams& p, Target target) {
+  const bool fp8 = p.kv_dtype == DType::fp8_e4m3fn || p.kv_dtype == DType::fp8_e4m3fnuz;
+  const CopyModel c = kv_copy_model(target, fp8, p.head_size);
+  return c == CopyModel::lds_dma && !unified_kv_within_lds_dma_window(p) ? CopyModel::register_staged : c;
+}
+
 inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const UnifiedOptions& opt,
                                           const PlanDevice& dev) {
   UnifiedPlan plan;
@@ -202,6 +222,7 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   // holds `residency` workgroups of this tile per CU / SM.
   const bool fp8 = p.kv_dtype == DType::fp8_e4m3fn || p.kv_dtype == DType::fp8_e4m3fnuz;
   plan.residency = unified_residency(plan.tile, p.head_size, fp8, dev.target);
+  plan.kv_copy = unified_kv_copy(p, dev.target);
   const int64_t fill = static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
   const int32_t max_tiles = (std::max(1, p.max_seqlen_k) + plan.tile.keys() - 1) / plan.tile.keys();
   bool split;

@@ -5,14 +5,18 @@
 //   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   load_16(gmem, valid) / store_16(lds, chunk), load_4 / store_4   register-staged copies
-//   kCopyModel                                                        which of the two the loaders use
+//   kCopyModel                                                        the plain copies' model
+//   kLdsDmaBytes, BufferRsrc, buffer_rsrc, lds_dma, lds_dma_wait, lds_address, wave_all,
+//   first_pending                                                     LDS DMA (concept LdsDmaArch)
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
-// CDNA has no asynchronous global -> LDS copy of 16 bytes into an arbitrary (swizzled) LDS address,
-// so its loaders stage through registers (kernels/common/paged_kv_loader.hpp, StagedPagedKvLoader):
-// every load of the next tile is issued at once (load_16: an unconditional load of an address the
-// caller keeps readable, zero selected when !valid: no branch and no wait per load), the current
-// tile is computed, and the registers are stored to LDS afterwards; the compiler's s_waitcnt
-// vmcnt sits at those stores. copy_16 / copy_4 remain (a load, then its store) for one-off copies.
+// CDNA has no asynchronous global -> LDS copy of 16 bytes into an arbitrary (swizzled) LDS address.
+// Its loaders (kernels/common/paged_kv_loader.hpp) either stage through registers
+// (StagedPagedKvLoader: every load of the next tile issued at once, load_16 of an address the caller
+// keeps readable with zero selected when !valid, no branch and no wait per load; the current tile is
+// computed and the registers stored to LDS afterwards, the compiler's s_waitcnt vmcnt sits at those
+// stores), or use LDS DMA (LdsDmaPagedKvLoader): buffer loads with `lds` write kLdsDmaBytes a lane
+// at M0 + kLdsDmaBytes * lane, so the loader picks, per lane, the global bytes that belong at that
+// LDS address of the swizzled tile. copy_16 / copy_4 remain (a load, then its store) for one-off copies.
 #pragma once
 #include "hipattn/arch/cdna3/atoms.hpp"
 #include "hipattn/arch/concept.hpp"
@@ -81,6 +85,49 @@ struct Arch {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void dequant_fp8x4(uint32_t x, uint32_t& lo, uint32_t& hi) {
     dequant_fp8x4_with<Arch, kKv, kBf16>(x, lo, hi);
   }
+  // ---- LDS DMA (buffer loads that write LDS) ----
+  // A raw buffer resource (stride 0): base address, num_records = bytes readable from it (a load at
+  // or past it returns zeros, and the DMA writes those zeros), and the last word of a plain dword
+  // format (gfx9: 0x00020000, as CK's CK_BUFFER_RESOURCE_3RD_DWORD). Wave-uniform by construction
+  // (readfirstlane): callers pass uniform values.
+  using BufferRsrc = u32x4;
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static BufferRsrc buffer_rsrc(const void* base, uint32_t num_records) {
+    const uint64_t a = reinterpret_cast<uint64_t>(base);
+    return BufferRsrc{static_cast<uint32_t>(__builtin_amdgcn_readfirstlane(static_cast<int>(a & 0xFFFFFFFFu))),
+                      static_cast<uint32_t>(__builtin_amdgcn_readfirstlane(static_cast<int>((a >> 32) & 0xFFFFu))),
+                      static_cast<uint32_t>(__builtin_amdgcn_readfirstlane(static_cast<int>(num_records))),
+                      0x00020000u};
+  }
+  // One DMA load: lane l reads kLdsDmaBytes at base + voffset (zeros when voffset + kLdsDmaBytes >
+  // num_records) and writes them to LDS at lds + kLdsDmaBytes * l. `lds` is wave-uniform (it goes to
+  // M0, an operand: "{m0}"). Inline assembly: the compiler does not see the LDS write, so it does not
+  // insert a vmcnt wait before every LDS read that might alias it (what it does for the builtin,
+  // serializing the next tile's loads with the current tile's reads); the loader waits with
+  // lds_dma_wait() and a barrier before the data is read.
+  static constexpr int kLdsDmaBytes = 4;
+  static_assert(kLdsDmaBytes == lds_dma_bytes(Target::gfx942), "one figure for host and device");
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void lds_dma(const BufferRsrc& r, uint32_t voffset, uint32_t lds) {
+    asm volatile("buffer_load_dword %0, %1, 0 offen lds"
+                 :
+                 : "v"(voffset), "s"(r), "{m0}"(__builtin_amdgcn_readfirstlane(static_cast<int>(lds)))
+                 : "memory");
+  }
+  // Every DMA load this wave issued has written LDS (then a barrier makes all waves' visible).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void lds_dma_wait() { asm volatile("s_waitcnt vmcnt(0)" ::: "memory"); }
+  // The LDS byte address of a pointer into the workgroup's shared memory (what M0 takes).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t lds_address(const void* p) {
+    return static_cast<uint32_t>(reinterpret_cast<uintptr_t>((__attribute__((address_space(3))) const void*)p));
+  }
+  // Whether `p` holds on every active lane of the wave (a uniform answer).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static bool wave_all(bool p) { return __builtin_amdgcn_ballot_w64(!p) == 0; }
+  // x of the first lane with `pending` set (wave-uniform; call only when some lane is pending).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint64_t first_pending(bool pending, uint64_t x) {
+    const int l = __builtin_ctzll(__builtin_amdgcn_ballot_w64(pending));
+    const uint32_t lo = static_cast<uint32_t>(__builtin_amdgcn_readlane(static_cast<int>(x & 0xFFFFFFFFu), l));
+    const uint32_t hi = static_cast<uint32_t>(__builtin_amdgcn_readlane(static_cast<int>(x >> 32), l));
+    return (static_cast<uint64_t>(hi) << 32) | lo;
+  }
+
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_commit() {}
   template <int N>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_wait() {}

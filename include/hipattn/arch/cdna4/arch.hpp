@@ -6,10 +6,9 @@
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   load_16 / store_16 / load_4 / store_4, kCopyModel, dequant_fp8x4         (see cdna3/arch.hpp)
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
-// Loads are register-staged, as on gfx942 (cdna3/arch.hpp, StagedPagedKvLoader). gfx950's 16-byte
-// LDS DMA (global_load_lds_dwordx4) writes lane-linear LDS addresses (M0 + 16 * lane); a loader
-// using it applies the tile's swizzle on the global side (which chunk each lane fetches): issue 9's
-// step 2, not written yet.
+// Copies as on gfx942 (cdna3/arch.hpp), except that gfx950's LDS DMA moves 16 bytes a lane
+// (buffer_load_dwordx4 ... lds): 16-bit KV tiles load that way (LdsDmaPagedKvLoader, the tile's
+// swizzle applied on the global side); fp8 tiles stay register-staged (converted in registers).
 #pragma once
 #include "hipattn/arch/cdna3/arch.hpp"
 #include "hipattn/arch/cdna4/atoms.hpp"
@@ -33,6 +32,15 @@ struct Arch : cdna3::Arch {
   template <KvKind kKv, bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void dequant_fp8x4(uint32_t x, uint32_t& lo, uint32_t& hi) {
     cdna3::dequant_fp8x4_with<Arch, kKv, kBf16>(x, lo, hi);
+  }
+  // 16 bytes a lane (gfx950's buffer_load_dwordx4 with lds); otherwise cdna3's LDS DMA.
+  static constexpr int kLdsDmaBytes = 16;
+  static_assert(kLdsDmaBytes == lds_dma_bytes(Target::gfx950), "one figure for host and device");
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void lds_dma(const BufferRsrc& r, uint32_t voffset, uint32_t lds) {
+    asm volatile("buffer_load_dwordx4 %0, %1, 0 offen lds"
+                 :
+                 : "v"(voffset), "s"(r), "{m0}"(__builtin_amdgcn_readfirstlane(static_cast<int>(lds)))
+                 : "memory");
   }
 #endif
 };

@@ -22,13 +22,15 @@ template <class Cfg>
 class PagedKvLoader;  // kernels/common/paged_kv_loader.hpp: CopyModel::async
 template <class Cfg>
 class StagedPagedKvLoader;  // CopyModel::register_staged
+template <class Cfg>
+class LdsDmaPagedKvLoader;  // CopyModel::lds_dma
 
 // The LDS carve-up of a unified-attention workgroup, in bytes: Q tile, K and V stages, per-key
 // scales; the warp-band merge reuses the space at the end. 16-bit tiles are swizzled tiles
 // (tile/lds_layout.hpp) and take their padded row pitch (d = 96: 128 elements a row). An fp8 stage of
 // the async loader (sm_90) holds the codes (linear rows, d bytes each) and one 16-bit K and V buffer
 // follow the stages; the register-staged loader (CDNA) converts in registers and its stages are
-// 16-bit tiles. Used by UnifiedConfig and by the planner's occupancy (dispatch/unified_plan.hpp).
+// 16-bit tiles, as are the LDS-DMA loader's (16-bit caches only). Used by UnifiedConfig and by the planner's occupancy (dispatch/unified_plan.hpp).
 struct UnifiedLdsLayout {
   int q, k_stage, v_stage, kv, scales, merge, main, total;
 };
@@ -36,7 +38,7 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
                                               bool fp8, Target target) {
   const int bm = warps_m * 16 * mt, bn = warps_n * kn;
   const auto pitch = [](int d) { return (d + 63) / 64 * 64; };  // SwizzledTile::kPitch
-  const bool staging = fp8 && copy_model_of(target) != CopyModel::register_staged;
+  const bool staging = fp8 && kv_copy_model(target, fp8, d_qk) == CopyModel::async;
   UnifiedLdsLayout l{};
   l.q = bm * pitch(d_qk) * 2;
   l.k_stage = staging ? bn * d_qk : bn * pitch(d_qk) * 2;
@@ -56,8 +58,12 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
 //   loader: the KV loader policy of the family (its Params are the kernel arguments' `kv`)
 //   target: the device the instance is built for (its tile comes from that target's table); the
 //           kernels of an instance are empty in the device passes of other targets
+//   copy:   the KV loader policy (arch/concept.hpp kv_copy_model: the target's default for the KV
+//           storage and head size); the dispatcher also builds gfx950's register-staged fallback for
+//           caches beyond the DMA loader's range, and tests/isa the other CDNA policy, for the model
 template <bool kBf16_, KvKind kKv_, int kD_, int kWarpsM_, int kWarpsN_, int kMT_, int kKN_, int kStages_,
-          class Variant_, class Offset_ = int64_t, int kPageSize_ = 0, Target kTarget_ = Target::sm90>
+          class Variant_, class Offset_ = int64_t, int kPageSize_ = 0, Target kTarget_ = Target::sm90,
+          CopyModel kCopy_ = kv_copy_model(kTarget_, kKv_ != KvKind::same16, kD_)>
 struct UnifiedConfig {
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
@@ -75,15 +81,22 @@ struct UnifiedConfig {
   static constexpr int kPageSize = kPageSize_;
   using Variant = Variant_;
   using Offset = Offset_;
-  // The loader policy of the target's copy model (arch/concept.hpp).
-  static constexpr bool kStagedLoads = copy_model_of(kTarget_) == CopyModel::register_staged;
-  using Loader = std::conditional_t<kStagedLoads, StagedPagedKvLoader<UnifiedConfig>, PagedKvLoader<UnifiedConfig>>;
+  // The loader policy (arch/concept.hpp CopyModel).
+  static constexpr CopyModel kCopy = kCopy_;
+  static_assert(kCopy == kv_copy_model(kTarget_, kFp8, kD_) ||
+                    (is_cdna(kTarget_) && !kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::lds_dma)),
+                "a CDNA instance with a 16-bit cache may take either CDNA policy; everything else its default");
+  static_assert(kCopy != CopyModel::lds_dma || kStages_ == 2, "the LDS-DMA loader keeps two LDS stages");
+  static constexpr bool kStagedLoads = kCopy == CopyModel::register_staged;
+  using Loader = std::conditional_t<
+      kCopy == CopyModel::lds_dma, LdsDmaPagedKvLoader<UnifiedConfig>,
+      std::conditional_t<kStagedLoads, StagedPagedKvLoader<UnifiedConfig>, PagedKvLoader<UnifiedConfig>>>;
 
   // LDS: unified_lds_layout below, the one formula (the planner sizes occupancy with it too).
   using QLds = SwizzledTile<kBM, kDqk>;  // Q, 16-bit
   using KLds = SwizzledTile<kBN, kDqk>;  // a K tile, 16-bit (a stage, or the fp8 dequant buffer)
   using VLds = SwizzledTile<kBN, kDv>;   // a V tile, 16-bit
-  static constexpr bool kFp8Staging = kFp8 && !kStagedLoads;
+  static constexpr bool kFp8Staging = kFp8 && kCopy == CopyModel::async;
   static constexpr UnifiedLdsLayout kLds =
       unified_lds_layout(kWarpsM, kWarpsN, kMT, kKN, kStages, kDqk, kDv, kFp8, kTarget_);
   static constexpr int kQBytes = kLds.q, kKStageBytes = kLds.k_stage, kVStageBytes = kLds.v_stage;
