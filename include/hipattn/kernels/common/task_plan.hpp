@@ -1,0 +1,261 @@
+// hipattn/kernels/common/task_plan.hpp: the work planner of the decode families (issue 10): each
+// work item (a sequence's q rows, 1 to 8 of them, against its paged context) owns a range of KV
+// tiles, and the planner cuts those ranges into tasks over a fixed number of task slots (the grid,
+// sized on the host from host-known bounds), on the device, from the sequence lengths of this call.
+// Because the grid depends on the bounds only and the plan on the device data only, a launch
+// sequence (planner, kernel, reduce) can be captured in a graph once and replayed with other lengths
+// and block tables.
+//
+// The plan (ALGORITHM.md section 7):
+//   n_i        tiles of item i: the tiles of [key_begin, key_end) its rows see (the window's, when
+//              there is one), 0 for an empty context
+//   T          the task bound: with `fixed_tiles` > 0 (batch-invariant plans) T = fixed_tiles; else the
+//              smallest T >= max(1, ceil(sum n_i / capacity)) with tasks(T) <= capacity, where
+//              tasks(T) = sum_i max(1, ceil(n_i / T)): the min-max split (no task longer than it must
+//              be, whatever the mix of lengths)
+//   k_i        max(1, ceil(n_i / T)) tasks for item i; task j of them walks tiles
+//              [b + floor(j n_i / k_i), b + floor((j + 1) n_i / k_i)): near-equal parts of at most T
+//              tiles, a function of n_i and k_i only (so with fixed_tiles, of the item alone)
+//   slots      tasks are laid out item after item; item i's first slot is item_task0[i]; slots past
+//              the last task are marked empty (item = -1), so a grid of `capacity` tasks has nothing
+//              to read uninitialized. An item with no tiles still gets one task (it writes zeros and
+//              LSE = -inf, or the sink's share).
+// The host sizes the capacity so that tasks(T) <= capacity always holds for inputs within the bounds
+// it was given (capacity >= the item bound; with fixed_tiles, >= items x ceil(max tiles / fixed_tiles));
+// a device call whose lengths break the bounds sets *status to kPlanOverflow and plans no task.
+//
+// The same functions run on the host (plan_tasks_host, for tests and for a host-side plan) and inside
+// the device planner (plan_decode_tasks_kernel): one definition of the split.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/platform/config.hpp"
+#include "hipattn/tile/tile_range.hpp"
+
+namespace hipattn {
+
+// One task: item `item` walks KV tiles [tile_begin, tile_end) as part `part` of `parts`.
+struct PlanTask {
+  int32_t item = -1;  // -1: an empty slot
+  int32_t tile_begin = 0, tile_end = 0;
+  int16_t part = 0, parts = 0;
+};
+static_assert(sizeof(PlanTask) == 16, "a task is one 16-byte load");
+
+inline constexpr int32_t kPlanOk = 0;
+inline constexpr int32_t kPlanOverflow = 1;  // the lengths need more tasks than the slots (bounds broken)
+
+// The tiles of decode item i: its q_len rows (the last q_len positions of a context of kv_len keys,
+// bottom-right causal among themselves) against tiles of tile_keys keys, within the window.
+struct DecodeItemShape {
+  int32_t q_len = 1;
+  int32_t tile_keys = 64;
+  bool causal = true;
+  int32_t window_left = -1;
+  HIPATTN_HOST_DEVICE constexpr KvTileRange range(int32_t kv_len) const {
+    const int32_t q = q_len < kv_len ? q_len : (kv_len > 0 ? kv_len : 1);
+    return kv_tile_range(QBlockSpan{0, q - 1, q, kv_len, causal, window_left}, tile_keys);
+  }
+  HIPATTN_HOST_DEVICE constexpr int32_t tiles(int32_t kv_len) const {
+    const KvTileRange r = range(kv_len);
+    return r.empty() ? 0 : r.tile_end - r.tile_begin;
+  }
+};
+
+// Tasks item needs when none is longer than T tiles (at least one, for its output).
+HIPATTN_HOST_DEVICE constexpr int32_t plan_item_tasks(int32_t n, int32_t T) { return n > T ? (n + T - 1) / T : 1; }
+
+// Part j of k of n tiles: [floor(j n / k), floor((j + 1) n / k)), relative to the item's first tile.
+HIPATTN_HOST_DEVICE constexpr void plan_part(int32_t n, int32_t k, int32_t j, int32_t& begin, int32_t& end) {
+  begin = static_cast<int32_t>(static_cast<int64_t>(j) * n / k);
+  end = static_cast<int32_t>(static_cast<int64_t>(j + 1) * n / k);
+}
+
+// The smallest feasible bound for tiles n[0..count) over `capacity` slots (or 0 when even one task an
+// item exceeds the capacity), by bisection over T in [max(1, ceil(sum / capacity)), max n]:
+// tasks(T) does not grow with T.
+inline int32_t plan_minmax_bound_host(const int32_t* n, int32_t count, int32_t capacity) {
+  if (count > capacity) return 0;
+  int64_t sum = 0;
+  int32_t mx = 1;
+  for (int32_t i = 0; i < count; ++i) {
+    sum += n[i];
+    mx = n[i] > mx ? n[i] : mx;
+  }
+  auto tasks = [&](int32_t T) {
+    int64_t t = 0;
+    for (int32_t i = 0; i < count; ++i) t += plan_item_tasks(n[i], T);
+    return t;
+  };
+  int32_t lo = static_cast<int32_t>((sum + capacity - 1) / capacity);
+  lo = lo < 1 ? 1 : (lo > mx ? mx : lo);
+  int32_t hi = mx;  // feasible: count <= capacity tasks
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (tasks(mid) <= capacity) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+// The plan of tiles n[0..count) (first tiles first[0..count)) over `capacity` slots, on the host.
+// Returns kPlanOk or kPlanOverflow (then every slot is empty).
+inline int32_t plan_tasks_host(const int32_t* n, const int32_t* first, int32_t count, int32_t capacity,
+                               int32_t fixed_tiles, PlanTask* tasks, int32_t* item_task0) {
+  for (int32_t s = 0; s < capacity; ++s) tasks[s] = PlanTask{};
+  const int32_t T = fixed_tiles > 0 ? fixed_tiles : plan_minmax_bound_host(n, count, capacity);
+  int64_t total = 0;
+  if (T > 0)
+    for (int32_t i = 0; i < count; ++i) total += plan_item_tasks(n[i], T);
+  if (T <= 0 || total > capacity) {
+    for (int32_t i = 0; i < count; ++i) item_task0[i] = 0;
+    return kPlanOverflow;
+  }
+  int32_t slot = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    const int32_t k = plan_item_tasks(n[i], T);
+    item_task0[i] = slot;
+    for (int32_t j = 0; j < k; ++j, ++slot) {
+      int32_t b, e;
+      plan_part(n[i], k, j, b, e);
+      tasks[slot] = PlanTask{i, first[i] + b, first[i] + e, static_cast<int16_t>(j), static_cast<int16_t>(k)};
+    }
+  }
+  return kPlanOk;
+}
+
+// Arguments of the device planner: decode items (one per sequence) of lengths seq_lens_k.
+struct DecodePlanArgs {
+  const int32_t* seq_lens_k = nullptr;  // [num_items] (device)
+  int32_t num_items = 0;
+  DecodeItemShape shape;
+  int32_t capacity = 0;     // task slots
+  int32_t fixed_tiles = 0;  // > 0: batch-invariant bound
+  PlanTask* tasks = nullptr;        // [capacity]
+  int32_t* item_task0 = nullptr;    // [num_items]
+  int32_t* status = nullptr;        // [1]
+};
+
+#if defined(HIPATTN_HAS_DEVICE)
+inline constexpr int kPlannerThreads = 256;
+
+namespace detail {
+// Sum of v over the workgroup (every thread gets it); red holds kPlannerThreads values.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE int64_t plan_block_sum(int64_t v, int64_t* red) {
+  const int t = static_cast<int>(threadIdx.x);
+  __syncthreads();
+  red[t] = v;
+  __syncthreads();
+  for (int s = kPlannerThreads / 2; s > 0; s >>= 1) {
+    if (t < s) red[t] += red[t + s];
+    __syncthreads();
+  }
+  return red[0];
+}
+HIPATTN_DEVICE HIPATTN_FORCEINLINE int64_t plan_block_max(int64_t v, int64_t* red) {
+  const int t = static_cast<int>(threadIdx.x);
+  __syncthreads();
+  red[t] = v;
+  __syncthreads();
+  for (int s = kPlannerThreads / 2; s > 0; s >>= 1) {
+    if (t < s && red[t + s] > red[t]) red[t] = red[t + s];
+    __syncthreads();
+  }
+  return red[0];
+}
+}  // namespace detail
+
+// The planner: one workgroup of kPlannerThreads. Thread t owns the contiguous items
+// [t * per, (t + 1) * per), per = ceil(num_items / kPlannerThreads): the bisection sums tasks(T) over
+// the workgroup, an exclusive scan of the threads' task counts gives each its first slot, and every
+// slot past the last task is marked empty. The result equals plan_tasks_host's for the same lengths.
+// (A template so that the header defines it in every translation unit without a second definition.)
+template <int kThreads = kPlannerThreads>
+__global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const DecodePlanArgs a) {
+  static_assert(kThreads == kPlannerThreads, "the reductions are sized for kPlannerThreads");
+  __shared__ int64_t red[kPlannerThreads];
+  const int t = static_cast<int>(threadIdx.x);
+  const int32_t per = (a.num_items + kPlannerThreads - 1) / kPlannerThreads;
+  const int32_t i0 = t * per < a.num_items ? t * per : a.num_items;
+  const int32_t i1 = i0 + per < a.num_items ? i0 + per : a.num_items;
+  auto tiles = [&](int32_t i) { return a.shape.tiles(a.seq_lens_k[i] > 0 ? a.seq_lens_k[i] : 0); };
+  auto my_tasks = [&](int32_t T) {
+    int64_t s = 0;
+    for (int32_t i = i0; i < i1; ++i) s += plan_item_tasks(tiles(i), T);
+    return s;
+  };
+  // the bound
+  int32_t T = a.fixed_tiles;
+  if (T <= 0) {
+    int64_t sum = 0, mx = 1;
+    for (int32_t i = i0; i < i1; ++i) {
+      const int32_t n = tiles(i);
+      sum += n;
+      mx = n > mx ? n : mx;
+    }
+    sum = detail::plan_block_sum(sum, red);
+    mx = detail::plan_block_max(mx, red);
+    if (a.num_items > a.capacity) {
+      T = 0;
+    } else {
+      int64_t lo = (sum + a.capacity - 1) / a.capacity;
+      lo = lo < 1 ? 1 : (lo > mx ? mx : lo);
+      int64_t hi = mx;
+      while (lo < hi) {  // uniform: every thread sees the same sums
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (detail::plan_block_sum(my_tasks(static_cast<int32_t>(mid)), red) <= a.capacity) hi = mid;
+        else lo = mid + 1;
+      }
+      T = static_cast<int32_t>(lo);
+    }
+  }
+  // each thread's task count, the exclusive scan of the counts, the total
+  const int64_t mine = T > 0 ? my_tasks(T) : 0;
+  __syncthreads();
+  red[t] = mine;
+  __syncthreads();
+  for (int s = 1; s < kPlannerThreads; s <<= 1) {  // inclusive Hillis-Steele scan
+    const int64_t add = t >= s ? red[t - s] : 0;
+    __syncthreads();
+    red[t] += add;
+    __syncthreads();
+  }
+  const int64_t total = red[kPlannerThreads - 1];
+  const bool ok = T > 0 && total <= a.capacity;
+  if (t == 0) *a.status = ok ? kPlanOk : kPlanOverflow;
+  int64_t slot = red[t] - mine;
+  for (int32_t i = i0; i < i1; ++i) {
+    if (!ok) {
+      a.item_task0[i] = 0;
+      continue;
+    }
+    const int32_t len = a.seq_lens_k[i] > 0 ? a.seq_lens_k[i] : 0;
+    const KvTileRange r = a.shape.range(len);
+    const int32_t n = r.empty() ? 0 : r.tile_end - r.tile_begin;
+    const int32_t first = r.empty() ? 0 : r.tile_begin;
+    const int32_t k = plan_item_tasks(n, T);
+    a.item_task0[i] = static_cast<int32_t>(slot);
+    for (int32_t j = 0; j < k; ++j, ++slot) {
+      int32_t b, e;
+      plan_part(n, k, j, b, e);
+      a.tasks[slot] = PlanTask{i, first + b, first + e, static_cast<int16_t>(j), static_cast<int16_t>(k)};
+    }
+  }
+  for (int64_t s = ok ? total + t : t; s < a.capacity; s += kPlannerThreads) a.tasks[s] = PlanTask{};
+}
+#endif  // HIPATTN_HAS_DEVICE
+
+// The host plan of decode items of lengths seq_lens[0..num_items) (host memory): what the device
+// planner computes for the same arguments.
+inline int32_t plan_decode_tasks_host(const int32_t* seq_lens, int32_t num_items, const DecodeItemShape& shape,
+                                      int32_t capacity, int32_t fixed_tiles, PlanTask* tasks, int32_t* item_task0,
+                                      int32_t* n_scratch, int32_t* first_scratch) {
+  for (int32_t i = 0; i < num_items; ++i) {
+    const KvTileRange r = shape.range(seq_lens[i] > 0 ? seq_lens[i] : 0);
+    n_scratch[i] = r.empty() ? 0 : r.tile_end - r.tile_begin;
+    first_scratch[i] = r.empty() ? 0 : r.tile_begin;
+  }
+  return plan_tasks_host(n_scratch, first_scratch, num_items, capacity, fixed_tiles, tasks, item_task0);
+}
+
+}  // namespace hipattn

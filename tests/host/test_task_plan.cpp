@@ -1,0 +1,187 @@
+// tests/host/test_task_plan.cpp: the decode work planner's split (kernels/common/task_plan.hpp) on the
+// host: every tile of every item covered exactly once, the bound the smallest feasible one and the
+// longest task equal to it, windows, empty and context-0 items, capacities below, at and above the
+// item count, batch-invariant plans. tests/device/test_task_plan.cu checks the device planner
+// against these host plans.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "hipattn/kernels/common/task_plan.hpp"
+
+namespace {
+
+using hipattn::DecodeItemShape;
+using hipattn::PlanTask;
+
+struct Plan {
+  std::vector<PlanTask> tasks;
+  std::vector<int32_t> task0, n, first;
+  int32_t status = -1;
+};
+
+Plan plan(const std::vector<int32_t>& lens, const DecodeItemShape& shape, int32_t capacity, int32_t fixed = 0) {
+  Plan p;
+  const int32_t count = static_cast<int32_t>(lens.size());
+  p.tasks.assign(capacity, PlanTask{7, 7, 7, 7, 7});  // poison: every slot must be written
+  p.task0.assign(count, -7);
+  p.n.assign(count, 0);
+  p.first.assign(count, 0);
+  p.status = hipattn::plan_decode_tasks_host(lens.data(), count, shape, capacity, fixed, p.tasks.data(),
+                                              p.task0.data(), p.n.data(), p.first.data());
+  return p;
+}
+
+int64_t tasks_for(const std::vector<int32_t>& n, int32_t T) {
+  int64_t t = 0;
+  for (int32_t x : n) t += hipattn::plan_item_tasks(x, T);
+  return t;
+}
+
+// Every invariant of a successful plan; returns the bound the plan used (its longest task).
+int32_t check_plan(const Plan& p, const std::vector<int32_t>& lens, const DecodeItemShape& shape, int32_t capacity) {
+  EXPECT_EQ(p.status, hipattn::kPlanOk);
+  int32_t slot = 0, longest = 0;
+  for (size_t i = 0; i < lens.size(); ++i) {
+    const hipattn::KvTileRange r = shape.range(std::max(0, lens[i]));
+    const int32_t n = r.empty() ? 0 : r.tile_end - r.tile_begin;
+    EXPECT_EQ(p.task0[i], slot) << "item " << i;
+    const int32_t k = p.tasks[slot].parts;
+    EXPECT_GE(k, 1);
+    int32_t next = r.empty() ? 0 : r.tile_begin;
+    for (int32_t j = 0; j < k; ++j, ++slot) {
+      const PlanTask& t = p.tasks[slot];
+      EXPECT_EQ(t.item, static_cast<int32_t>(i));
+      EXPECT_EQ(t.part, j);
+      EXPECT_EQ(t.parts, k);
+      EXPECT_EQ(t.tile_begin, next) << "item " << i << " part " << j << ": tiles contiguous, no gap, no overlap";
+      EXPECT_GE(t.tile_end, t.tile_begin);
+      next = t.tile_end;
+      longest = std::max(longest, t.tile_end - t.tile_begin);
+    }
+    EXPECT_EQ(next, r.empty() ? 0 : r.tile_end) << "item " << i << ": the parts end at the last tile";
+    if (n == 0) {
+      EXPECT_EQ(k, 1) << "an item without tiles has one task (it writes its output)";
+    }
+  }
+  for (int32_t s = slot; s < capacity; ++s) EXPECT_EQ(p.tasks[s].item, -1) << "slot " << s << " past the last task";
+  return longest;
+}
+
+TEST(TaskPlan, MinMaxBoundIsTheSmallestFeasibleAndTheLongestTask) {
+  std::mt19937 rng(5);
+  for (int iter = 0; iter < 400; ++iter) {
+    const int32_t count = 1 + static_cast<int32_t>(rng() % 40);
+    std::vector<int32_t> lens(count);
+    for (auto& l : lens) l = rng() % 5 == 0 ? static_cast<int32_t>(rng() % 4) : static_cast<int32_t>(rng() % 20000);
+    DecodeItemShape shape;
+    shape.q_len = 1 + static_cast<int32_t>(rng() % 8);
+    shape.tile_keys = rng() % 2 ? 64 : 32;
+    const int32_t capacity = count + static_cast<int32_t>(rng() % 300);
+    const Plan p = plan(lens, shape, capacity);
+    const int32_t longest = check_plan(p, lens, shape, capacity);
+    // brute force: the smallest T with tasks(T) <= capacity
+    const int32_t mx = std::max(1, *std::max_element(p.n.begin(), p.n.end()));
+    int32_t best = mx;
+    for (int32_t T = 1; T <= mx; ++T)
+      if (tasks_for(p.n, T) <= capacity) {
+        best = T;
+        break;
+      }
+    if (*std::max_element(p.n.begin(), p.n.end()) > 0) {
+      EXPECT_EQ(longest, best) << "iteration " << iter;
+    }
+    EXPECT_EQ(hipattn::plan_minmax_bound_host(p.n.data(), count, capacity), best);
+  }
+}
+
+// A long sequence among short ones gets the slots (the unified path's 15 x 2K + 1 x 128K case).
+TEST(TaskPlan, MixedLengthsDoNotEndOnOneLongTask) {
+  std::vector<int32_t> lens(15, 2048);
+  lens.push_back(131072);
+  DecodeItemShape shape;
+  shape.tile_keys = 64;
+  const Plan p = plan(lens, shape, 264);  // 2 workgroups x 132 SMs, one kv head
+  const int32_t longest = check_plan(p, lens, shape, 264);
+  // 15 x 32 + 2048 tiles = 2528 over 264 slots: at least 10 tiles a task, but 10 needs 15 x 4 + 205 =
+  // 265 tasks; 11 needs 15 x 3 + 187 = 232. Against 1024 tiles in the longest task when each sequence
+  // gets two segments.
+  EXPECT_EQ(longest, 11);
+  EXPECT_EQ(p.tasks[p.task0[15]].parts, 187);
+  EXPECT_EQ(p.tasks[p.task0[0]].parts, 3);
+}
+
+TEST(TaskPlan, WindowPlansOnlyTheWindowsTiles) {
+  DecodeItemShape shape;
+  shape.tile_keys = 16;
+  shape.window_left = 4095;  // 4096 keys: [seq_len - 4096, seq_len)
+  const std::vector<int32_t> lens = {8192, 131072, 590, 4096, 4097, 0, 1};
+  const Plan p = plan(lens, shape, 64);
+  check_plan(p, lens, shape, 64);
+  const PlanTask& t = p.tasks[p.task0[1]];
+  EXPECT_EQ(t.tile_begin, (131072 - 4096) / 16) << "the long sequence starts at its window";
+  int32_t tiles = 0;
+  for (int32_t j = 0; j < t.parts; ++j) tiles += p.tasks[p.task0[1] + j].tile_end - p.tasks[p.task0[1] + j].tile_begin;
+  EXPECT_EQ(tiles, 256);
+  EXPECT_EQ(p.n[0], 256);
+  EXPECT_EQ(p.n[2], 37) << "590 keys < window: all of them (ceil(590 / 16))";
+  EXPECT_EQ(p.n[4], 257) << "4097 keys: the window starts at key 1, inside tile 0";
+}
+
+TEST(TaskPlan, EmptyAndContextZeroItemsGetOneEmptyTask) {
+  DecodeItemShape shape;
+  const std::vector<int32_t> lens = {0, 0, 300, 0};
+  const Plan p = plan(lens, shape, 4);
+  check_plan(p, lens, shape, 4);
+  for (int i : {0, 1, 3}) {
+    EXPECT_EQ(p.tasks[p.task0[i]].parts, 1);
+    EXPECT_EQ(p.tasks[p.task0[i]].tile_begin, p.tasks[p.task0[i]].tile_end);
+  }
+  EXPECT_EQ(p.tasks[p.task0[2]].parts, 1) << "4 slots for 4 items: one partition each";
+  const Plan none = plan({0, 0}, shape, 8);
+  check_plan(none, {0, 0}, shape, 8);
+}
+
+TEST(TaskPlan, CapacityBelowAtAndAboveTheBatch) {
+  DecodeItemShape shape;
+  const std::vector<int32_t> lens = {1000, 5000, 64, 20000};
+  const Plan below = plan(lens, shape, 3);
+  EXPECT_EQ(below.status, hipattn::kPlanOverflow);
+  for (const PlanTask& t : below.tasks) EXPECT_EQ(t.item, -1) << "an overflowing plan plans nothing";
+  const Plan at = plan(lens, shape, 4);  // one partition each: the kernel writes the output directly
+  check_plan(at, lens, shape, 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(at.tasks[at.task0[i]].parts, 1);
+  const Plan above = plan(lens, shape, 1000);
+  EXPECT_EQ(check_plan(above, lens, shape, 1000), 1) << "more slots than tiles: one tile a task";
+}
+
+// Fixed bounds: a sequence's tasks are the same alone and in any batch (bitwise-reproducible output).
+TEST(TaskPlan, FixedBoundIsBatchInvariant) {
+  std::mt19937 rng(9);
+  DecodeItemShape shape;
+  shape.q_len = 4;
+  const int32_t fixed = 16;  // 1024 keys a task
+  const std::vector<int32_t> alone_lens = {7777};
+  const Plan alone = plan(alone_lens, shape, 8, fixed);
+  check_plan(alone, alone_lens, shape, 8);
+  for (int iter = 0; iter < 50; ++iter) {
+    std::vector<int32_t> lens(1 + rng() % 30);
+    for (auto& l : lens) l = static_cast<int32_t>(rng() % 32768);
+    const size_t at = rng() % lens.size();
+    lens[at] = 7777;
+    const int32_t capacity = static_cast<int32_t>(lens.size()) * (32768 / 64 / fixed + 1);
+    const Plan p = plan(lens, shape, capacity, fixed);
+    check_plan(p, lens, shape, capacity);
+    const int32_t k = alone.tasks[0].parts;
+    ASSERT_EQ(p.tasks[p.task0[at]].parts, k);
+    for (int32_t j = 0; j < k; ++j) {
+      EXPECT_EQ(p.tasks[p.task0[at] + j].tile_begin, alone.tasks[j].tile_begin);
+      EXPECT_EQ(p.tasks[p.task0[at] + j].tile_end, alone.tasks[j].tile_end);
+    }
+  }
+}
+
+}  // namespace
