@@ -538,6 +538,11 @@ EMU_OP("v_div_fixup_f32") {
 // ---------------------------------------------------------------- conversions
 EMU_OP("v_cvt_f32_u32") { vop_u32(w, in, 1, [](uint32_t a, uint32_t, uint32_t) { return as_u(float(a)); }); }
 EMU_OP("v_cvt_f32_i32") { vop_u32(w, in, 1, [](uint32_t a, uint32_t, uint32_t) { return as_u(float(int32_t(a))); }); }
+// V_CVT_F32_UBYTE{0..3} (12.8): byte n of the source, unsigned, to f32
+EMU_OP("v_cvt_f32_ubyte0") { vop_u32(w, in, 1, [](uint32_t a, uint32_t, uint32_t) { return as_u(float(a & 0xFFu)); }); }
+EMU_OP("v_cvt_f32_ubyte1") { vop_u32(w, in, 1, [](uint32_t a, uint32_t, uint32_t) { return as_u(float((a >> 8) & 0xFFu)); }); }
+EMU_OP("v_cvt_f32_ubyte2") { vop_u32(w, in, 1, [](uint32_t a, uint32_t, uint32_t) { return as_u(float((a >> 16) & 0xFFu)); }); }
+EMU_OP("v_cvt_f32_ubyte3") { vop_u32(w, in, 1, [](uint32_t a, uint32_t, uint32_t) { return as_u(float(a >> 24)); }); }
 EMU_OP("v_cvt_u32_f32") {
   float a[kLanes];
   read_srcf(w, in, 1, 0, a);

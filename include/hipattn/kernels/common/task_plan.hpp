@@ -136,8 +136,10 @@ struct DecodePlanArgs {
   int32_t* status = nullptr;        // [1]
 };
 
-#if defined(HIPATTN_HAS_DEVICE)
+// Threads of the planner's one workgroup (the launch block size).
 inline constexpr int kPlannerThreads = 256;
+
+#if defined(HIPATTN_HAS_DEVICE)
 
 namespace detail {
 // Sum of v over the workgroup (every thread gets it); red holds kPlannerThreads values.
