@@ -174,8 +174,8 @@ void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DTyp
   state.counters["TFLOP/s"] = b.flops / s / 1e12;
   state.counters["bw_frac"] = b.bytes / s / 1e12 / g_copy_tbps;
   state.counters["mma_frac"] = b.flops / s / 1e12 / g_mma_tflops;
-  state.counters["segments"] = plan.split ? plan.num_segments : 0;
-  state.SetLabel(plan.split ? "3d" : "2d");
+  state.counters["segments"] = !plan.split ? 0 : plan.planned ? plan.capacity : plan.num_segments;
+  state.SetLabel(!plan.split ? "2d" : plan.planned ? "3d-planned" : "3d");
 }
 
 // Tile experiment: one prefill tile shape launched directly (2D), beside the dispatcher's choice, so

@@ -14,6 +14,8 @@ data = json.load(open(os.path.join(here, "..", "tests", "data", "unified_default
 def expand(seqs):
     if isinstance(seqs, list):
         return [seqs]
+    if " + " in seqs:  # "15 x [1,2048] + 1 x [1,131072]": one batch of the terms, in order
+        return [[pair for term in seqs.split(" + ") for pair in expand(term)[0]]]
     m = re.fullmatch(r"(\d+) x \[(\w+),(\w+)\](?: for S in (.*))?", seqs)
     n, q, k, svals = m.group(1), m.group(2), m.group(3), m.group(4)
     if svals:

@@ -71,10 +71,12 @@ CompareStats launch_and_compare(HostProblem& h, DeviceProblem& dp, const referen
 // Run once with `path` (the standard entry point, compiling the instances of kFilter) and compare.
 template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
 CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference::AttentionResult& ref,
-                                    UnifiedPath path, int segments = 0, std::vector<uint16_t>* raw = nullptr) {
+                                    UnifiedPath path, int segments = 0, std::vector<uint16_t>* raw = nullptr,
+                                    UnifiedSplit split = UnifiedSplit::automatic) {
   UnifiedOptions opt;
   opt.path = path;
   opt.num_segments = segments;
+  opt.split = split;
   return launch_and_compare(
       h, dp, ref, opt,
       [](const UnifiedAttentionParams& p, void* ws, size_t bytes, const UnifiedOptions& o) {

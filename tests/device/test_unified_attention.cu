@@ -2,6 +2,7 @@
 // against the float64 reference, on the GPU. Every test skips itself, saying so, when no GPU is present.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -30,6 +31,15 @@ void check_all_paths(const ProblemSpec& spec, const char* what) {
     const CompareStats st = run_and_compare(h, dp, ref, path, 0, &raw[k++]);
     EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad;
     std::printf("  %-44s %-4s max|err| %.2e  rel-l2 %.2e\n", what, path_name(path), st.max_abs, st.rel_l2());
+  }
+  // Decode batches: the 3D path with the device planner's tasks too (ALGORITHM.md 7), whatever auto picks.
+  int32_t max_q = 0;
+  for (auto [q, k] : spec.seqs) max_q = std::max(max_q, q);
+  if (max_q <= 1) {
+    SCOPED_TRACE(std::string(what) + " path=3d-planned");
+    const CompareStats st = run_and_compare(h, dp, ref, UnifiedPath::three_d, 0, nullptr, UnifiedSplit::planned);
+    EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad;
+    std::printf("  %-44s %-4s max|err| %.2e  rel-l2 %.2e\n", what, "3d-planned", st.max_abs, st.rel_l2());
   }
   // 2D and 3D compute the same function in another order: they agree within the dtype's rounding.
   const Tolerance tol = out_tolerance(h.spec.bf16);

@@ -221,6 +221,7 @@ struct RunResult {
   std::vector<uint16_t> out;
   std::vector<float> lse;
   std::string kernel, plan;
+  int plan_tasks = 0;  // planned 3D: tasks of the device plan
   uint64_t instructions = 0;
   double seconds = 0;
 };
@@ -239,6 +240,21 @@ void launch_config(const emu::CodeObject& co, const UnifiedAttentionParams& p, c
   const auto args = make_unified_kernel_args<Cfg>(p, plan, dev_ptr(ws));
   const UnifiedLaunchGeometry g = make_unified_launch_geometry<Cfg>(p, plan);
   if (g.empty) return;
+  if (g.split && plan.planned) {
+    // The planner's tasks for these lengths: the host plan (plan_decode_tasks_kernel equals it on the
+    // H200 and on the emulator: tests/device/test_task_plan.cu, test_emu_planner.cpp), in the workspace.
+    const DecodePlanArgs pa = make_unified_plan_args(p, plan, dev_ptr(ws), Cfg::kBN);
+    const std::vector<int32_t>& lens = ep.h.seq_lens_k;
+    std::vector<PlanTask> tasks(plan.capacity);
+    std::vector<int32_t> task0(lens.size()), n(lens.size()), first(lens.size());
+    const int32_t status = plan_decode_tasks_host(lens.data(), pa.num_items, pa.shape, pa.capacity, 0, tasks.data(),
+                                                  task0.data(), n.data(), first.data());
+    if (status != kPlanOk) throw std::runtime_error("the planned 3D launch's plan overflows");
+    ep.mem.write(reinterpret_cast<uint64_t>(pa.tasks), tasks.data(), tasks.size() * sizeof(PlanTask));
+    ep.mem.write(reinterpret_cast<uint64_t>(pa.item_task0), task0.data(), task0.size() * sizeof(int32_t));
+    res.plan_tasks = 0;
+    for (const PlanTask& t : tasks) res.plan_tasks += t.item >= 0;
+  }
   if (!g.split) {
     res.kernel = config_name<Cfg>();
     res.instructions += launch_kernel(co, kernel_2d_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
@@ -258,18 +274,21 @@ void launch_config(const emu::CodeObject& co, const UnifiedAttentionParams& p, c
 // the kernels; returns what they wrote.
 template <class Launch>
 RunResult run_planned(const EmuTarget& t, EmuProblem& ep, UnifiedPath path, int segments,
-                      std::optional<CopyModel> kv_copy, Launch&& launch) {
+                      std::optional<CopyModel> kv_copy, Launch&& launch, UnifiedSplit split = UnifiedSplit::automatic) {
   RunResult res;
   const UnifiedAttentionParams p = ep.params();
   throw_if_error(validate(p));
   UnifiedOptions opt;
   opt.path = path;
   opt.num_segments = segments;
+  opt.split = split;
   UnifiedPlan plan = plan_unified_attention(p, opt, PlanDevice{t.target, t.cus});
   if (kv_copy) plan.kv_copy = *kv_copy;
   res.plan = std::string(plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") +
              (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + "ch" : std::string()) + ", " +
-             (plan.split ? "3D x" + std::to_string(plan.num_segments) : std::string("2D"));
+             (plan.split ? (plan.planned ? "3D planned/" + std::to_string(plan.capacity)
+                                         : "3D x" + std::to_string(plan.num_segments))
+                         : std::string("2D"));
   uint64_t ws = 0;
   if (plan.workspace_bytes > 0) ws = ep.mem.alloc(plan.workspace_bytes, "workspace");
   ep.poison(ep.out, ep.out_bytes);
@@ -285,12 +304,14 @@ RunResult run_planned(const EmuTarget& t, EmuProblem& ep, UnifiedPath path, int 
 
 // The instance the dispatcher picks for the plan.
 RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuProblem& ep, UnifiedPath path,
-                          int segments, std::optional<CopyModel> kv_copy = std::nullopt) {
-  return run_planned(t, ep, path, segments, kv_copy,
-                     [&](const UnifiedAttentionParams& p, const UnifiedPlan& plan, uint64_t ws, RunResult& res) {
-                       visit_target_config(t.target, p, plan,
-                                           [&]<class Cfg>() { launch_config<Cfg>(co, p, plan, ws, ep, res); });
-                     });
+                          int segments, std::optional<CopyModel> kv_copy = std::nullopt,
+                          UnifiedSplit split = UnifiedSplit::automatic) {
+  return run_planned(
+      t, ep, path, segments, kv_copy,
+      [&](const UnifiedAttentionParams& p, const UnifiedPlan& plan, uint64_t ws, RunResult& res) {
+        visit_target_config(t.target, p, plan, [&]<class Cfg>() { launch_config<Cfg>(co, p, plan, ws, ep, res); });
+      },
+      split);
 }
 
 // ---- the cases ----
@@ -301,6 +322,7 @@ struct Case {
   std::vector<UnifiedPath> paths = {UnifiedPath::two_d, UnifiedPath::three_d};
   int segments = 0;  // 3D: forced segment count (0: the planner's)
   std::optional<CopyModel> kv_copy = std::nullopt;  // the plan's KV loader policy replaced
+  UnifiedSplit split = UnifiedSplit::automatic;     // 3D: uniform segments or the device planner's tasks
 };
 
 ProblemSpec base_spec(bool bf16, int d, int block_size, std::vector<std::pair<int, int>> seqs, uint64_t seed) {
@@ -393,6 +415,27 @@ std::vector<Case> all_cases() {
     s.softcap = 15.f;
     Case c{"d128_full_staged_fallback", s};
     c.kv_copy = CopyModel::register_staged;
+    v.push_back(c);
+  }
+  // pure decode, planned 3D (the device planner's tasks: kernels/common/task_plan.hpp): a long
+  // sequence split over many tasks next to one-task sequences written directly, an empty context, a
+  // one-key context; then fp8 with per-(token, head) scales, sinks and a window (only the window's
+  // tiles planned)
+  {
+    Case c{"d128_bf16_decode_planned_mixed", base_spec(true, 128, 16, {{1, 300}, {1, 9}, {1, 0}, {1, 77}, {1, 1}}, 91)};
+    c.paths = {UnifiedPath::two_d, UnifiedPath::three_d};
+    c.split = UnifiedSplit::planned;
+    v.push_back(c);
+  }
+  {
+    ProblemSpec s = base_spec(false, 64, 5, {{1, 200}, {1, 33}, {1, 0}}, 92);
+    s.kv_dtype = DType::fp8_e4m3fnuz;
+    s.scale_mode = KvScaleMode::per_token_head;
+    s.sinks = true;
+    s.window_left = 40;
+    Case c{"d64_fp8_decode_planned_window_sinks", s};
+    c.paths = {UnifiedPath::two_d, UnifiedPath::three_d};
+    c.split = UnifiedSplit::planned;
     v.push_back(c);
   }
   // pure decode (the decode grid: one q-block per sequence), 3D with 3 forced segments
@@ -554,7 +597,8 @@ TEST_P(EmuUnified, MatchesReference) {
     SCOPED_TRACE(std::string(emu::gfx_name(t.gfx)) + " " + c.name + " path=" + path_name(path));
     RunResult r;
     try {
-      r = run_on_emulator(*co, t, ep, path, path == UnifiedPath::three_d ? c.segments : 0, c.kv_copy);
+      r = run_on_emulator(*co, t, ep, path, path == UnifiedPath::three_d ? c.segments : 0, c.kv_copy,
+                          path == UnifiedPath::three_d ? c.split : UnifiedSplit::automatic);
     } catch (const emu::Error& e) {
       ADD_FAILURE() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
       continue;

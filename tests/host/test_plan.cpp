@@ -22,6 +22,7 @@ using hipattn::UnifiedAttentionParams;
 using hipattn::UnifiedOptions;
 using hipattn::UnifiedPath;
 using hipattn::UnifiedPlan;
+using hipattn::UnifiedSplit;
 using hipattn::UnifiedTileKind;
 
 // The shape fields the planner reads (it reads no pointer).
@@ -67,8 +68,18 @@ struct Expected {
   int64_t bm, bn, rows_per_token, block_q, head_chunks, grid_x, base, tiles;
   bool split;
   int64_t segments;
+  bool planned;
+  int64_t capacity;
   uint64_t workspace;
 };
+
+// ALGORITHM.md 6 / 7: the workspace of a planned 3D launch (tasks, item_task0, status, partial O and
+// LSE at their slots, each block rounded up to 256 bytes).
+uint64_t planned_workspace(const UnifiedAttentionParams& p, int64_t capacity) {
+  auto up = [](uint64_t x) { return (x + 255) / 256 * 256; };
+  return up(capacity * 16) + up(uint64_t(p.num_seqs) * 4) + 256 + up(uint64_t(capacity) * p.num_q_heads * p.head_size * 4) +
+         up(uint64_t(capacity) * p.num_q_heads * 4);
+}
 
 Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o, const PlanDevice& dev) {
   Expected e{};
@@ -117,6 +128,17 @@ Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o,
     }
     e.workspace = static_cast<uint64_t>(e.segments) * p.num_tokens * p.num_q_heads * (p.head_size + 1) * 4 + 256;
   }
+  // ALGORITHM.md 6: a decode batch plans on the device (forced, or when the uniform split would give
+  // at most 2 segments while a sequence may hold 64 tiles or more)
+  e.planned = e.split && p.max_seqlen_q <= 1 && o.num_segments == 0 &&
+              (o.split == UnifiedSplit::planned ||
+               (o.split == UnifiedSplit::automatic && e.tiles >= 64 && e.segments <= 2));
+  if (e.planned) {  // the task slots fill the device once, at least one a sequence
+    const int64_t per = p.num_kv_heads * e.head_chunks;
+    e.capacity = std::max<int64_t>(p.num_seqs, (fill + per - 1) / per);
+    e.segments = 1;
+    e.workspace = planned_workspace(p, e.capacity);
+  }
   return e;
 }
 
@@ -134,7 +156,9 @@ std::string diff(const UnifiedPlan& pl, const Expected& e) {
   chk("grid_x", pl.grid_x, e.grid_x);
   chk("base_workgroups", pl.base_workgroups, e.base);
   chk("split", pl.split, e.split);
-  if (e.split) chk("num_segments", pl.num_segments, e.segments);
+  chk("planned", pl.planned, e.planned);
+  if (e.planned) chk("capacity", pl.capacity, e.capacity);
+  else if (e.split) chk("num_segments", pl.num_segments, e.segments);
   chk("workspace_bytes", static_cast<int64_t>(pl.workspace_bytes), static_cast<int64_t>(e.workspace));
   return err;
 }
@@ -159,6 +183,7 @@ TEST(Plan, ServeDecodeB8Ctx32kSplits) {
   EXPECT_EQ(pl.head_chunks, 1);
   EXPECT_EQ(pl.grid_x, 8);
   EXPECT_EQ(pl.base_workgroups, 64);
+  EXPECT_FALSE(pl.planned);  // 4 uniform segments cut every sequence: no planner
   EXPECT_EQ(pl.num_segments, 4);  // 256 of 264 slots in one wave (5 would leave a 56-workgroup tail wave)
   EXPECT_EQ(pl.workspace_bytes, size_t{4} * 8 * 32 * 129 * 4 + 256);
   // The same call on a gfx942 (304 CUs, 3 workgroups of the one-stage decode tile each: fill 912):
@@ -167,6 +192,31 @@ TEST(Plan, ServeDecodeB8Ctx32kSplits) {
   EXPECT_TRUE(pa.split);
   EXPECT_EQ(pa.residency, 3);
   EXPECT_EQ(pa.num_segments, 14);
+  // Forced planned split: 264 slots / 8 kv heads = 33 task slots a head.
+  UnifiedOptions planned;
+  planned.split = UnifiedSplit::planned;
+  const auto pp = hipattn::plan_unified_attention(p, planned, device(Target::sm90, 132));
+  EXPECT_TRUE(pp.planned);
+  EXPECT_EQ(pp.capacity, 33);
+  EXPECT_EQ(pp.workspace_bytes, planned_workspace(p, 33));
+}
+
+// 16 sequences of up to 128K keys (15 x 2K + 1 x 128K in bench/NOTES.md): the uniform split would give
+// 2 segments (128 workgroups of 264 slots), so the decode batch plans on the device.
+TEST(Plan, MixedDecodeBatchPlansOnTheDevice) {
+  const auto p = shape(16, 16, 1, 131072, 32, 8, 128);
+  const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));
+  EXPECT_TRUE(pl.split);
+  EXPECT_TRUE(pl.planned) << pl.reason;
+  EXPECT_EQ(pl.capacity, 33);
+  UnifiedOptions prefill;  // not a decode batch: planned refused, naming the field
+  prefill.split = UnifiedSplit::planned;
+  try {
+    (void)hipattn::plan_unified_attention(shape(2, 8, 4, 4096, 32, 8, 128), prefill, device(Target::sm90, 132));
+    ADD_FAILURE() << "planned split of a prefill batch accepted";
+  } catch (const hipattn::Error& e) {
+    EXPECT_EQ(e.field(), "options.split");
+  }
 }
 
 TEST(Plan, ResidencyMatchesHandTable) {
@@ -297,8 +347,9 @@ TEST(Plan, ForcedPathsAndSegments) {
   o.path = UnifiedPath::three_d;
   auto pl = hipattn::plan_unified_attention(big, o, dev);
   EXPECT_TRUE(pl.split);
-  EXPECT_EQ(pl.num_segments, 1);  // ceil(264 / 512) = 1
-  EXPECT_EQ(pl.workspace_bytes, size_t{1} * 64 * 32 * 129 * 4 + 256);
+  EXPECT_TRUE(pl.planned);  // 1 uniform segment for a 128-tile decode batch: the planner's slots instead
+  EXPECT_EQ(pl.capacity, 64);
+  EXPECT_EQ(pl.workspace_bytes, planned_workspace(big, 64));
   o.num_segments = 7;
   pl = hipattn::plan_unified_attention(big, o, dev);
   EXPECT_TRUE(pl.split);

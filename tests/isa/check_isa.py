@@ -237,6 +237,7 @@ UNIFIED_RE = re.compile(
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
     r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d)>")
 REDUCE_RE = re.compile(r"split_kv_reduce_kernel<(true|false), (\d+), (\d+)>")
+PLANNER_RE = re.compile(r"plan_decode_tasks_kernel<\d+>")  # the decode work planner (kernels/common/task_plan.hpp)
 KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
 TARGET_NAMES = {"0": "host", "1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
 
@@ -362,6 +363,8 @@ def main(argv=None):
                         required += [r"buffer_load_dwordx4" if target == "gfx950" else r"buffer_load_dword"]
                     else:
                         forbidden += [r"buffer_load_\w+"]
+                elif PLANNER_RE.search(dem):
+                    forbidden += [r"v_mfma\w+"]  # integer work: no matrix instruction, no scratch
                 elif not REDUCE_RE.search(dem):
                     fail(sym, "unexpected kernel in a unified object")
             for pat in required:

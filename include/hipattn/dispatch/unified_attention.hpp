@@ -73,6 +73,10 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
   if (g.split) {
     rt::ensure_max_dynamic_shared(split_kv_3d_kernel<Cfg>, Cfg::kSmemBytes,
                                   [] { return unified_instance_name<Cfg>("split_kv_3d_kernel"); });
+    if (plan.planned) {  // the tasks of this call's lengths, on the device (graph-safe)
+      plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_unified_plan_args(p, plan, workspace, Cfg::kBN));
+      HIPATTN_CHECK_LAUNCH();
+    }
     split_kv_3d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
     const SplitKvReduceArgs r = make_split_kv_reduce_args(p, plan, workspace, Cfg::kD);

@@ -184,6 +184,24 @@ void visit_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& pl
 
 // ---- kernel arguments -----------------------------------------------------------------------------
 
+// The device planner's arguments for a planned 3D launch (plan.planned) over `workspace`: decode items
+// (one query a sequence) of the instance's key tiles (tile_keys = Cfg::kBN).
+inline DecodePlanArgs make_unified_plan_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
+                                             int tile_keys) {
+  const UnifiedPlannedWorkspace w = unified_planned_workspace(p, plan.capacity);
+  char* base = static_cast<char*>(workspace);
+  DecodePlanArgs a;
+  a.seq_lens_k = p.seq_lens_k;
+  a.num_items = p.num_seqs;
+  a.shape = DecodeItemShape{1, tile_keys, p.causal, p.window_left};
+  a.capacity = plan.capacity;
+  a.fixed_tiles = 0;
+  a.tasks = reinterpret_cast<PlanTask*>(base + w.tasks);
+  a.item_task0 = reinterpret_cast<int32_t*>(base + w.item_task0);
+  a.status = reinterpret_cast<int32_t*>(base + w.status);
+  return a;
+}
+
 // The split-KV workspace of a 3D launch: partial outputs [num_segments, num_tokens, num_q_heads, D]
 // (fp32), then the partial LSEs [num_segments, num_tokens, num_q_heads] (fp32, log2 units).
 struct SplitKvWorkspace {
@@ -255,7 +273,13 @@ UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAtten
   a.o_stride_head = static_cast<int32_t>(p.o_stride_head);
   a.lse = p.lse;
   a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
-  if (plan.split) {
+  if (plan.split && plan.planned) {
+    const UnifiedPlannedWorkspace w = unified_planned_workspace(p, plan.capacity);
+    char* base = static_cast<char*>(workspace);
+    a.tasks = reinterpret_cast<const PlanTask*>(base + w.tasks);
+    a.ws_o = reinterpret_cast<float*>(base + w.o);
+    a.ws_lse = reinterpret_cast<float*>(base + w.lse);
+  } else if (plan.split) {
     const SplitKvWorkspace w = split_kv_workspace(p, plan, workspace, head_dim);
     a.num_segments = plan.num_segments;
     a.ws_o = w.o;
@@ -291,6 +315,16 @@ inline SplitKvReduceArgs make_split_kv_reduce_args(const UnifiedAttentionParams&
   r.ws_o = w.o;
   r.ws_lse = w.lse;
   r.num_segments = plan.num_segments;
+  if (plan.planned) {
+    const UnifiedPlannedWorkspace pw = unified_planned_workspace(p, plan.capacity);
+    char* base = static_cast<char*>(workspace);
+    r.ws_o = reinterpret_cast<const float*>(base + pw.o);
+    r.ws_lse = reinterpret_cast<const float*>(base + pw.lse);
+    r.tasks = reinterpret_cast<const PlanTask*>(base + pw.tasks);
+    r.item_task0 = reinterpret_cast<const int32_t*>(base + pw.item_task0);
+    r.cu_seqlens_q = p.cu_seqlens_q;
+    r.num_seqs = p.num_seqs;
+  }
   r.num_tokens = p.num_tokens;
   r.num_q_heads = p.num_q_heads;
   r.sinks = p.sinks;
@@ -337,9 +371,9 @@ inline UnifiedLaunchGeometry make_unified_launch_geometry(const UnifiedAttention
   UnifiedLaunchGeometry g;
   g.empty = p.num_tokens == 0 || p.num_seqs == 0;
   g.split = plan.split;
-  g.grid.x = static_cast<uint32_t>(plan.grid_x);
+  g.grid.x = static_cast<uint32_t>(plan.split && plan.planned ? plan.capacity : plan.grid_x);
   g.grid.y = static_cast<uint32_t>(p.num_kv_heads * plan.head_chunks);
-  g.grid.z = static_cast<uint32_t>(plan.split ? plan.num_segments : 1);
+  g.grid.z = static_cast<uint32_t>(plan.split && !plan.planned ? plan.num_segments : 1);
   g.threads = static_cast<uint32_t>(threads);
   g.dynamic_lds = static_cast<uint32_t>(dynamic_lds);
   if (plan.split) {

@@ -20,10 +20,15 @@ namespace hipattn {
 // Which kernel family to run.
 enum class UnifiedPath : uint8_t { automatic, two_d, three_d };
 
+// How a 3D launch splits the KV tiles: uniform segments per q-block, or the device planner's tasks
+// (decode batches: every q length <= 1; kernels/common/task_plan.hpp, ALGORITHM.md 6 and 7).
+enum class UnifiedSplit : uint8_t { automatic, uniform, planned };
+
 // Caller's overrides (tests and benchmarks force a path).
 struct UnifiedOptions {
   UnifiedPath path = UnifiedPath::automatic;
   int32_t num_segments = 0;  // 3D only: 0 = chosen from the device; else forced (>= 1)
+  UnifiedSplit split = UnifiedSplit::automatic;  // 3D only; planned needs a decode batch and no num_segments
 };
 
 // A tile shape of the unified kernels: warps as kWarpsM x kWarpsN, 16 * mt rows and kn keys per warp,
@@ -139,7 +144,11 @@ struct UnifiedPlan {
   UnifiedTileKind tile_kind = UnifiedTileKind::prefill;
   UnifiedTile tile{};
   bool split = false;         // 3D split-KV
-  int32_t num_segments = 1;   // 3D segments per q-block
+  int32_t num_segments = 1;   // 3D segments per q-block (uniform split)
+  // planned 3D (decode grid, no forced segment count): the device planner (kernels/common/task_plan.hpp)
+  // cuts each sequence's tiles into tasks over `capacity` task slots per kv head and head chunk
+  bool planned = false;
+  int32_t capacity = 0;
   int32_t rows_per_token = 1; // q heads of one token in a workgroup
   int32_t block_q = 1;        // tokens per q-block
   int32_t head_chunks = 1;
@@ -199,6 +208,28 @@ inline CopyModel unified_kv_copy(const UnifiedAttentionParams& p, Target target)
   return c == CopyModel::lds_dma && !unified_kv_within_lds_dma_window(p) ? CopyModel::register_staged : c;
 }
 
+// The workspace of a planned 3D launch: the plan (tasks [capacity], item_task0 [num_seqs], status),
+// then the partial outputs [capacity, num_q_heads, D] and LSEs [capacity, num_q_heads] (fp32), each
+// block 256-byte aligned.
+struct UnifiedPlannedWorkspace {
+  size_t tasks, item_task0, status, o, lse, total;
+};
+inline UnifiedPlannedWorkspace unified_planned_workspace(const UnifiedAttentionParams& p, int32_t capacity) {
+  auto up = [](size_t x) { return (x + 255) / 256 * 256; };
+  UnifiedPlannedWorkspace w{};
+  w.tasks = 0;
+  w.item_task0 = up(static_cast<size_t>(capacity) * sizeof(PlanTask));
+  w.status = w.item_task0 + up(static_cast<size_t>(p.num_seqs) * sizeof(int32_t));
+  w.o = w.status + 256;
+  const size_t rows = static_cast<size_t>(capacity) * static_cast<size_t>(p.num_q_heads);
+  w.lse = w.o + up(rows * static_cast<size_t>(p.head_size) * sizeof(float));
+  w.total = w.lse + up(rows * sizeof(float));
+  return w;
+}
+inline size_t unified_planned_workspace_bytes(const UnifiedAttentionParams& p, int32_t capacity) {
+  return unified_planned_workspace(p, capacity).total;
+}
+
 inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const UnifiedOptions& opt,
                                           const PlanDevice& dev) {
   UnifiedPlan plan;
@@ -238,7 +269,31 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   plan.split = split;
   if (opt.num_segments < 0)
     throw Error(ErrorCode::invalid_argument, "options.num_segments", std::to_string(opt.num_segments) + " < 0");
-  if (split) {
+  if (opt.split == UnifiedSplit::planned && (!plan.decode_grid || opt.num_segments != 0))
+    throw Error(ErrorCode::invalid_argument, "options.split",
+                std::string("planned needs a decode batch (max_seqlen_q <= 1, got ") + std::to_string(p.max_seqlen_q) +
+                    ") and no forced num_segments (got " + std::to_string(opt.num_segments) + ")");
+  // Planned split (the device planner, ALGORITHM.md 7) where uniform segments cannot balance: a decode
+  // batch whose uniform split would cut each sequence into at most 2 segments while one may hold 64
+  // tiles or more (a long sequence among short ones keeps half its keys in one workgroup). Many
+  // segments already cut every sequence finely, and the planner's one-workgroup launch (7-40 us on
+  // the H200, bench/NOTES.md) would only add to short calls.
+  bool planned = false;
+  if (split && plan.decode_grid && opt.num_segments == 0) {
+    planned = opt.split == UnifiedSplit::planned ||
+              (opt.split == UnifiedSplit::automatic && max_tiles >= 64 &&
+               choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64)) <= 2);
+  }
+  if (planned) {
+    // Planned: the slots fill the device once (fill / (kv heads x head chunks)), and never fewer than
+    // the sequences (each has at least one task). The planner sizes the tasks from this call's lengths.
+    const int64_t per_slot = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks;
+    plan.planned = true;
+    plan.capacity = static_cast<int32_t>(std::max<int64_t>(p.num_seqs, (fill + per_slot - 1) / per_slot));
+    plan.num_segments = 1;
+    plan.workspace_bytes = unified_planned_workspace_bytes(p, plan.capacity);
+    plan.reason += "; planned: " + std::to_string(plan.capacity) + " task slots";
+  } else if (split) {
     int32_t seg = opt.num_segments;
     if (seg == 0) seg = choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64));
     plan.num_segments = seg;

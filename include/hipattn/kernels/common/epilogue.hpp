@@ -109,11 +109,23 @@ struct NormalizedStore {
   }
 };
 
+// A segment's (or a planned task's) partial state. Planned tasks of a sequence that has one part
+// write the output directly (NormalizedStore: no reduce work); partials of planned tasks sit at their
+// slot ([slot, num_q_heads]: the decode grid has one token a sequence).
 struct SplitPartial {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
                                                        const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
                                                        float v_scale) {
+    const bool planned = a.tasks != nullptr;
+    if (planned && w.parts == 1) {
+      NormalizedStore::template store<Cfg, WT, Arch>(a, w, wm, lane, sm, o, v_scale);
+      return;
+    }
+    auto row = [&](const RowCoord& rc) {
+      return planned ? static_cast<int64_t>(w.segment) * a.num_q_heads + rc.q_head
+                     : (static_cast<int64_t>(w.segment) * a.num_tokens + rc.token) * a.num_q_heads + rc.q_head;
+    };
     float factor[WT::kRowSlots];
     RowCoord rcs[WT::kRowSlots];
     warp_row_coords<WT>(a, w, wm, lane, rcs);
@@ -121,12 +133,10 @@ struct SplitPartial {
     for (int r = 0; r < WT::kRowSlots; ++r) {
       const float lse2 = sm.l[r] > 0.f ? sm.m[r] + __log2f(sm.l[r]) : -INFINITY;
       factor[r] = sm.l[r] > 0.f ? v_scale / sm.l[r] : 0.f;
-      if (rcs[r].valid && WT::row_leader(lane))
-        a.ws_lse[(static_cast<int64_t>(w.segment) * a.num_tokens + rcs[r].token) * a.num_q_heads + rcs[r].q_head] = lse2;
+      if (rcs[r].valid && WT::row_leader(lane)) a.ws_lse[row(rcs[r])] = lse2;
     }
     store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
-      float* dst = a.ws_o + ((static_cast<int64_t>(w.segment) * a.num_tokens + rc.token) * a.num_q_heads + rc.q_head) *
-                                Cfg::kDv + col;
+      float* dst = a.ws_o + row(rc) * Cfg::kDv + col;
       *reinterpret_cast<float2*>(dst) = make_float2(o0, o1);
     });
   }

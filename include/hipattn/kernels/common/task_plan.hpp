@@ -136,83 +136,98 @@ struct DecodePlanArgs {
   int32_t* status = nullptr;        // [1]
 };
 
-// Threads of the planner's one workgroup (the launch block size).
-inline constexpr int kPlannerThreads = 256;
+// Threads of the planner's one workgroup (the launch block size), and the items whose tile counts
+// it keeps in LDS (more are recomputed from seq_lens_k at each use).
+inline constexpr int kPlannerThreads = 64;
+inline constexpr int kPlannerCachedItems = 4096;
 
 #if defined(HIPATTN_HAS_DEVICE)
-
 namespace detail {
-// Sum of v over the workgroup (every thread gets it); red holds kPlannerThreads values.
-HIPATTN_DEVICE HIPATTN_FORCEINLINE int64_t plan_block_sum(int64_t v, int64_t* red) {
+// Sum and max of (sum, mx) over the workgroup (every thread gets both); red holds 2 x kPlannerThreads.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void plan_block_reduce(int64_t& sum, int64_t& mx, int64_t* red) {
   const int t = static_cast<int>(threadIdx.x);
   __syncthreads();
-  red[t] = v;
+  red[t] = sum;
+  red[kPlannerThreads + t] = mx;
   __syncthreads();
   for (int s = kPlannerThreads / 2; s > 0; s >>= 1) {
-    if (t < s) red[t] += red[t + s];
+    if (t < s) {
+      red[t] += red[t + s];
+      if (red[kPlannerThreads + t + s] > red[kPlannerThreads + t]) red[kPlannerThreads + t] = red[kPlannerThreads + t + s];
+    }
     __syncthreads();
   }
-  return red[0];
-}
-HIPATTN_DEVICE HIPATTN_FORCEINLINE int64_t plan_block_max(int64_t v, int64_t* red) {
-  const int t = static_cast<int>(threadIdx.x);
-  __syncthreads();
-  red[t] = v;
-  __syncthreads();
-  for (int s = kPlannerThreads / 2; s > 0; s >>= 1) {
-    if (t < s && red[t + s] > red[t]) red[t] = red[t + s];
-    __syncthreads();
-  }
-  return red[0];
+  sum = red[0];
+  mx = red[kPlannerThreads];
 }
 }  // namespace detail
 
 // The planner: one workgroup of kPlannerThreads. Thread t owns the contiguous items
-// [t * per, (t + 1) * per), per = ceil(num_items / kPlannerThreads): the bisection sums tasks(T) over
-// the workgroup, an exclusive scan of the threads' task counts gives each its first slot, and every
-// slot past the last task is marked empty. The result equals plan_tasks_host's for the same lengths.
+// [t * per, (t + 1) * per), per = ceil(num_items / kPlannerThreads), whose tile counts and first
+// tiles it computes once (into LDS for the first kPlannerCachedItems items). The bound is searched
+// in [T0, T1]: T0 = max(1, ceil(sum / capacity)) (no smaller T is feasible) and T1 = ceil(sum /
+// (capacity - items)) (feasible: tasks(T) <= sum / T + items), capped at the longest item; T0 is
+// tried first (the common answer when the slots are plentiful), then bisection. An exclusive scan of
+// the threads' task counts gives each its first slot, and every slot past the last task is marked
+// empty. The result equals plan_tasks_host's for the same lengths (the smallest feasible bound is
+// one number, however it is searched).
 // (A template so that the header defines it in every translation unit without a second definition.)
 template <int kThreads = kPlannerThreads>
 __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const DecodePlanArgs a) {
   static_assert(kThreads == kPlannerThreads, "the reductions are sized for kPlannerThreads");
-  __shared__ int64_t red[kPlannerThreads];
+  __shared__ int64_t red[2 * kPlannerThreads];
+  __shared__ int32_t lds_n[kPlannerCachedItems], lds_first[kPlannerCachedItems];
   const int t = static_cast<int>(threadIdx.x);
   const int32_t per = (a.num_items + kPlannerThreads - 1) / kPlannerThreads;
   const int32_t i0 = t * per < a.num_items ? t * per : a.num_items;
   const int32_t i1 = i0 + per < a.num_items ? i0 + per : a.num_items;
-  auto tiles = [&](int32_t i) { return a.shape.tiles(a.seq_lens_k[i] > 0 ? a.seq_lens_k[i] : 0); };
-  auto my_tasks = [&](int32_t T) {
-    int64_t s = 0;
+  auto range = [&](int32_t i) { return a.shape.range(a.seq_lens_k[i] > 0 ? a.seq_lens_k[i] : 0); };
+  auto tiles = [&](int32_t i) {
+    if (i < kPlannerCachedItems) return lds_n[i];
+    const KvTileRange r = range(i);
+    return r.empty() ? 0 : r.tile_end - r.tile_begin;
+  };
+  int64_t sum = 0, mx = 1;
+  for (int32_t i = i0; i < i1; ++i) {
+    const KvTileRange r = range(i);
+    const int32_t n = r.empty() ? 0 : r.tile_end - r.tile_begin;
+    if (i < kPlannerCachedItems) {
+      lds_n[i] = n;
+      lds_first[i] = r.empty() ? 0 : r.tile_begin;
+    }
+    sum += n;
+    mx = n > mx ? n : mx;
+  }
+  detail::plan_block_reduce(sum, mx, red);  // its barriers also publish lds_n / lds_first
+  auto tasks_of = [&](int32_t T) {  // tasks(T) over the workgroup
+    int64_t s = 0, unused = 0;
     for (int32_t i = i0; i < i1; ++i) s += plan_item_tasks(tiles(i), T);
+    detail::plan_block_reduce(s, unused, red);
     return s;
   };
   // the bound
   int32_t T = a.fixed_tiles;
   if (T <= 0) {
-    int64_t sum = 0, mx = 1;
-    for (int32_t i = i0; i < i1; ++i) {
-      const int32_t n = tiles(i);
-      sum += n;
-      mx = n > mx ? n : mx;
-    }
-    sum = detail::plan_block_sum(sum, red);
-    mx = detail::plan_block_max(mx, red);
     if (a.num_items > a.capacity) {
       T = 0;
     } else {
       int64_t lo = (sum + a.capacity - 1) / a.capacity;
       lo = lo < 1 ? 1 : (lo > mx ? mx : lo);
-      int64_t hi = mx;
+      int64_t hi = a.capacity > a.num_items ? (sum + (a.capacity - a.num_items) - 1) / (a.capacity - a.num_items) : mx;
+      hi = hi > mx ? mx : (hi < lo ? lo : hi);
+      if (lo < hi && tasks_of(static_cast<int32_t>(lo)) <= a.capacity) hi = lo;
       while (lo < hi) {  // uniform: every thread sees the same sums
         const int64_t mid = lo + (hi - lo) / 2;
-        if (detail::plan_block_sum(my_tasks(static_cast<int32_t>(mid)), red) <= a.capacity) hi = mid;
+        if (tasks_of(static_cast<int32_t>(mid)) <= a.capacity) hi = mid;
         else lo = mid + 1;
       }
       T = static_cast<int32_t>(lo);
     }
   }
   // each thread's task count, the exclusive scan of the counts, the total
-  const int64_t mine = T > 0 ? my_tasks(T) : 0;
+  int64_t mine = 0;
+  if (T > 0)
+    for (int32_t i = i0; i < i1; ++i) mine += plan_item_tasks(tiles(i), T);
   __syncthreads();
   red[t] = mine;
   __syncthreads();
@@ -231,10 +246,15 @@ __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const Decod
       a.item_task0[i] = 0;
       continue;
     }
-    const int32_t len = a.seq_lens_k[i] > 0 ? a.seq_lens_k[i] : 0;
-    const KvTileRange r = a.shape.range(len);
-    const int32_t n = r.empty() ? 0 : r.tile_end - r.tile_begin;
-    const int32_t first = r.empty() ? 0 : r.tile_begin;
+    int32_t n, first;
+    if (i < kPlannerCachedItems) {
+      n = lds_n[i];
+      first = lds_first[i];
+    } else {
+      const KvTileRange r = range(i);
+      n = r.empty() ? 0 : r.tile_end - r.tile_begin;
+      first = r.empty() ? 0 : r.tile_begin;
+    }
     const int32_t k = plan_item_tasks(n, T);
     a.item_task0[i] = static_cast<int32_t>(slot);
     for (int32_t j = 0; j < k; ++j, ++slot) {

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 
+#include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/paged/varlen.hpp"
 #include "hipattn/platform/config.hpp"
 #include "hipattn/tile/tile_range.hpp"
@@ -28,6 +29,8 @@ struct AttentionWork {
   int32_t segment = 0;   // KV segment (split-KV)
   int32_t seq_tok0 = 0;  // first token of the sequence
   int32_t q_len = 0, kv_len = 0, ctx = 0;  // ctx = kv_len - q_len (bottom-right alignment)
+  int32_t tile_begin = 0, tile_end = 0;     // planned split-KV: the task's tiles
+  int32_t parts = 1;                        // planned split-KV: tasks of the sequence (1: direct output)
 };
 
 // Where a row of the workgroup tile lives.
@@ -67,7 +70,15 @@ template <bool kSplit>
 struct QBlockScheduler {
   template <class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static bool get(const Args& a, AttentionWork& w) {
-    if (a.decode_grid) {
+    if (kSplit && a.tasks != nullptr) {  // planned (decode grid): slot x is task x of the device plan
+      const PlanTask t = a.tasks[blockIdx.x];
+      if (t.item < 0) return false;  // an empty slot
+      w.seq = t.item;
+      w.qb = 0;
+      w.tile_begin = t.tile_begin;
+      w.tile_end = t.tile_end;
+      w.parts = t.parts;
+    } else if (a.decode_grid) {
       w.seq = static_cast<int32_t>(blockIdx.x);
       w.qb = 0;
     } else {
@@ -85,16 +96,24 @@ struct QBlockScheduler {
     w.ctx = w.kv_len - w.q_len;
     w.kvh = static_cast<int32_t>(blockIdx.y) / a.head_chunks;
     w.chunk = static_cast<int32_t>(blockIdx.y) % a.head_chunks;
-    w.segment = kSplit ? static_cast<int32_t>(blockIdx.z) : 0;
+    w.segment = !kSplit ? 0 : a.tasks != nullptr ? static_cast<int32_t>(blockIdx.x) : static_cast<int32_t>(blockIdx.z);
     return true;
   }
-  // 2D: every visible tile; 3D: the segment's share (near-equal parts of the visible tiles).
+  // 2D: every visible tile; 3D: the segment's share (near-equal parts of the visible tiles), or the
+  // planned task's tiles (the planner's range of the same visible tiles).
   template <class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void tiles(const Args& a, const AttentionWork& w, const KvTileRange& r,
                                                        int32_t& begin, int32_t& end) {
     begin = r.tile_begin;
     end = r.tile_end;
-    if constexpr (kSplit) split_tiles(r.tile_begin, r.tile_end, a.num_segments, w.segment, begin, end);
+    if constexpr (kSplit) {
+      if (a.tasks != nullptr) {
+        begin = w.tile_begin;
+        end = w.tile_end;
+      } else {
+        split_tiles(r.tile_begin, r.tile_end, a.num_segments, w.segment, begin, end);
+      }
+    }
   }
 };
 #endif

@@ -9,6 +9,7 @@
 // (__forceinline__); in a host-only build it is empty.
 #include "hipattn/platform/runtime.hpp"
 #include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/paged/paged_kv.hpp"
 #include "hipattn/arch/concept.hpp"
@@ -138,6 +139,10 @@ struct UnifiedKernelArgs {
   int32_t num_segments = 1;
   float* ws_o = nullptr;
   float* ws_lse = nullptr;  // log2 units
+  // planned split-KV (decode grid, kernels/common/task_plan.hpp): grid slot x walks tasks[x]; a task
+  // of a one-part sequence writes the output directly, the others a partial state at
+  // [slot, num_q_heads, D] / [slot, num_q_heads]. Null: the uniform segments above.
+  const PlanTask* tasks = nullptr;
 };
 
 // The arguments type of a configuration's 2D / 3D kernels: the loader's parameters and the variant.
@@ -147,9 +152,16 @@ using unified_args_t = UnifiedKernelArgs<typename Cfg::Loader::Params, typename 
 // Arguments of the split-KV reduce (kernels/unified/kernels.hpp), built on the host by
 // dispatch/unified_launch.hpp.
 struct SplitKvReduceArgs {
-  const float* ws_o = nullptr;    // [num_segments, num_tokens, num_q_heads, D]
-  const float* ws_lse = nullptr;  // [num_segments, num_tokens, num_q_heads], log2 units
+  const float* ws_o = nullptr;    // [num_segments, num_tokens, num_q_heads, D] (planned: [slots, num_q_heads, D])
+  const float* ws_lse = nullptr;  // [num_segments, num_tokens, num_q_heads], log2 units (planned: [slots, num_q_heads])
   int32_t num_segments = 1, num_tokens = 0, num_q_heads = 0;
+  // planned (decode grid): the parts of the sequence that holds the token (cu_seqlens_q[s] <= token <
+  // cu_seqlens_q[s + 1]; q lengths are 0 or 1) are the tasks from item_task0[s]; a one-part sequence
+  // was written by the 3D kernel and is skipped
+  const PlanTask* tasks = nullptr;
+  const int32_t* item_task0 = nullptr;
+  const int32_t* cu_seqlens_q = nullptr;
+  int32_t num_seqs = 0;
   const float* sinks = nullptr;  // [num_q_heads], natural units
   uint16_t* out = nullptr;
   int32_t o_stride_token = 0, o_stride_head = 0;

@@ -41,30 +41,47 @@ __global__ void __launch_bounds__(kThreads) split_kv_reduce_kernel(const SplitKv
   if (item >= items) return;
   const int32_t token = static_cast<int32_t>(item / a.num_q_heads);
   const int32_t head = static_cast<int32_t>(item % a.num_q_heads);
+  // The partials of (token, head): segment s at s * items + item, or (planned) the sequence's tasks
+  // at their slots; a planned one-part sequence was written directly by the 3D kernel.
+  int32_t segments = a.num_segments;
+  int64_t base = item, step = items;
+  if (a.tasks != nullptr) {
+    int32_t lo = 0, hi = a.num_seqs;  // the sequence of the token: the last s with cu_seqlens_q[s] <= token
+    while (hi - lo > 1) {
+      const int32_t mid = (lo + hi) / 2;
+      if (a.cu_seqlens_q[mid] <= token) lo = mid;
+      else hi = mid;
+    }
+    const int32_t first = a.item_task0[lo];
+    segments = a.tasks[first].parts;
+    if (segments <= 1) return;
+    base = static_cast<int64_t>(first) * a.num_q_heads + head;
+    step = a.num_q_heads;
+  }
   // Segments are read kBatch at a time with independent loads, so a long segment list costs a few
   // memory latencies, not one per segment. Every (segment, row) entry was written by the 3D kernel
   // (empty segments write O = 0 and lse = -inf); -inf entries get no weight.
   constexpr int kBatch = 8;
   const float sink2 = a.sinks != nullptr ? a.sinks[head] * kLog2e : -INFINITY;
   float m = sink2;
-  for (int s0 = 0; s0 < a.num_segments; s0 += kBatch) {
+  for (int s0 = 0; s0 < segments; s0 += kBatch) {
     float ls[kBatch];
 #pragma unroll
-    for (int k = 0; k < kBatch; ++k) ls[k] = s0 + k < a.num_segments ? a.ws_lse[(s0 + k) * items + item] : -INFINITY;
+    for (int k = 0; k < kBatch; ++k) ls[k] = s0 + k < segments ? a.ws_lse[(s0 + k) * step + base] : -INFINITY;
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) m = fmaxf(m, ls[k]);
   }
   const float ms = safe_max(m);
   float l = sink2 != -INFINITY ? Arch::exp2(sink2 - ms) : 0.f;
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
-  for (int s0 = 0; s0 < a.num_segments; s0 += kBatch) {
+  for (int s0 = 0; s0 < segments; s0 += kBatch) {
     float ls[kBatch];
     float4 o[kBatch];
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
-      const bool in = s0 + k < a.num_segments;
-      ls[k] = in ? a.ws_lse[(s0 + k) * items + item] : -INFINITY;
-      o[k] = in ? *reinterpret_cast<const float4*>(a.ws_o + ((s0 + k) * items + item) * kD + c4) : make_float4(0.f, 0.f, 0.f, 0.f);
+      const bool in = s0 + k < segments;
+      ls[k] = in ? a.ws_lse[(s0 + k) * step + base] : -INFINITY;
+      o[k] = in ? *reinterpret_cast<const float4*>(a.ws_o + ((s0 + k) * step + base) * kD + c4) : make_float4(0.f, 0.f, 0.f, 0.f);
     }
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
