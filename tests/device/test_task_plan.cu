@@ -11,6 +11,7 @@
 
 #include "../common/gpu.hpp"
 #include "../common/paged_problem.hpp"
+#include "../common/plan_cases.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/platform/runtime.hpp"
 
@@ -75,17 +76,8 @@ TEST(TaskPlanDevice, EqualsTheHostPlan) {
   std::mt19937 rng(2027);
   int planned = 0;
   for (int iter = 0; iter < 120; ++iter) {
-    const int32_t count = 1 + static_cast<int32_t>(rng() % (iter % 4 == 0 ? 2000 : 64));
-    std::vector<int32_t> lens(count);
-    for (auto& l : lens) l = rng() % 6 == 0 ? static_cast<int32_t>(rng() % 3) : static_cast<int32_t>(rng() % 32769);
-    DecodeItemShape shape;
-    shape.q_len = 1 + static_cast<int32_t>(rng() % 8);
-    shape.tile_keys = rng() % 2 ? 64 : 16;
-    shape.window_left = rng() % 3 == 0 ? static_cast<int32_t>(rng() % 8192) : -1;
-    const int32_t fixed = rng() % 4 == 0 ? 1 + static_cast<int32_t>(rng() % 64) : 0;
-    int32_t capacity = count + static_cast<int32_t>(rng() % (4 * count + 300));
-    if (fixed > 0) capacity = count * (32768 / shape.tile_keys / fixed + 1);
-    expect_same_plan(lens, shape, capacity, fixed, ("iteration " + std::to_string(iter)).c_str());
+    const PlanCase c = random_plan_case(rng, iter % 4 == 0 ? 2000 : 64, 300, rng() % 4 == 0);
+    expect_same_plan(c.lens, c.shape, c.capacity, c.fixed, ("iteration " + std::to_string(iter)).c_str());
     if (HasFatalFailure()) return;
     ++planned;
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/plan_cases.hpp"
 #include "emu.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 
@@ -64,17 +65,8 @@ void expect_same(const CodeObject& co, const std::vector<int32_t>& lens, const D
 TEST_P(EmuPlanner, EqualsTheHostPlan) {
   std::mt19937 rng(GetParam() == "gfx942" ? 42 : 950);
   for (int iter = 0; iter < 12; ++iter) {
-    const int32_t count = 1 + static_cast<int32_t>(rng() % (iter % 3 == 0 ? 700 : 40));
-    std::vector<int32_t> lens(count);
-    for (auto& l : lens) l = rng() % 6 == 0 ? static_cast<int32_t>(rng() % 3) : static_cast<int32_t>(rng() % 32769);
-    DecodeItemShape shape;
-    shape.q_len = 1 + static_cast<int32_t>(rng() % 8);
-    shape.tile_keys = rng() % 2 ? 64 : 16;
-    shape.window_left = rng() % 3 == 0 ? static_cast<int32_t>(rng() % 8192) : -1;
-    const int32_t fixed = iter % 4 == 3 ? 1 + static_cast<int32_t>(rng() % 64) : 0;
-    int32_t capacity = count + static_cast<int32_t>(rng() % (2 * count + 200));
-    if (fixed > 0) capacity = count * (32768 / shape.tile_keys / fixed + 1);
-    expect_same(*co, lens, shape, capacity, fixed, GetParam() + " iteration " + std::to_string(iter));
+    const testing::PlanCase c = testing::random_plan_case(rng, iter % 3 == 0 ? 700 : 40, 200, iter % 4 == 3);
+    expect_same(*co, c.lens, c.shape, c.capacity, c.fixed, GetParam() + " iteration " + std::to_string(iter));
     if (HasFatalFailure()) return;
   }
   expect_same(*co, {30000, 30000, 30000}, DecodeItemShape{}, 5, 1, GetParam() + " overflow");
