@@ -43,8 +43,8 @@ for bin in "$@"; do
         fail "$bin: ${co##*/}: metadata note does not name $gfx"
       kernels=$(( kernels + $(grep -c '\.symbol:' "$tmp/notes.txt" || true) ))
     done
-    printf '%-38s %-7s %4d code objects, %5d kernels; e_flags: %s\n' \
+    printf '%-42s %-7s %4d code objects, %5d kernels; e_flags: %s\n' \
       "${bin#"$PWD/"}" "$gfx" "${#cos[@]}" "$kernels" "${flags#EM_AMDGPU }"
   done
-  printf '%-38s .hip_fatbin: %d bytes\n' "${bin#"$PWD/"}" "$size"
+  printf '%-42s .hip_fatbin: %d bytes\n' "${bin#"$PWD/"}" "$size"
 done
