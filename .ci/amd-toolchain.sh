@@ -15,7 +15,24 @@
 #   * the HIP headers (libamdhip64-dev), rocPRIM (librocprim-dev) and the AMD
 #     device bitcode libraries (rocm-device-libs-21) from Debian sid.
 # That is enough to compile HIP *device* code for gfx942 / gfx950 into code
-# objects (.co) and inspect them.  No ROCm, no GPU, no HIP runtime.
+# objects (.co) and inspect them.  No ROCm, no GPU.
+# For the full HIP build (host + device code, linked executables; CMake's HIP
+# language, see DIR/hip-toolchain.cmake) it adds:
+#   * clang-offload-bundler (from clang-tools-21; only that binary is kept),
+#     which clang runs to bundle the code objects of all targets into the host
+#     object, and the x86_64 compiler-rt builtins (from libclang-rt-21-dev;
+#     only those are kept), which hip-lang's CMake package links;
+#   * the HIP runtime library libamdhip64.so.6 (libamdhip64-6, sid), to link
+#     against -- not its own dependencies (HSA runtime, comgr): the binaries
+#     are linked, never run here;
+#   * GoogleTest and Google Benchmark (libgtest-dev, libgmock-dev,
+#     libbenchmark-dev, trixie), so that tests and benchmarks link against
+#     libraries built for the same sysroot.
+# The prefix has lib/x86_64-linux-gnu -> usr/lib/x86_64-linux-gnu and
+# lib64 -> usr/lib64 (glibc's linker scripts name /lib/..., /lib64/...), and
+# usr/lib/cmake/hip-lang points at Debian's hip-lang package (CMake 3.25
+# looks for <rocm root>/lib/cmake/hip-lang, Debian installs it under
+# lib/x86_64-linux-gnu/cmake).
 #
 # How:
 #   * A PRIVATE apt configuration (APT_CONFIG, own sources/preferences/state/
@@ -30,7 +47,10 @@
 #     interpreter and the prefix's library dir as DT_RPATH (patchelf, from the
 #     system apt); every library in the prefix gets DT_RPATH=$ORIGIN, so no
 #     library is ever picked up from the host.
-#   * Output: DIR/env.sh (bash) and DIR/env.cmake (CMake) describing the tools.
+#   * Output: DIR/env.sh (bash) and DIR/env.cmake (CMake) describing the tools,
+#     and DIR/hip-toolchain.cmake, a CMake toolchain file for the HIP build:
+#       cmake -S . -B build-hip -G Ninja -DHIPATTN_BACKEND=hip \
+#             --toolchain DIR/hip-toolchain.cmake
 #
 # Environment knobs:
 #   HIPATTN_AMD_TOOLCHAIN_DIR   default install dir
@@ -44,7 +64,7 @@
 set -euo pipefail
 
 # Bump when the layout / package set changes so that cached installs get rebuilt.
-LAYOUT_VERSION=1
+LAYOUT_VERSION=2
 LLVM_MAJOR=21
 
 msg()  { printf '[amd-toolchain] %s\n' "$*" >&2; }
@@ -93,6 +113,7 @@ print_versions() {  # needs env.sh variables in the environment
   msg "HIP:      headers $HIPATTN_AMD_HIP_VERSION (package libamdhip64-dev $HIPATTN_AMD_HIP_PKG_VERSION)"
   msg "rocPRIM:  headers $HIPATTN_AMD_ROCPRIM_VERSION (package librocprim-dev $HIPATTN_AMD_ROCPRIM_PKG_VERSION)"
   msg "devlibs:  rocm-device-libs-$LLVM_MAJOR $HIPATTN_AMD_DEVICE_LIBS_PKG_VERSION"
+  msg "runtime:  libamdhip64.so (package libamdhip64-$HIPATTN_AMD_HIP_SOVERSION $HIPATTN_AMD_HIP_RUNTIME_PKG_VERSION), link only"
 }
 
 if [[ $FORCE == 0 && -f "$ENV_SH" ]]; then
@@ -102,6 +123,8 @@ if [[ $FORCE == 0 && -f "$ENV_SH" ]]; then
        [[ "${HIPATTN_AMD_TOOLCHAIN_LAYOUT:-}" == "$LAYOUT_VERSION" ]] &&
        "$HIPATTN_AMD_CLANG" --version >/dev/null 2>&1 &&
        "$HIPATTN_AMD_READELF" --version >/dev/null 2>&1 &&
+       "$HIPATTN_AMD_OFFLOAD_BUNDLER" --version >/dev/null 2>&1 &&
+       [[ -f "$HIPATTN_AMD_HIP_TOOLCHAIN_FILE" ]] &&
        "$HIPATTN_AMD_LLD" --version >/dev/null 2>&1 ) ; then
     # shellcheck disable=SC1090
     source "$ENV_SH"
@@ -111,7 +134,8 @@ if [[ $FORCE == 0 && -f "$ENV_SH" ]]; then
   fi
   msg "existing install in $DIR is stale or broken; reinstalling"
 fi
-rm -f "$ENV_SH" "$ENV_CMAKE"   # env.sh is (re)written only after the self-test passes
+HIP_TOOLCHAIN=$DIR/hip-toolchain.cmake
+rm -f "$ENV_SH" "$ENV_CMAKE" "$HIP_TOOLCHAIN"   # env.sh is (re)written only after the self-test passes
 
 # ----------------------------------------------------------------------------
 # Host checks
@@ -296,13 +320,25 @@ for p in "${SID_PKGS[@]}"; do
   [[ $(papt_cache policy "$p") == *" sid/main "* ]] || die "package $p not found in sid at $MIRROR"
 done
 
+# 5. the full HIP build (see the header): clang-offload-bundler and the
+#    compiler-rt builtins (trixie-backports, pruned to those files after
+#    unpacking, so no dependency of theirs is needed), the HIP runtime library
+#    of the same version as libamdhip64-dev (sid), GoogleTest / Google
+#    Benchmark for the trixie sysroot (trixie) with benchmark's shared library.
+HIPBUILD_PKGS=("clang-tools-$LLVM_MAJOR" "libclang-rt-$LLVM_MAJOR-dev" libgtest-dev libgmock-dev libbenchmark-dev)
+for p in $(deps_of libbenchmark-dev); do [[ $p =~ ^libbenchmark[0-9] ]] && HIPBUILD_PKGS+=("$p"); done
+for p in "${HIPBUILD_PKGS[@]}"; do have_pkg "$p" || die "package $p not found at $MIRROR"; done
+HIP_RUNTIME_PKG=$(deps_of libamdhip64-dev/sid | grep -E '^libamdhip64-[0-9]+$' | head -n1 || true)
+[[ -n $HIP_RUNTIME_PKG ]] || die "could not find the HIP runtime package among libamdhip64-dev's (sid) dependencies"
+SID_PKGS+=("$HIP_RUNTIME_PKG")
+
 # ----------------------------------------------------------------------------
 # Download and unpack
 # ----------------------------------------------------------------------------
 DEBS=$DIR/debs
 rm -rf "$DEBS" "$PREFIX"
 mkdir -p "$DEBS" "$PREFIX"
-ALL=("${TOOL_PKGS[@]}" "${RUNTIME_PKGS[@]}" "${SYSROOT_PKGS[@]}")
+ALL=("${TOOL_PKGS[@]}" "${RUNTIME_PKGS[@]}" "${SYSROOT_PKGS[@]}" "${HIPBUILD_PKGS[@]}")
 for p in "${SID_PKGS[@]}"; do ALL+=("$p/sid"); done
 msg "downloading ${#ALL[@]} packages: ${ALL[*]}"
 ( cd "$DEBS" && papt download "${ALL[@]}" >"$APT_DIR/download.log" 2>&1 ) ||
@@ -310,8 +346,31 @@ msg "downloading ${#ALL[@]} packages: ${ALL[*]}"
 
 msg "unpacking into $PREFIX"
 : >"$DIR/packages.txt"
+# Packages of which only a few files are kept: package name -> paths (globs)
+# relative to the package root.  They are unpacked aside and those copied.
+declare -A KEEP_ONLY=(
+  ["clang-tools-$LLVM_MAJOR"]="usr/lib/llvm-$LLVM_MAJOR/bin/clang-offload-bundler"
+  ["libclang-rt-$LLVM_MAJOR-dev"]="usr/lib/llvm-$LLVM_MAJOR/lib/clang/$LLVM_MAJOR/lib/linux/libclang_rt.builtins-x86_64.a usr/lib/llvm-$LLVM_MAJOR/lib/clang/$LLVM_MAJOR/lib/linux/clang_rt.crt*-x86_64.o"
+)
 for deb in "$DEBS"/*.deb; do
-  dpkg -x "$deb" "$PREFIX" || die "dpkg -x $deb failed"
+  pkg=$(dpkg-deb --show --showformat='${Package}' "$deb")
+  if [[ -n ${KEEP_ONLY[$pkg]:-} ]]; then
+    rm -rf "$DIR/partial" && mkdir -p "$DIR/partial"
+    dpkg -x "$deb" "$DIR/partial" || die "dpkg -x $deb failed"
+    read -r -a globs <<<"${KEEP_ONLY[$pkg]}"
+    for g in "${globs[@]}"; do
+      found=0
+      for f in "$DIR/partial"/$g; do
+        [[ -e $f ]] || continue
+        mkdir -p "$PREFIX/$(dirname "${f#"$DIR/partial/"}")"
+        cp -a "$f" "$PREFIX/${f#"$DIR/partial/"}"; found=1
+      done
+      [[ $found == 1 ]] || die "$pkg has no $g"
+    done
+    rm -rf "$DIR/partial"
+  else
+    dpkg -x "$deb" "$PREFIX" || die "dpkg -x $deb failed"
+  fi
   dpkg-deb --show --showformat='${Package} ${Version}\n' "$deb" >>"$DIR/packages.txt"
 done
 sort -o "$DIR/packages.txt" "$DIR/packages.txt"
@@ -321,6 +380,35 @@ rm -rf "$PREFIX"/usr/share/{doc,man,info,lintian,bug}
 while IFS= read -r -d '' link; do
   ln -sfn "$PREFIX$(readlink "$link")" "$link"
 done < <(find "$PREFIX" -type l -lname '/*' -print0)
+
+# glibc's linker scripts (usr/lib/x86_64-linux-gnu/libc.so, libm.so) name
+# /lib/x86_64-linux-gnu/... and /lib64/ld-linux-x86-64.so.2, which the linker
+# looks up inside the sysroot: link those two dirs as a merged-/usr system
+# has them.  Not the whole of /lib: clang would then find the GCC installation
+# as <prefix>/lib/gcc/..., and its header paths (lib/gcc/.../../../../include)
+# would be wrong once normalized, in depfiles too (every build rebuilds all).
+mkdir -p "$PREFIX/lib"
+for d in lib/x86_64-linux-gnu lib64; do
+  [[ -e $PREFIX/usr/$d ]] || die "$PREFIX/usr/$d missing"
+  if [[ -d $PREFIX/$d && ! -L $PREFIX/$d ]]; then
+    cp -a "$PREFIX/$d/." "$PREFIX/usr/$d/" && rm -rf "${PREFIX:?}/$d"
+  fi
+done
+ln -sfn ../usr/lib/x86_64-linux-gnu "$PREFIX/lib/x86_64-linux-gnu"
+ln -sfn usr/lib64 "$PREFIX/lib64"
+# CMake 3.25 looks for <rocm root>/lib/cmake/hip-lang/hip-lang-config.cmake;
+# Debian has it in the multiarch dir.  With the rocm root <prefix>/usr, the
+# package's own relative paths (../../../../lib/x86_64-linux-gnu/libamdhip64...)
+# land on <prefix>/lib/x86_64-linux-gnu, the link to usr/lib/x86_64-linux-gnu.
+[[ -f $LIBDIR/cmake/hip-lang/hip-lang-config.cmake ]] || die "libamdhip64-dev has no cmake/hip-lang package"
+mkdir -p "$PREFIX/usr/lib/cmake"
+ln -sfn ../x86_64-linux-gnu/cmake/hip-lang "$PREFIX/usr/lib/cmake/hip-lang"
+# The host linker: clang looks for `ld` in its own dir, then in the GCC installation's binutils
+# dir (<prefix>/usr/x86_64-linux-gnu/bin, empty: no binutils here), then on the PATH -- the
+# host's GNU ld, for the host's glibc.  lld in the binutils dir makes every host link made with
+# --sysroot=<prefix> use lld, -fuse-ld or not.
+mkdir -p "$PREFIX/usr/x86_64-linux-gnu/bin"
+ln -sfn "../../lib/llvm-$LLVM_MAJOR/bin/ld.lld" "$PREFIX/usr/x86_64-linux-gnu/bin/ld"
 
 # ----------------------------------------------------------------------------
 # Make the trixie binaries run on the bookworm host.
@@ -363,11 +451,17 @@ LLD=$LLVM_BIN/ld.lld
 READELF=$LLVM_BIN/llvm-readelf
 OBJDUMP=$LLVM_BIN/llvm-objdump
 CXXFILT=$LLVM_BIN/llvm-cxxfilt
+OBJCOPY=$LLVM_BIN/llvm-objcopy
+BUNDLER=$LLVM_BIN/clang-offload-bundler
 HIP_INCLUDE=$PREFIX/usr/include
 ROCPRIM_INCLUDE=$PREFIX/usr/include
-for f in "$CLANG" "$LLD" "$READELF" "$OBJDUMP" "$HIP_INCLUDE/hip/hip_runtime.h" \
+HIP_SOVERSION=${HIP_RUNTIME_PKG#libamdhip64-}
+for f in "$CLANG" "$LLD" "$READELF" "$OBJDUMP" "$OBJCOPY" "$BUNDLER" "$HIP_INCLUDE/hip/hip_runtime.h" \
          "$ROCPRIM_INCLUDE/rocprim/rocprim.hpp" "$BITCODE_DIR/ocml.bc" \
-         "$RESOURCE_DIR/include/__clang_hip_runtime_wrapper.h"; do
+         "$RESOURCE_DIR/include/__clang_hip_runtime_wrapper.h" \
+         "$RESOURCE_DIR/lib/linux/libclang_rt.builtins-x86_64.a" \
+         "$LIBDIR/libamdhip64.so.$HIP_SOVERSION" "$PREFIX/usr/lib/cmake/hip-lang/hip-lang-config.cmake" \
+         "$LIBDIR/cmake/GTest/GTestConfig.cmake" "$LIBDIR/cmake/benchmark/benchmarkConfig.cmake"; do
   [[ -e $f ]] || die "expected file missing after unpacking: $f"
 done
 # Flags beyond `-x hip --offload-arch=gfxNNN` (and --cuda-device-only
@@ -432,6 +526,79 @@ for arch in gfx942 gfx950; do
   msg "  [$arch] objdump: $(sed 's/^\s*//; s/\s*\/\/.*//' <<<"$line")"
 done
 
+# Self-test of the full HIP build: the same kernel and a host main() compiled
+# for the host and both targets and linked against the HIP runtime, with the
+# flags hip-toolchain.cmake gives CMake (CMake adds --hip-link, --rtlib and
+# -unwindlib through hip-lang's package); the executable must carry a
+# .hip_fatbin bundle with both targets' code objects.  (No -fuse-ld: the sysroot's ld is lld.)
+cat >>"$TMP/selftest.hip" <<'EOF'
+// Linked, never run (the kernel's signature differs per target).
+int main() {
+  void* p = nullptr;
+  if (hipMalloc(&p, 1 << 12) != hipSuccess) return 1;
+  hipLaunchKernelGGL(selftest_mfma, dim3(1), dim3(64), 0, 0, nullptr, nullptr, nullptr);
+  return hipDeviceSynchronize() == hipSuccess ? 0 : 1;
+}
+EOF
+msg "self-test: host + gfx942 + gfx950 executable"
+"$CLANG" -x hip --offload-arch=gfx942 --offload-arch=gfx950 -O2 -std=c++20 \
+    --sysroot="$PREFIX" --rocm-path="$PREFIX/usr" --rocm-device-lib-path="$BITCODE_DIR" \
+    "$TMP/selftest.hip" -o "$TMP/selftest" -Wl,--allow-shlib-undefined \
+    --hip-link --rtlib=compiler-rt -unwindlib=libgcc 2>"$TMP/cc.log" ||
+  { cat "$TMP/cc.log" >&2; die "self-test of the full HIP build (compile + link) failed"; }
+"$OBJCOPY" --dump-section .hip_fatbin="$TMP/selftest.hipfb" "$TMP/selftest" "$TMP/selftest.stripped" ||
+  die "the self-test executable has no .hip_fatbin section"
+bundles=$("$BUNDLER" --list --type=o --input="$TMP/selftest.hipfb") || die "clang-offload-bundler --list failed"
+for arch in gfx942 gfx950; do
+  grep -qx "hipv4-amdgcn-amd-amdhsa--$arch" <<<"$bundles" || die "the self-test executable has no $arch code object (bundle: $bundles)"
+done
+"$READELF" --dynamic "$TMP/selftest" | grep -q "Shared library: \[libamdhip64.so.$HIP_SOVERSION\]" ||
+  die "the self-test executable does not link libamdhip64.so.$HIP_SOVERSION"
+msg "  bundle: $(tr '\n' ' ' <<<"$bundles")"
+
+# ----------------------------------------------------------------------------
+# CMake toolchain file for the full HIP build
+# ----------------------------------------------------------------------------
+cat >"$HIP_TOOLCHAIN.tmp" <<EOF
+# Generated by .ci/amd-toolchain.sh -- a CMake toolchain file.  Do not edit.
+#   cmake -S . -B build-hip -G Ninja -DHIPATTN_BACKEND=hip --toolchain $HIP_TOOLCHAIN
+# Host and device code are compiled by the prefix's clang $("$CLANG" -dumpversion) against its trixie
+# sysroot (glibc, libstdc++, GoogleTest and Google Benchmark of the same distribution), HIP
+# $HIP_VERSION from Debian sid.  The executables link libamdhip64.so.$HIP_SOVERSION and trixie's
+# glibc: they run on a system with those (and a GPU), not on this host.
+set(CMAKE_SYSROOT "$PREFIX")
+set(CMAKE_C_COMPILER "$LLVM_BIN/clang")
+set(CMAKE_CXX_COMPILER "$CLANG")
+set(CMAKE_HIP_COMPILER "$CLANG")
+# <root>/lib/cmake/hip-lang is where CMake 3.25 looks for the HIP runtime's package.
+set(CMAKE_HIP_COMPILER_ROCM_ROOT "$PREFIX/usr")
+set(CMAKE_HIP_FLAGS_INIT "--sysroot=$PREFIX --rocm-path=$PREFIX/usr --rocm-device-lib-path=$BITCODE_DIR")
+# --sysroot is in the HIP flags too: CMake identifies the HIP compiler by compiling and linking a
+# HIP program with those flags alone, before it adds CMAKE_SYSROOT.  The same link is why the
+# prefix has usr/x86_64-linux-gnu/bin/ld -> lld, which clang finds first.
+# CMake 3.25 has no default implicit include directory for HIP (it has <sysroot>/usr/include for C,
+# CXX and CUDA): without one, hip-lang's include directory (<sysroot>/usr/include here) is passed
+# as -isystem while CMake checks the compiler, ahead of libstdc++'s headers, and <cmath>'s
+# #include_next <math.h> fails.  CMake replaces it with the detected list.
+set(CMAKE_HIP_IMPLICIT_INCLUDE_DIRECTORIES "$PREFIX/usr/include")
+# --allow-shlib-undefined: libamdhip64's own dependencies (the HSA runtime, comgr and through it
+# libLLVM, libnuma, ...) are not installed: the executables are only linked here, and a system
+# that runs them has its own.  lld already skips the check for a shared library whose
+# dependencies it did not see; the flag says so explicitly.
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-fuse-ld=lld -Wl,--allow-shlib-undefined")
+set(CMAKE_SHARED_LINKER_FLAGS_INIT "-fuse-ld=lld -Wl,--allow-shlib-undefined")
+set(CMAKE_MODULE_LINKER_FLAGS_INIT "-fuse-ld=lld -Wl,--allow-shlib-undefined")
+# Libraries, headers and packages come from the sysroot only (never the host's /usr); programs
+# (python3, ...) from the host.
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# The test executables cannot run here: GoogleTest lists their tests when ctest runs, not after
+# the link.
+set(CMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE PRE_TEST)
+EOF
+
 # ----------------------------------------------------------------------------
 # Write env.sh / env.cmake (env.sh last: its presence means "installed")
 # ----------------------------------------------------------------------------
@@ -448,6 +615,9 @@ done
     HIPATTN_AMD_READELF "$READELF" \
     HIPATTN_AMD_OBJDUMP "$OBJDUMP" \
     HIPATTN_AMD_CXXFILT "$CXXFILT" \
+    HIPATTN_AMD_OBJCOPY "$OBJCOPY" \
+    HIPATTN_AMD_OFFLOAD_BUNDLER "$BUNDLER" \
+    HIPATTN_AMD_HIP_TOOLCHAIN_FILE "$HIP_TOOLCHAIN" \
     HIPATTN_AMD_HIP_INCLUDE "$HIP_INCLUDE" \
     HIPATTN_AMD_ROCPRIM_INCLUDE "$ROCPRIM_INCLUDE" \
     HIPATTN_AMD_DEVICE_LIBS "$BITCODE_DIR" \
@@ -455,6 +625,8 @@ done
     HIPATTN_AMD_CLANG_VERSION "$("$CLANG" -dumpversion)" \
     HIPATTN_AMD_HIP_VERSION "$HIP_VERSION" \
     HIPATTN_AMD_HIP_PKG_VERSION "$(pkg_version libamdhip64-dev)" \
+    HIPATTN_AMD_HIP_SOVERSION "$HIP_SOVERSION" \
+    HIPATTN_AMD_HIP_RUNTIME_PKG_VERSION "$(pkg_version "$HIP_RUNTIME_PKG")" \
     HIPATTN_AMD_ROCPRIM_VERSION "$ROCPRIM_VERSION" \
     HIPATTN_AMD_ROCPRIM_PKG_VERSION "$(pkg_version librocprim-dev)" \
     HIPATTN_AMD_DEVICE_LIBS_PKG_VERSION "$(pkg_version rocm-device-libs-$LLVM_MAJOR)"
@@ -465,6 +637,7 @@ source "$ENV_SH.tmp"
   echo "# Generated by .ci/amd-toolchain.sh -- include() me.  Do not edit."
   for v in HIPATTN_AMD_TOOLCHAIN_DIR HIPATTN_AMD_TOOLCHAIN_LAYOUT HIPATTN_AMD_PREFIX HIPATTN_AMD_CLANG \
            HIPATTN_AMD_LLD HIPATTN_AMD_READELF HIPATTN_AMD_OBJDUMP HIPATTN_AMD_CXXFILT \
+           HIPATTN_AMD_OBJCOPY HIPATTN_AMD_OFFLOAD_BUNDLER HIPATTN_AMD_HIP_TOOLCHAIN_FILE \
            HIPATTN_AMD_HIP_INCLUDE HIPATTN_AMD_ROCPRIM_INCLUDE HIPATTN_AMD_DEVICE_LIBS \
            HIPATTN_AMD_CLANG_VERSION HIPATTN_AMD_HIP_VERSION HIPATTN_AMD_ROCPRIM_VERSION; do
     echo "set($v \"${!v}\")"
@@ -475,8 +648,9 @@ source "$ENV_SH.tmp"
 # The .debs and apt indices are not needed any more (the prefix is the cache).
 [[ ${HIPATTN_AMD_KEEP_DEBS:-0} == 1 ]] || rm -rf "$DEBS"
 rm -rf "$APT_DIR/state/lists" "$APT_DIR/cache"
+mv "$HIP_TOOLCHAIN.tmp" "$HIP_TOOLCHAIN"
 mv "$ENV_SH.tmp" "$ENV_SH"
 
 msg "installed $(wc -l <"$DIR/packages.txt") packages ($(du -sh "$PREFIX" | cut -f1)), list in $DIR/packages.txt"
 print_versions
-msg "env: source $ENV_SH   (CMake: $ENV_CMAKE)"
+msg "env: source $ENV_SH   (CMake: $ENV_CMAKE; HIP build: --toolchain $HIP_TOOLCHAIN)"

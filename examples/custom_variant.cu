@@ -79,14 +79,14 @@ int main() {
       !ok(hipattn::rt::malloc_device(&dtab, blocks * 4), "malloc") || !ok(hipattn::rt::malloc_device(&dcu, 8), "malloc") ||
       !ok(hipattn::rt::malloc_device(&dlen, 4), "malloc") || !ok(hipattn::rt::malloc_device(&dstr, hq * 4), "malloc"))
     return 1;
-  hipattn::rt::memcpy_h2d(dq, q.data(), q.size() * 2);
-  hipattn::rt::memcpy_h2d(dk, k.data(), k.size() * 2);
-  hipattn::rt::memcpy_h2d(dv, v.data(), v.size() * 2);
-  hipattn::rt::memcpy_h2d(dtab, table.data(), blocks * 4);
-  hipattn::rt::memcpy_h2d(dcu, cu.data(), 8);
-  hipattn::rt::memcpy_h2d(dlen, lens.data(), 4);
-  hipattn::rt::memcpy_h2d(dstr, strength.data(), hq * 4);
-  hipattn::rt::memset_async(dout, 0xFF, out_bytes, nullptr);  // poison: every element must be written
+  if (!ok(hipattn::rt::memcpy_h2d(dq, q.data(), q.size() * 2), "copy") ||
+      !ok(hipattn::rt::memcpy_h2d(dk, k.data(), k.size() * 2), "copy") ||
+      !ok(hipattn::rt::memcpy_h2d(dv, v.data(), v.size() * 2), "copy") ||
+      !ok(hipattn::rt::memcpy_h2d(dtab, table.data(), blocks * 4), "copy") ||
+      !ok(hipattn::rt::memcpy_h2d(dcu, cu.data(), 8), "copy") || !ok(hipattn::rt::memcpy_h2d(dlen, lens.data(), 4), "copy") ||
+      !ok(hipattn::rt::memcpy_h2d(dstr, strength.data(), hq * 4), "copy") ||
+      !ok(hipattn::rt::memset_async(dout, 0xFF, out_bytes, nullptr), "memset"))  // poison: every element must be written
+    return 1;
   p.q = dq;
   p.k_cache = dk;
   p.v_cache = dv;
@@ -106,7 +106,7 @@ int main() {
   hipattn::unified_attention<kOnlyF16D128>(p, variant, ws, ws_bytes, nullptr);
   if (!ok(hipattn::rt::device_synchronize(), "unified_attention")) return 1;
   std::vector<hipattn::half_t> out(q.size());
-  hipattn::rt::memcpy_d2h(out.data(), dout, out_bytes);
+  if (!ok(hipattn::rt::memcpy_d2h(out.data(), dout, out_bytes), "copy")) return 1;
 
   // float64 reference of the same formula (causal, bottom-right)
   double max_err = 0.0;
@@ -141,6 +141,6 @@ int main() {
   const bool pass = max_err <= 3e-3;
   std::printf("custom variant: %d x %d heads, head %d, %d keys: max |out - float64 reference| = %.3g (%s)\n", q_len,
               hq, d, kv_len, max_err, pass ? "pass" : "FAIL");
-  for (void* x : {dq, dk, dv, dout, dtab, dcu, dlen, dstr, ws}) hipattn::rt::free_device(x);
+  for (void* x : {dq, dk, dv, dout, dtab, dcu, dlen, dstr, ws}) ok(hipattn::rt::free_device(x), "free");
   return pass ? 0 : 1;
 }
