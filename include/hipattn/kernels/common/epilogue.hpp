@@ -118,7 +118,8 @@ struct SplitPartial {
                                                        const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
                                                        float v_scale) {
     const bool planned = a.tasks != nullptr;
-    if (planned && w.parts == 1) {
+    // the task's part count is read again here rather than kept in a register through the main loop
+    if (planned && a.tasks[w.segment].parts == 1) {
       NormalizedStore::template store<Cfg, WT, Arch>(a, w, wm, lane, sm, o, v_scale);
       return;
     }

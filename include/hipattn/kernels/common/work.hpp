@@ -29,8 +29,7 @@ struct AttentionWork {
   int32_t segment = 0;   // KV segment (split-KV)
   int32_t seq_tok0 = 0;  // first token of the sequence
   int32_t q_len = 0, kv_len = 0, ctx = 0;  // ctx = kv_len - q_len (bottom-right alignment)
-  int32_t tile_begin = 0, tile_end = 0;     // planned split-KV: the task's tiles
-  int32_t parts = 1;                        // planned split-KV: tasks of the sequence (1: direct output)
+  int32_t tile_begin = 0, tile_end = 0;     // planned split-KV: the task's tiles (read once, by tiles())
 };
 
 // Where a row of the workgroup tile lives.
@@ -77,7 +76,6 @@ struct QBlockScheduler {
       w.qb = 0;
       w.tile_begin = t.tile_begin;
       w.tile_end = t.tile_end;
-      w.parts = t.parts;
     } else if (a.decode_grid) {
       w.seq = static_cast<int32_t>(blockIdx.x);
       w.qb = 0;
