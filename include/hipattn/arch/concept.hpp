@@ -113,19 +113,18 @@ concept AttentionArch = requires {
 // The LDS-DMA copies of a CDNA arch (the lds_dma loader policy): a buffer resource over a base and
 // a byte range (reads at or past num_records return zeros), the load that writes kLdsDmaBytes a lane
 // at lane-linear LDS addresses from a wave-uniform LDS address, the wait for a wave's outstanding
-// DMA loads, and the wave-wide votes (wave_all, first_pending).
+// DMA loads, and a value made wave-uniform (the wave's LDS offset, computed from the thread id).
 template <class A>
 concept LdsDmaArch = requires {
   { A::kLdsDmaBytes } -> std::convertible_to<int>;
   typename A::BufferRsrc;
 #if defined(HIPATTN_HAS_DEVICE)
-} && requires(const void* p, uint32_t u, bool b, uint64_t x) {
+} && requires(const void* p, uint32_t u) {
   { A::buffer_rsrc(p, u) } -> std::same_as<typename A::BufferRsrc>;
   A::lds_dma(A::buffer_rsrc(p, u), u, u);
   A::lds_dma_wait();
   { A::lds_address(p) } -> std::same_as<uint32_t>;
-  { A::wave_all(b) } -> std::same_as<bool>;
-  { A::first_pending(b, x) } -> std::same_as<uint64_t>;
+  { A::wave_uniform(u) } -> std::same_as<uint32_t>;
 #endif
 };
 

@@ -184,21 +184,37 @@ void visit_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& pl
 
 // ---- kernel arguments -----------------------------------------------------------------------------
 
-// The device planner's arguments for a planned 3D launch (plan.planned) over `workspace`: decode items
-// (one query a sequence) of the instance's key tiles (tile_keys = Cfg::kBN).
-inline DecodePlanArgs make_unified_plan_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
-                                             int tile_keys) {
+// The buffers of a planned 3D launch (plan.planned) in `workspace` (unified_planned_workspace's layout).
+struct UnifiedPlannedBuffers {
+  PlanTask* tasks;
+  int32_t* item_task0;
+  int32_t* status;
+  float* o;
+  float* lse;
+};
+inline UnifiedPlannedBuffers unified_planned_buffers(const UnifiedAttentionParams& p, const UnifiedPlan& plan,
+                                                     void* workspace) {
   const UnifiedPlannedWorkspace w = unified_planned_workspace(p, plan.capacity);
   char* base = static_cast<char*>(workspace);
+  return {reinterpret_cast<PlanTask*>(base + w.tasks), reinterpret_cast<int32_t*>(base + w.item_task0),
+          reinterpret_cast<int32_t*>(base + w.status), reinterpret_cast<float*>(base + w.o),
+          reinterpret_cast<float*>(base + w.lse)};
+}
+
+// The device planner's arguments for a planned 3D launch over `workspace`: decode items (one query a
+// sequence) of the instance's key tiles (tile_keys = Cfg::kBN).
+inline DecodePlanArgs make_unified_plan_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
+                                             int tile_keys) {
+  const UnifiedPlannedBuffers b = unified_planned_buffers(p, plan, workspace);
   DecodePlanArgs a;
   a.seq_lens_k = p.seq_lens_k;
   a.num_items = p.num_seqs;
   a.shape = DecodeItemShape{1, tile_keys, p.causal, p.window_left};
   a.capacity = plan.capacity;
   a.fixed_tiles = 0;
-  a.tasks = reinterpret_cast<PlanTask*>(base + w.tasks);
-  a.item_task0 = reinterpret_cast<int32_t*>(base + w.item_task0);
-  a.status = reinterpret_cast<int32_t*>(base + w.status);
+  a.tasks = b.tasks;
+  a.item_task0 = b.item_task0;
+  a.status = b.status;
   return a;
 }
 
@@ -274,11 +290,10 @@ UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAtten
   a.lse = p.lse;
   a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
   if (plan.split && plan.planned) {
-    const UnifiedPlannedWorkspace w = unified_planned_workspace(p, plan.capacity);
-    char* base = static_cast<char*>(workspace);
-    a.tasks = reinterpret_cast<const PlanTask*>(base + w.tasks);
-    a.ws_o = reinterpret_cast<float*>(base + w.o);
-    a.ws_lse = reinterpret_cast<float*>(base + w.lse);
+    const UnifiedPlannedBuffers b = unified_planned_buffers(p, plan, workspace);
+    a.tasks = b.tasks;
+    a.ws_o = b.o;
+    a.ws_lse = b.lse;
   } else if (plan.split) {
     const SplitKvWorkspace w = split_kv_workspace(p, plan, workspace, head_dim);
     a.num_segments = plan.num_segments;
@@ -316,12 +331,11 @@ inline SplitKvReduceArgs make_split_kv_reduce_args(const UnifiedAttentionParams&
   r.ws_lse = w.lse;
   r.num_segments = plan.num_segments;
   if (plan.planned) {
-    const UnifiedPlannedWorkspace pw = unified_planned_workspace(p, plan.capacity);
-    char* base = static_cast<char*>(workspace);
-    r.ws_o = reinterpret_cast<const float*>(base + pw.o);
-    r.ws_lse = reinterpret_cast<const float*>(base + pw.lse);
-    r.tasks = reinterpret_cast<const PlanTask*>(base + pw.tasks);
-    r.item_task0 = reinterpret_cast<const int32_t*>(base + pw.item_task0);
+    const UnifiedPlannedBuffers b = unified_planned_buffers(p, plan, workspace);
+    r.ws_o = b.o;
+    r.ws_lse = b.lse;
+    r.tasks = b.tasks;
+    r.item_task0 = b.item_task0;
     r.cu_seqlens_q = p.cu_seqlens_q;
     r.num_seqs = p.num_seqs;
   }

@@ -6,8 +6,8 @@
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   load_16(gmem, valid) / store_16(lds, chunk), load_4 / store_4   register-staged copies
 //   kCopyModel                                                        the plain copies' model
-//   kLdsDmaBytes, BufferRsrc, buffer_rsrc, lds_dma, lds_dma_wait, lds_address, wave_all,
-//   first_pending                                                     LDS DMA (concept LdsDmaArch)
+//   kLdsDmaBytes, BufferRsrc, buffer_rsrc, lds_dma, lds_dma_wait, lds_address, wave_uniform
+//                                                                     LDS DMA (concept LdsDmaArch)
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
 // CDNA has no asynchronous global -> LDS copy of 16 bytes into an arbitrary (swizzled) LDS address.
 // Its loaders (kernels/common/paged_kv_loader.hpp) either stage through registers
@@ -118,14 +118,10 @@ struct Arch {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t lds_address(const void* p) {
     return static_cast<uint32_t>(reinterpret_cast<uintptr_t>((__attribute__((address_space(3))) const void*)p));
   }
-  // Whether `p` holds on every active lane of the wave (a uniform answer).
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE static bool wave_all(bool p) { return __builtin_amdgcn_ballot_w64(!p) == 0; }
-  // x of the first lane with `pending` set (wave-uniform; call only when some lane is pending).
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint64_t first_pending(bool pending, uint64_t x) {
-    const int l = __builtin_ctzll(__builtin_amdgcn_ballot_w64(pending));
-    const uint32_t lo = static_cast<uint32_t>(__builtin_amdgcn_readlane(static_cast<int>(x & 0xFFFFFFFFu), l));
-    const uint32_t hi = static_cast<uint32_t>(__builtin_amdgcn_readlane(static_cast<int>(x >> 32), l));
-    return (static_cast<uint64_t>(hi) << 32) | lo;
+  // A value the wave's lanes agree on, as the compiler sees it (readfirstlane: an SGPR), so that
+  // the LDS addresses built from it need no readfirstlane per DMA load.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t wave_uniform(uint32_t x) {
+    return static_cast<uint32_t>(__builtin_amdgcn_readfirstlane(static_cast<int>(x)));
   }
 
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_commit() {}

@@ -516,8 +516,8 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
 
 // The bytes a buffer resource of the LDS-DMA loader spans from a cache's base (its voffset is 32
 // bits; below 2^32 so that voffset + 16 never wraps). The loader serves caches that lie within it;
-// the dispatcher checks that (unified_lds_dma_fits) and keeps larger caches on the register-staged
-// loader.
+// the dispatcher checks that (unified_kv_copy, dispatch/unified_plan.hpp) and keeps larger caches on
+// the register-staged loader.
 inline constexpr uint32_t kLdsDmaWindow = 0xFFFFFF00u;
 
 // DMA units a row of a 16-bit LDS tile is cut into: its pitch (tile/lds_layout.hpp) in the target's
@@ -583,7 +583,7 @@ class LdsDmaPagedKvLoader
                                                          const AttentionWork& w, const KvTileRange& range,
                                                          int32_t t_end, char* smem, int tid)
       : Walk(kv, per_token_head_scale, w, range, t_end, smem, tid),
-        wave_lds_(Arch::first_pending(true, static_cast<uint64_t>(tid & ~(kWave - 1)) * kB)) {}
+        wave_lds_(Arch::wave_uniform(static_cast<uint32_t>(tid & ~(kWave - 1)) * kB)) {}
 
   template <class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q(const Args& a, const AttentionWork& w) {
@@ -637,18 +637,18 @@ class LdsDmaPagedKvLoader
   // loader only for caches inside that, dispatch/unified_plan.hpp). Units that load zeros take
   // voffset = num_records.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void issue(int stage) {
-    constexpr uint32_t kWindow = kLdsDmaWindow;
-    const uint32_t k_lds = Arch::lds_address(k_stage(stage)) + wave_lds_, v_lds = Arch::lds_address(v_stage(stage)) + wave_lds_;
-    const typename Arch::BufferRsrc rk = Arch::buffer_rsrc(this->kv_.k, kWindow);
-    const typename Arch::BufferRsrc rv = Arch::buffer_rsrc(this->kv_.v, kWindow);
+    const uint32_t k_lds = Arch::lds_address(k_stage(stage)) + wave_lds_;
+    const uint32_t v_lds = Arch::lds_address(v_stage(stage)) + wave_lds_;
+    const typename Arch::BufferRsrc rk = Arch::buffer_rsrc(this->kv_.k, kLdsDmaWindow);
+    const typename Arch::BufferRsrc rv = Arch::buffer_rsrc(this->kv_.v, kLdsDmaWindow);
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       if (this->idle(i)) continue;  // wave-uniform: a stage is whole waves of units
       uint64_t ko, vo;
       unit_offsets(i, ko, vo);
       const uint32_t lds = static_cast<uint32_t>(i * kThreads * kB);
-      Arch::lds_dma(rk, ko == kZero ? kWindow : static_cast<uint32_t>(ko), k_lds + lds);
-      Arch::lds_dma(rv, vo == kZero ? kWindow : static_cast<uint32_t>(vo), v_lds + lds);
+      Arch::lds_dma(rk, ko == kZero ? kLdsDmaWindow : static_cast<uint32_t>(ko), k_lds + lds);
+      Arch::lds_dma(rv, vo == kZero ? kLdsDmaWindow : static_cast<uint32_t>(vo), v_lds + lds);
     }
   }
 

@@ -71,6 +71,16 @@ HIPATTN_HOST_DEVICE constexpr void plan_part(int32_t n, int32_t k, int32_t j, in
   end = static_cast<int32_t>(static_cast<int64_t>(j + 1) * n / k);
 }
 
+// The k tasks of item i (n tiles from `first`) into slots [slot, slot + k).
+HIPATTN_HOST_DEVICE inline void plan_write_item(PlanTask* tasks, int64_t slot, int32_t i, int32_t n, int32_t first,
+                                                int32_t k) {
+  for (int32_t j = 0; j < k; ++j) {
+    int32_t b, e;
+    plan_part(n, k, j, b, e);
+    tasks[slot + j] = PlanTask{i, first + b, first + e, static_cast<int16_t>(j), static_cast<int16_t>(k)};
+  }
+}
+
 // The smallest feasible bound for tiles n[0..count) over `capacity` slots (or 0 when even one task an
 // item exceeds the capacity), by bisection over T in [max(1, ceil(sum / capacity)), max n]:
 // tasks(T) does not grow with T.
@@ -115,11 +125,8 @@ inline int32_t plan_tasks_host(const int32_t* n, const int32_t* first, int32_t c
   for (int32_t i = 0; i < count; ++i) {
     const int32_t k = plan_item_tasks(n[i], T);
     item_task0[i] = slot;
-    for (int32_t j = 0; j < k; ++j, ++slot) {
-      int32_t b, e;
-      plan_part(n[i], k, j, b, e);
-      tasks[slot] = PlanTask{i, first[i] + b, first[i] + e, static_cast<int16_t>(j), static_cast<int16_t>(k)};
-    }
+    plan_write_item(tasks, slot, i, n[i], first[i], k);
+    slot += k;
   }
   return kPlanOk;
 }
@@ -257,11 +264,8 @@ __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const Decod
     }
     const int32_t k = plan_item_tasks(n, T);
     a.item_task0[i] = static_cast<int32_t>(slot);
-    for (int32_t j = 0; j < k; ++j, ++slot) {
-      int32_t b, e;
-      plan_part(n, k, j, b, e);
-      a.tasks[slot] = PlanTask{i, first + b, first + e, static_cast<int16_t>(j), static_cast<int16_t>(k)};
-    }
+    plan_write_item(a.tasks, slot, i, n, first, k);
+    slot += k;
   }
   for (int64_t s = ok ? total + t : t; s < a.capacity; s += kPlannerThreads) a.tasks[s] = PlanTask{};
 }
