@@ -2,12 +2,15 @@
 // description, its builder, validation, the planner and the float64 references; with HIP or nvcc it
 // adds the kernels and the host entry points.
 #pragma once
+#include "hipattn/dispatch/paged_decode_plan.hpp"
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/numeric/numeric.hpp"
 #include "hipattn/platform/config.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/target.hpp"
+#include "hipattn/problem/paged_decode_params.hpp"
+#include "hipattn/problem/paged_decode_rules.hpp"
 #include "hipattn/problem/unified_builder.hpp"
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/problem/unified_rules.hpp"
@@ -18,6 +21,7 @@
 #include "hipattn/tile/variants.hpp"
 
 #if defined(HIPATTN_HAS_DEVICE)
+#include "hipattn/dispatch/paged_decode.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/platform/runtime.hpp"
 #endif

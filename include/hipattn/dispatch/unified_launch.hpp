@@ -139,13 +139,13 @@ inline Error unified_instance_missing(const UnifiedInstanceKey& key, const std::
   return Error(ErrorCode::unsupported, "instance", to_string(key) + " is not compiled in; " + describe_instances(built));
 }
 
-// Within one instance and tile kind: the config of the plan's KV loader policy (the default, or the
+// Within one instance and tile kind: the config of the KV loader policy `kv_copy` (the default, or the
 // register-staged fallback of an LDS-DMA instance).
 template <Target kT, bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, class F>
-void visit_unified_copy(const UnifiedPlan& plan, F&& f) {
+void visit_unified_copy(CopyModel kv_copy, F&& f) {
   constexpr CopyModel kDefault = kv_copy_model(kT, kKv != KvKind::same16, kD);
   if constexpr (kDefault == CopyModel::lds_dma) {
-    if (plan.kv_copy == CopyModel::register_staged) {
+    if (kv_copy == CopyModel::register_staged) {
       f.template operator()<unified_instance_config_t<kBf16, kKv, kD, kKind, Variant, kT, CopyModel::register_staged>>();
       return;
     }
@@ -153,14 +153,18 @@ void visit_unified_copy(const UnifiedPlan& plan, F&& f) {
   f.template operator()<unified_instance_config_t<kBf16, kKv, kD, kKind, Variant, kT>>();
 }
 
-// Within one instance: calls f.template operator()<Cfg>() with the config of the plan's tile kind
-// and KV loader policy.
+// Within one instance: calls f.template operator()<Cfg>() with the config of a tile kind and KV loader
+// policy (the plan's).
+template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
+void visit_unified_tile(UnifiedTileKind kind, CopyModel kv_copy, F&& f) {
+  if (kind == UnifiedTileKind::decode)
+    visit_unified_copy<kT, kBf16, kKv, kD, UnifiedTileKind::decode, Variant>(kv_copy, f);
+  else
+    visit_unified_copy<kT, kBf16, kKv, kD, UnifiedTileKind::prefill, Variant>(kv_copy, f);
+}
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
 void visit_unified_tile(const UnifiedPlan& plan, F&& f) {
-  if (plan.tile_kind == UnifiedTileKind::decode)
-    visit_unified_copy<kT, kBf16, kKv, kD, UnifiedTileKind::decode, Variant>(plan, f);
-  else
-    visit_unified_copy<kT, kBf16, kKv, kD, UnifiedTileKind::prefill, Variant>(plan, f);
+  visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
 }
 
 // Calls f.template operator()<Cfg>() with the UnifiedConfig the dispatcher launches for (p, plan) on
@@ -234,13 +238,12 @@ inline SplitKvWorkspace split_kv_workspace(const UnifiedAttentionParams& p, cons
   return w;
 }
 
-// The arguments of the 2D kernel (plan.split false) or of the 3D split-KV kernel (plan.split true;
-// `workspace` then holds plan.workspace_bytes). head_dim is the instance's kD (== p.head_size).
-// `variant` travels in the arguments as given (unified_variant_from_params for the standard ones).
+// The skeleton's arguments (kernels/common/kernel_args.hpp) of problem `p` with a tile's row map
+// (rows_per_token q heads a token, block_q tokens a q-block, head_chunks chunks a kv head): every
+// family fills these the same way (paged decode from its unified view, to_unified_params).
 template <class KvParams, class Variant>
-UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan,
-                                                              void* workspace, int head_dim, const Variant& variant) {
-  UnifiedKernelArgs<KvParams, Variant> a;
+void fill_attention_kernel_args(AttentionKernelArgs<KvParams, Variant>& a, const UnifiedAttentionParams& p,
+                                int32_t rows_per_token, int32_t block_q, int32_t head_chunks, const Variant& variant) {
   a.q = static_cast<const uint16_t*>(p.q);
   a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
   a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
@@ -264,17 +267,14 @@ UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAtten
     a.kv.s_stride_slot = static_cast<int32_t>(p.scale_stride_slot);
     a.kv.s_stride_head = static_cast<int32_t>(p.scale_stride_head);
   }
-  a.cu_seqlens_q = p.cu_seqlens_q;
   a.seq_lens_k = p.seq_lens_k;
   a.num_seqs = p.num_seqs;
-  a.num_tokens = p.num_tokens;
   a.num_q_heads = p.num_q_heads;
   a.group = p.num_q_heads / p.num_kv_heads;
-  a.rows_per_token = plan.rows_per_token;
-  a.block_q = plan.block_q;
-  a.head_chunks = plan.head_chunks;
-  a.rows_div = FastDivmod(static_cast<uint32_t>(plan.rows_per_token));
-  a.decode_grid = plan.decode_grid;
+  a.rows_per_token = rows_per_token;
+  a.block_q = block_q;
+  a.head_chunks = head_chunks;
+  a.rows_div = FastDivmod(static_cast<uint32_t>(rows_per_token));
   a.scale = p.scale;
   if (p.kv_scale_mode == KvScaleMode::per_tensor) {
     a.k_scale_tensor = p.k_scale;
@@ -289,6 +289,19 @@ UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAtten
   a.o_stride_head = static_cast<int32_t>(p.o_stride_head);
   a.lse = p.lse;
   a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
+}
+
+// The arguments of the 2D kernel (plan.split false) or of the 3D split-KV kernel (plan.split true;
+// `workspace` then holds plan.workspace_bytes). head_dim is the instance's kD (== p.head_size).
+// `variant` travels in the arguments as given (unified_variant_from_params for the standard ones).
+template <class KvParams, class Variant>
+UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan,
+                                                              void* workspace, int head_dim, const Variant& variant) {
+  UnifiedKernelArgs<KvParams, Variant> a;
+  fill_attention_kernel_args(a, p, plan.rows_per_token, plan.block_q, plan.head_chunks, variant);
+  a.cu_seqlens_q = p.cu_seqlens_q;
+  a.num_tokens = p.num_tokens;
+  a.decode_grid = plan.decode_grid;
   if (plan.split && plan.planned) {
     const UnifiedPlannedBuffers b = unified_planned_buffers(p, plan, workspace);
     a.tasks = b.tasks;

@@ -2,7 +2,9 @@
 //   scheduler (which work) x loader (Cfg::Loader: Q and KV tiles into LDS) x mainloop step (QK^T,
 //   the variant's logits and the mask, the online softmax, PV) x epilogue (what is stored).
 // The unified 2D and 3D kernels are this skeleton with QBlockScheduler<false> / NormalizedStore and
-// QBlockScheduler<true> / SplitPartial (kernels/unified/kernels.hpp).
+// QBlockScheduler<true> / SplitPartial (kernels/unified/kernels.hpp); the paged-decode kernel with
+// DecodeTaskScheduler / DecodeStore (kernels/paged_decode/kernels.hpp). Args derive from
+// AttentionKernelArgs (kernels/common/kernel_args.hpp).
 //
 // Warps are a kWarpsM x kWarpsN grid: warp (wm, wn) owns rows [wm * 16 * kMT, ...) and keys
 // [wn * kKN, ...) of every KV tile, keeps its own online-softmax state, and the warps of one row band
@@ -74,8 +76,8 @@ HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
     for (int e = 0; e < WT::kOElems; ++e) of.r[e] = 0.f;
 
     // ---- per-tensor fp8 scales fold into the score scale and the output factor ----
-    const float k_scale_t = a.k_scale_tensor != nullptr ? *a.k_scale_tensor : 1.f;
-    const float v_scale_t = a.v_scale_tensor != nullptr ? *a.v_scale_tensor : 1.f;
+    const float k_scale_t = a.k_scale_tensor != nullptr ? *a.k_scale_tensor : a.k_scale_value;
+    const float v_scale_t = a.v_scale_tensor != nullptr ? *a.v_scale_tensor : a.v_scale_value;
     LogitsTile lt{0, false, work.kv_len, a.causal, a.window_left, a.scale * k_scale_t, a.scale * k_scale_t * kLog2e};
 
     // ---- prologue: the first tiles in flight behind Q (the loader says how many) ----

@@ -3,8 +3,10 @@
 //                      LDS (ALGORITHM.md section 3); only the band's first warp goes on
 //   NormalizedStore    the output O / l (with the sink in the denominator) in the query dtype, and
 //                      the LSE (2D kernels)
-//   SplitPartial       the segment's normalized partial O and its LSE (log2 units) into the fp32
-//                      workspace, for the split-KV reduce (3D kernels)
+//   PartialStore       the segment's (task's) normalized partial O and its LSE (log2 units) into the
+//                      fp32 workspace, for the split-KV reduce
+//   SplitPartial       3D kernels: PartialStore, or NormalizedStore for a planned one-part item
+//   DecodeStore        paged decode: NormalizedStore unplanned, else as SplitPartial
 // An epilogue is a type with static store<Cfg, WT, Arch>(args, work, rows, softmax, o, v_scale).
 #pragma once
 #include <cmath>
@@ -109,23 +111,22 @@ struct NormalizedStore {
   }
 };
 
-// A segment's (or a planned task's) partial state. Planned tasks of a sequence that has one part
-// write the output directly (NormalizedStore: no reduce work); partials of planned tasks sit at their
-// slot ([slot, num_q_heads]: the decode grid has one token a sequence).
-struct SplitPartial {
+// A segment's (or a planned task's) partial state: O normalized within the segment and its LSE
+// (log2 units; -inf and O = 0 when the segment saw no key). Uniform segments (unified 3D) sit at
+// [segment, token, q head]; a planned task's at [slot, row of its item, q head] (the item's q rows
+// laid out per slot: w.q_len of them).
+struct PartialStore {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
                                                        const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
                                                        float v_scale) {
     const bool planned = a.tasks != nullptr;
-    // the task's part count is read again here rather than kept in a register through the main loop
-    if (planned && a.tasks[w.segment].parts == 1) {
-      NormalizedStore::template store<Cfg, WT, Arch>(a, w, wm, lane, sm, o, v_scale);
-      return;
-    }
-    auto row = [&](const RowCoord& rc) {
-      return planned ? static_cast<int64_t>(w.segment) * a.num_q_heads + rc.q_head
-                     : (static_cast<int64_t>(w.segment) * a.num_tokens + rc.token) * a.num_q_heads + rc.q_head;
+    auto row = [&](const RowCoord& rc) -> int64_t {
+      if (planned) return (static_cast<int64_t>(w.segment) * w.q_len + rc.info.i) * a.num_q_heads + rc.q_head;
+      if constexpr (requires { a.num_tokens; })
+        return (static_cast<int64_t>(w.segment) * a.num_tokens + rc.token) * a.num_q_heads + rc.q_head;
+      else
+        return 0;  // families without uniform segments always plan
     };
     float factor[WT::kRowSlots];
     RowCoord rcs[WT::kRowSlots];
@@ -140,6 +141,35 @@ struct SplitPartial {
       float* dst = a.ws_o + row(rc) * Cfg::kDv + col;
       *reinterpret_cast<float2*>(dst) = make_float2(o0, o1);
     });
+  }
+};
+
+// The 3D kernels' store: planned tasks of an item that has one part write the output directly
+// (NormalizedStore: no reduce work), every other task or segment its partial state.
+struct SplitPartial {
+  template <class Cfg, class WT, class Arch, class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
+                                                       const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
+                                                       float v_scale) {
+    // the task's part count is read again here rather than kept in a register through the main loop
+    if (a.tasks != nullptr && a.tasks[w.segment].parts == 1)
+      NormalizedStore::template store<Cfg, WT, Arch>(a, w, wm, lane, sm, o, v_scale);
+    else
+      PartialStore::template store<Cfg, WT, Arch>(a, w, wm, lane, sm, o, v_scale);
+  }
+};
+
+// The paged-decode store: unplanned (one partition: every sequence in one task) the output directly;
+// planned as SplitPartial.
+struct DecodeStore {
+  template <class Cfg, class WT, class Arch, class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
+                                                       const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
+                                                       float v_scale) {
+    if (a.tasks == nullptr || a.tasks[w.segment].parts == 1)
+      NormalizedStore::template store<Cfg, WT, Arch>(a, w, wm, lane, sm, o, v_scale);
+    else
+      PartialStore::template store<Cfg, WT, Arch>(a, w, wm, lane, sm, o, v_scale);
   }
 };
 

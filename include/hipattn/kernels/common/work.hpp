@@ -8,7 +8,8 @@
 //                                                 the KV tiles the workgroup walks
 // QBlockScheduler<false> is the 2D grid (q-blocks x (kv heads x head chunks)), QBlockScheduler<true>
 // the 3D split (the same x segments); both read the direct decode grid (blockIdx.x is the sequence)
-// when every q length is 1. Later families add a planner-driven and a persistent longest-first one.
+// when every q length is 1. DecodeTaskScheduler is the paged-decode family's (planner tasks, or one
+// task a sequence).
 #pragma once
 #include <cstdint>
 
@@ -112,6 +113,48 @@ struct QBlockScheduler {
         split_tiles(r.tile_begin, r.tile_end, a.num_segments, w.segment, begin, end);
       }
     }
+  }
+};
+
+// The paged-decode grid (kernels/paged_decode): x is a task slot (planned: tasks[x] of the device
+// plan; unplanned: sequence x walks all its tiles), y is (kv head, head chunk, q-block). Every
+// sequence has a.q_len query rows, token seq * q_len + i. A slot past the plan's last task exits
+// without touching memory.
+struct DecodeTaskScheduler {
+  template <class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static bool get(const Args& a, AttentionWork& w) {
+    if (a.tasks != nullptr) {
+      const PlanTask t = a.tasks[blockIdx.x];
+      if (t.item < 0) return false;  // an empty slot
+      w.seq = t.item;
+      w.tile_begin = t.tile_begin;
+      w.tile_end = t.tile_end;
+    } else {
+      w.seq = static_cast<int32_t>(blockIdx.x);
+      if (w.seq >= a.num_seqs) return false;
+      w.tile_begin = 0;
+      w.tile_end = 0x7fffffff;
+    }
+    int32_t y = static_cast<int32_t>(blockIdx.y);
+    w.qb = y % a.q_blocks;
+    y /= a.q_blocks;
+    w.chunk = y % a.head_chunks;
+    w.kvh = y / a.head_chunks;
+    w.segment = static_cast<int32_t>(blockIdx.x);
+    w.q_len = a.q_len;
+    w.seq_tok0 = w.seq * a.q_len;
+    const int32_t kv_len = a.seq_lens_k[w.seq];
+    w.kv_len = kv_len > 0 ? kv_len : 0;
+    w.ctx = w.kv_len - w.q_len;  // negative when the context is shorter than q_len: those rows see no key
+    return true;
+  }
+  // The task's tiles within the q-block's visible tiles (a q-block of earlier rows may see fewer).
+  template <class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void tiles(const Args&, const AttentionWork& w, const KvTileRange& r,
+                                                       int32_t& begin, int32_t& end) {
+    begin = r.tile_begin > w.tile_begin ? r.tile_begin : w.tile_begin;
+    end = r.tile_end < w.tile_end ? r.tile_end : w.tile_end;
+    if (end < begin) end = begin;
   }
 };
 #endif

@@ -8,6 +8,7 @@
 // runtime.hpp first: the HIP / CUDA headers define the qualifiers the headers below use
 // (__forceinline__); in a host-only build it is empty.
 #include "hipattn/platform/runtime.hpp"
+#include "hipattn/kernels/common/kernel_args.hpp"
 #include "hipattn/kernels/common/kv_kind.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/numeric/fast_div.hpp"
@@ -106,43 +107,16 @@ struct UnifiedConfig {
   static_assert(kLds.q == QLds::kBytes && (kFp8Staging || kLds.k_stage == KLds::kBytes), "one LDS formula");
 };
 
-// Runtime arguments of the 2D and 3D kernels (built on the host by dispatch/unified_launch.hpp).
-// KvParams: the loader's parameters (PagedKvView for the paged loader); Variant: the logit variant,
-// a value that carries its own data.
+// Runtime arguments of the 2D and 3D kernels (built on the host by dispatch/unified_launch.hpp): the
+// skeleton's (kernels/common/kernel_args.hpp) and how the unified grid finds its work.
 template <class KvParams, class Variant>
-struct UnifiedKernelArgs {
-  const uint16_t* q = nullptr;  // [num_tokens, num_q_heads, D], 16-bit
-  int32_t q_stride_token = 0, q_stride_head = 0;  // strides < 2^31 (validated); offsets in 64 bits
-  KvParams kv;
-  bool per_token_head_scale = false;
+struct UnifiedKernelArgs : AttentionKernelArgs<KvParams, Variant> {
   const int32_t* cu_seqlens_q = nullptr;
-  const int32_t* seq_lens_k = nullptr;
-  int32_t num_seqs = 0, num_tokens = 0, num_q_heads = 0;
-  int32_t group = 1;          // q heads per kv head
-  int32_t rows_per_token = 1; // min(group, BM): q heads of one token packed in a workgroup
-  int32_t block_q = 1;        // tokens per q-block = BM / rows_per_token
-  int32_t head_chunks = 1;    // ceil(group / rows_per_token)
-  FastDivmod rows_div;        // division by rows_per_token
+  int32_t num_tokens = 0;
   bool decode_grid = false;   // every q length is 1: blockIdx.x is the sequence (no search)
-  float scale = 1.f;                      // softmax scale (natural units)
-  const float* k_scale_tensor = nullptr;  // per-tensor fp8 scales (device scalars; null: 1). Read in the
-  const float* v_scale_tensor = nullptr;  // kernel, so a call never synchronizes with the host.
-  bool causal = true;
-  int32_t window_left = -1;
-  Variant variant;
-  const float* sinks = nullptr;  // [num_q_heads] natural units
-  uint16_t* out = nullptr;       // [num_tokens, num_q_heads, D]
-  int32_t o_stride_token = 0, o_stride_head = 0;
-  float* lse = nullptr;  // [num_q_heads, lse_stride_head]
-  int32_t lse_stride_head = 0;
-  // split-KV (3D): partial states [num_segments, num_tokens, num_q_heads, D] and [.., num_q_heads]
+  // split-KV (3D): partial states [num_segments, num_tokens, num_q_heads, D] and [.., num_q_heads];
+  // planned (decode grid, `tasks` set): [slot, num_q_heads, D] / [slot, num_q_heads]
   int32_t num_segments = 1;
-  float* ws_o = nullptr;
-  float* ws_lse = nullptr;  // log2 units
-  // planned split-KV (decode grid, kernels/common/task_plan.hpp): grid slot x walks tasks[x]; a task
-  // of a one-part sequence writes the output directly, the others a partial state at
-  // [slot, num_q_heads, D] / [slot, num_q_heads]. Null: the uniform segments above.
-  const PlanTask* tasks = nullptr;
 };
 
 // The arguments type of a configuration's 2D / 3D kernels: the loader's parameters and the variant.

@@ -11,6 +11,7 @@
 // and two epilogues.
 #pragma once
 #include "hipattn/kernels/common/attention_kernel.hpp"
+#include "hipattn/kernels/common/split_merge.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 
 #if defined(HIPATTN_HAS_DEVICE)
@@ -58,48 +59,10 @@ __global__ void __launch_bounds__(kThreads) split_kv_reduce_kernel(const SplitKv
     base = static_cast<int64_t>(first) * a.num_q_heads + head;
     step = a.num_q_heads;
   }
-  // Segments are read kBatch at a time with independent loads, so a long segment list costs a few
-  // memory latencies, not one per segment. Every (segment, row) entry was written by the 3D kernel
-  // (empty segments write O = 0 and lse = -inf); -inf entries get no weight.
-  constexpr int kBatch = 8;
   const float sink2 = a.sinks != nullptr ? a.sinks[head] * kLog2e : -INFINITY;
-  float m = sink2;
-  for (int s0 = 0; s0 < segments; s0 += kBatch) {
-    float ls[kBatch];
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) ls[k] = s0 + k < segments ? a.ws_lse[(s0 + k) * step + base] : -INFINITY;
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) m = fmaxf(m, ls[k]);
-  }
-  const float ms = safe_max(m);
-  float l = sink2 != -INFINITY ? Arch::exp2(sink2 - ms) : 0.f;
-  float acc[4] = {0.f, 0.f, 0.f, 0.f};
-  for (int s0 = 0; s0 < segments; s0 += kBatch) {
-    float ls[kBatch];
-    float4 o[kBatch];
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const bool in = s0 + k < segments;
-      ls[k] = in ? a.ws_lse[(s0 + k) * step + base] : -INFINITY;
-      o[k] = in ? *reinterpret_cast<const float4*>(a.ws_o + ((s0 + k) * step + base) * kD + c4) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      if (ls[k] == -INFINITY) continue;  // empty segment
-      const float w = Arch::exp2(ls[k] - ms);
-      l += w;
-      acc[0] += w * o[k].x;
-      acc[1] += w * o[k].y;
-      acc[2] += w * o[k].z;
-      acc[3] += w * o[k].w;
-    }
-  }
-  const float inv = l > 0.f ? 1.f / l : 0.f;
   uint16_t* dst = a.out + static_cast<int64_t>(token) * a.o_stride_token + static_cast<int64_t>(head) * a.o_stride_head + c4;
-  *reinterpret_cast<uint2*>(dst) = make_uint2(Arch::template pack2<kBf16>(acc[0] * inv, acc[1] * inv),
-                                              Arch::template pack2<kBf16>(acc[2] * inv, acc[3] * inv));
-  if (a.lse != nullptr && c4 == 0)
-    a.lse[static_cast<int64_t>(head) * a.lse_stride_head + token] = l > 0.f ? (m + __log2f(l)) * kLn2 : -INFINITY;
+  float* lse_dst = a.lse != nullptr ? a.lse + static_cast<int64_t>(head) * a.lse_stride_head + token : nullptr;
+  merge_split_partials<Arch, kBf16, kD>(a.ws_o, a.ws_lse, base, step, segments, c4, sink2, dst, lse_dst);
 }
 
 }  // namespace hipattn

@@ -1,0 +1,146 @@
+// hipattn/dispatch/paged_decode.hpp: the host entry point of paged decode.
+//
+//   // once, from what the host knows before any call (bounds):
+//   size_t bytes = hipattn::paged_decode_workspace_size(traits);   // PagedDecodeTraits
+//   void* ws = ...;                                                 // the caller's, 16-byte aligned
+//   // every step (and inside a graph capture):
+//   hipattn::paged_decode(params, ws, bytes, stream);
+//
+// A call validates the params (throws hipattn::Error naming the field), plans on the host from host
+// values only (dispatch/paged_decode_plan.hpp), then launches the device planner (planned plans),
+// the kernel and the reduce (planned plans) on `stream`. It never allocates and never synchronizes;
+// the grid depends on host values only, so a captured graph replays with other seq_lens_k and block
+// tables. The instances are unified attention's (same keys, same table and filter; with
+// HIPATTN_UNIFIED_PREBUILT they come from the program's instance library, which
+// hipattn_add_unified_instances() builds for both families).
+#pragma once
+#include "hipattn/dispatch/paged_decode_plan.hpp"
+#include "hipattn/dispatch/unified_attention.hpp"
+#include "hipattn/kernels/paged_decode/kernels.hpp"
+
+#if defined(HIPATTN_HAS_DEVICE)
+namespace hipattn {
+
+// Workspace bytes every call within `traits` needs on the current device, under `opt`.
+inline size_t paged_decode_workspace_size(const PagedDecodeTraits& traits, const PagedDecodeOptions& opt = {}) {
+  return paged_decode_workspace_size(traits, plan_device(rt::cached_device_properties()), opt);
+}
+
+namespace detail {
+
+template <class Cfg>
+void launch_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePlan& plan, void* workspace,
+                                rt::stream_t stream, const typename Cfg::Variant& variant) {
+  const PagedDecodeGeometry g = make_paged_decode_geometry<Cfg>(p, plan);
+  if (g.empty) return;
+  const paged_decode_args_t<Cfg> a = make_paged_decode_kernel_args<Cfg>(p, plan, workspace, variant);
+  rt::ensure_max_dynamic_shared(paged_decode_kernel<Cfg>, Cfg::kSmemBytes,
+                                [] { return unified_instance_name<Cfg>("paged_decode_kernel"); });
+  if (plan.planned) {  // this call's tasks, from seq_lens_k on the device
+    plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_paged_decode_plan_args(p, plan, workspace, Cfg::kBN));
+    HIPATTN_CHECK_LAUNCH();
+  }
+  paged_decode_kernel<Cfg><<<dim3(g.grid.x, g.grid.y, 1), g.threads, g.dynamic_lds, stream>>>(a);
+  HIPATTN_CHECK_LAUNCH();
+  if (g.reduce) {
+    paged_decode_reduce_kernel<Cfg::kBf16, Cfg::kD, split_kv_reduce_threads(Cfg::kD)>
+        <<<dim3(g.reduce_grid.x, 1, 1), g.reduce_threads, 0, stream>>>(make_paged_decode_reduce_args(p, plan, workspace));
+    HIPATTN_CHECK_LAUNCH();
+  }
+}
+
+// A standard instance behind a fixed signature (the unit of instance libraries).
+using PagedDecodeLaunchFn = void (*)(const PagedDecodeParams&, const PagedDecodePlan&, void*, rt::stream_t);
+template <Target kT, bool kBf16, KvKind kKv, int kD, UnifiedVariantKind kV>
+void launch_paged_decode_standard(const PagedDecodeParams& p, const PagedDecodePlan& plan, void* ws, rt::stream_t s) {
+  using Variant = standard_variant_t<kV>;
+  const Variant variant = unified_variant_from_params<Variant>(to_unified_params(p, nullptr));
+  visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, [&]<class Cfg>() {
+    launch_paged_decode_config<Cfg>(p, plan, ws, s, variant);
+  });
+}
+
+// Validation, plan and workspace checks of a call; the plan to launch.
+inline PagedDecodePlan prepare_paged_decode_call(const PagedDecodeParams& p, void* workspace, size_t workspace_bytes,
+                                                 const PagedDecodeOptions& opt) {
+  throw_if_error(validate(p));
+  const rt::DeviceProperties& props = rt::cached_device_properties();
+  if (!backend_builds(BackendTargets{}, props.target))
+    throw Error(ErrorCode::unsupported, "device",
+                props.arch_name + " is not a target of this build (" + target_list_name(BackendTargets{}) + ")");
+  const PagedDecodePlan plan = plan_paged_decode(p, opt, plan_device(props));
+  if (plan.workspace_bytes > 0 && p.num_seqs > 0) {
+    if (workspace == nullptr || workspace_bytes < plan.workspace_bytes)
+      throw Error(ErrorCode::workspace, "workspace",
+                  std::to_string(workspace_bytes) + " bytes given, " + std::to_string(plan.workspace_bytes) +
+                      " needed (" + plan.reason + ")");
+    if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
+      throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
+  }
+  return plan;
+}
+
+}  // namespace detail
+
+// One entry of an instance library (hipattn_add_unified_instances builds both families' entries).
+struct PagedDecodePrebuiltInstance {
+  UnifiedInstanceKey key;
+  detail::PagedDecodeLaunchFn launch = nullptr;
+};
+
+#if defined(HIPATTN_UNIFIED_PREBUILT)
+const std::vector<PagedDecodePrebuiltInstance>& paged_decode_prebuilt_instances();
+
+template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
+detail::PagedDecodeLaunchFn find_paged_decode_prebuilt(const UnifiedInstanceKey& key) {
+  const std::vector<PagedDecodePrebuiltInstance>& lib = paged_decode_prebuilt_instances();
+  if (kFilter.admits(key))
+    for (const PagedDecodePrebuiltInstance& e : lib)
+      if (e.key == key) return e.launch;
+  std::vector<UnifiedInstanceKey> built;
+  for (const PagedDecodePrebuiltInstance& e : lib)
+    if (kFilter.admits(e.key)) built.push_back(e.key);
+  throw unified_instance_missing(key, built);
+}
+#endif
+
+#define HIPATTN_PAGED_DECODE_INSTANCE(TARGET, BF16, KV, D, VARIANT)                                             \
+  template void ::hipattn::detail::launch_paged_decode_standard<::hipattn::Target::TARGET, BF16,                  \
+                                                                ::hipattn::KvKind::KV, D,                         \
+                                                                ::hipattn::UnifiedVariantKind::VARIANT>(          \
+      const ::hipattn::PagedDecodeParams&, const ::hipattn::PagedDecodePlan&, void*, ::hipattn::rt::stream_t);
+#define HIPATTN_PAGED_DECODE_EXTERN_INSTANCE(TARGET, BF16, KV, D, VARIANT) \
+  extern HIPATTN_PAGED_DECODE_INSTANCE(TARGET, BF16, KV, D, VARIANT)
+#define HIPATTN_PAGED_DECODE_REGISTRY_ENTRY(TARGET, BF16, KV, D, VARIANT)                                       \
+  ::hipattn::PagedDecodePrebuiltInstance {                                                                       \
+    ::hipattn::UnifiedInstanceKey{::hipattn::Target::TARGET, BF16, ::hipattn::KvKind::KV, D,                      \
+                                  ::hipattn::UnifiedVariantKind::VARIANT},                                      \
+        &::hipattn::detail::launch_paged_decode_standard<::hipattn::Target::TARGET, BF16, ::hipattn::KvKind::KV,  \
+                                                         D, ::hipattn::UnifiedVariantKind::VARIANT>             \
+  }
+
+// Run paged decode. `workspace` must hold the plan's bytes (paged_decode_workspace_size of traits
+// that bound this call suffices), 16-byte aligned; it may be null when the plan needs none (one
+// partition). kFilter: the instances this translation unit compiles (as unified_attention's).
+template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
+void paged_decode(const PagedDecodeParams& p, void* workspace, size_t workspace_bytes, rt::stream_t stream,
+                  const PagedDecodeOptions& opt = {}) {
+  const PagedDecodePlan plan = detail::prepare_paged_decode_call(p, workspace, workspace_bytes, opt);
+  if (p.num_seqs == 0) return;
+  const UnifiedInstanceKey key = unified_instance_key(to_unified_params(p, nullptr), rt::cached_device_properties().target);
+#if defined(HIPATTN_UNIFIED_PREBUILT)
+  find_paged_decode_prebuilt<kFilter>(key)(p, plan, workspace, stream);
+#else
+  auto with = [&]<UnifiedVariantKind kV>() {
+    return visit_unified_instance<kFilter, kV>(key, BackendTargets{}, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
+      detail::launch_paged_decode_standard<kT, kBf16, kKv, kD, kV>(p, plan, workspace, stream);
+    });
+  };
+  const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()
+                                                             : with.template operator()<UnifiedVariantKind::plain>();
+  if (!found) throw unified_instance_missing(key, detail::standard_instance_keys<kFilter>());
+#endif
+}
+
+}  // namespace hipattn
+#endif  // HIPATTN_HAS_DEVICE

@@ -1,0 +1,300 @@
+// hipattn/dispatch/paged_decode_plan.hpp: what a paged-decode launch is made of, for every backend
+// (host-only builds included): the plan (tile, row map, one partition or planned tasks, the task
+// slots), the workspace layout and its size from host traits, and the arguments and geometry of the
+// planner, the kernel and the reduce. dispatch/paged_decode.hpp launches exactly these; the emulated
+// AMD tests build the same on the host.
+//
+// ALGORITHM.md section 8 derives the rules. In short:
+//   rows      q_len x group rows a kv head; the decode tile (16 rows) when they fit, else the prefill
+//             tile (its 64 / 32 rows), so that MTP verify reads each KV tile once for all its rows
+//   grid      x: task slots (planned) or sequences (one partition); y: kv heads x head chunks x
+//             q-blocks. Every dimension is a host value: a graph captured once replays with other
+//             seq_lens_k and block tables (the plan is recomputed on the device at each replay)
+//   planned   slots = num_seqs + ceil(budget / grid y), budget = the workgroups the device holds at
+//             once (the tile's residency x CUs / SMs) unless the caller gives one; the device planner
+//             cuts each sequence's tiles with the min-max bound, so a long sequence among short ones
+//             spreads over the spare slots; a sequence whose plan has one task is written directly
+//   batch-invariant: split boundaries every `batch_invariant_keys` keys (in whole tiles), whatever
+//             the batch: slots = num_seqs x the most tasks a sequence within max_seqlen_k can need
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "hipattn/dispatch/unified_launch.hpp"
+#include "hipattn/dispatch/unified_plan.hpp"
+#include "hipattn/kernels/paged_decode/config.hpp"
+#include "hipattn/problem/paged_decode_params.hpp"
+#include "hipattn/problem/paged_decode_rules.hpp"
+
+namespace hipattn {
+
+enum class PagedDecodeSplit : uint8_t {
+  automatic,      // planned, unless no sequence can have more than one tile
+  one_partition,  // one task a sequence: no planner, no reduce (forced)
+  planned,        // the device planner's tasks (forced)
+};
+
+struct PagedDecodeOptions {
+  PagedDecodeSplit split = PagedDecodeSplit::automatic;
+  int32_t workgroup_budget = 0;      // planned: workgroups to fill (0: the device's resident workgroups)
+  int32_t batch_invariant_keys = 0;  // > 0: fixed split boundaries (rounded up to whole tiles); planned
+};
+
+struct PagedDecodePlan {
+  UnifiedTileKind tile_kind = UnifiedTileKind::decode;
+  UnifiedTile tile{};
+  int32_t rows_per_token = 1, block_q = 1, head_chunks = 1, q_blocks = 1;
+  int64_t grid_y = 0;  // num_kv_heads * head_chunks * q_blocks
+  int32_t residency = 0;
+  CopyModel kv_copy = CopyModel::async;
+  bool planned = false;
+  int32_t capacity = 0;     // task slots (planned) or sequences (one partition): grid x
+  int32_t fixed_tiles = 0;  // batch-invariant bound (tiles), 0: min-max
+  size_t workspace_bytes = 0;
+  std::string reason;
+};
+
+// The workspace of a planned launch: tasks [capacity], item_task0 [num_seqs], status, the partial
+// outputs [capacity, q_len, num_q_heads, head_size] and LSEs [capacity, q_len, num_q_heads] (fp32),
+// each block 256-byte aligned. One partition needs none.
+struct PagedDecodeWorkspace {
+  size_t tasks, item_task0, status, o, lse, total;
+};
+inline PagedDecodeWorkspace paged_decode_workspace(const PagedDecodeParams& p, int32_t capacity) {
+  auto up = [](size_t x) { return (x + 255) / 256 * 256; };
+  PagedDecodeWorkspace w{};
+  w.tasks = 0;
+  w.item_task0 = up(static_cast<size_t>(capacity) * sizeof(PlanTask));
+  w.status = w.item_task0 + up(static_cast<size_t>(p.num_seqs) * sizeof(int32_t));
+  w.o = w.status + 256;
+  const size_t rows = static_cast<size_t>(capacity) * static_cast<size_t>(p.q_len) * static_cast<size_t>(p.num_q_heads);
+  w.lse = w.o + up(rows * static_cast<size_t>(p.head_size) * sizeof(float));
+  w.total = w.lse + up(rows * sizeof(float));
+  return w;
+}
+
+// Tiles of the most a sequence within max_seqlen_k can need (the window bounds it).
+inline int32_t paged_decode_max_tiles(const PagedDecodeParams& p, int32_t tile_keys) {
+  const int64_t keys = std::max(1, p.max_seqlen_k);
+  int64_t tiles = (keys + tile_keys - 1) / tile_keys;
+  if (p.window_left >= 0) tiles = std::min<int64_t>(tiles, (int64_t(p.window_left) + p.q_len + tile_keys - 1) / tile_keys + 1);
+  return static_cast<int32_t>(tiles);
+}
+
+inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const PagedDecodeOptions& opt, const PlanDevice& dev) {
+  PagedDecodePlan plan;
+  if (dev.target != Target::sm90 && dev.target != Target::gfx942 && dev.target != Target::gfx950)
+    throw Error(ErrorCode::unsupported, "target",
+                std::string("no paged-decode tiles for target ") + std::string(target_name(dev.target)));
+  if (opt.workgroup_budget < 0)
+    throw Error(ErrorCode::invalid_argument, "options.workgroup_budget", std::to_string(opt.workgroup_budget) + " < 0");
+  if (opt.batch_invariant_keys < 0)
+    throw Error(ErrorCode::invalid_argument, "options.batch_invariant_keys",
+                std::to_string(opt.batch_invariant_keys) + " < 0");
+  if (opt.batch_invariant_keys > 0 && opt.split == PagedDecodeSplit::one_partition)
+    throw Error(ErrorCode::invalid_argument, "options.split",
+                "one_partition with batch_invariant_keys (" + std::to_string(opt.batch_invariant_keys) +
+                    "): batch-invariant plans split at fixed keys");
+  const int32_t group = p.num_q_heads / std::max(1, p.num_kv_heads);
+  const int64_t rows = static_cast<int64_t>(p.q_len) * group;
+  plan.tile_kind = rows <= 16 ? UnifiedTileKind::decode : UnifiedTileKind::prefill;
+  plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target);
+  const int bm = plan.tile.rows();
+  plan.rows_per_token = std::min(group, bm);
+  plan.block_q = bm / plan.rows_per_token;
+  plan.head_chunks = (group + plan.rows_per_token - 1) / plan.rows_per_token;
+  plan.q_blocks = (p.q_len + plan.block_q - 1) / plan.block_q;
+  plan.grid_y = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks * plan.q_blocks;
+  const bool fp8 = is_fp8(p.kv_dtype);
+  plan.residency = unified_residency(plan.tile, p.head_size, fp8, dev.target);
+  plan.kv_copy = unified_kv_copy(paged_decode_rules::rule_view(p), dev.target);
+
+  const int32_t tile_keys = plan.tile.keys();
+  const int32_t max_tiles = paged_decode_max_tiles(p, tile_keys);
+  switch (opt.split) {
+    case PagedDecodeSplit::one_partition: plan.planned = false; plan.reason = "forced one partition"; break;
+    case PagedDecodeSplit::planned: plan.planned = true; plan.reason = "forced planned"; break;
+    default:
+      plan.planned = opt.batch_invariant_keys > 0 || max_tiles > 1;
+      plan.reason = plan.planned ? "auto: planned (a sequence may hold " + std::to_string(max_tiles) + " tiles)"
+                                 : "auto: one partition (no sequence holds more than one tile)";
+  }
+  if (!plan.planned) {
+    plan.capacity = p.num_seqs;
+    return plan;
+  }
+  if (opt.batch_invariant_keys > 0) {
+    plan.fixed_tiles = (opt.batch_invariant_keys + tile_keys - 1) / tile_keys;
+    const int64_t per_seq = (max_tiles + plan.fixed_tiles - 1) / plan.fixed_tiles;
+    plan.capacity = static_cast<int32_t>(std::max<int64_t>(1, per_seq) * p.num_seqs);
+    plan.reason += "; batch-invariant: " + std::to_string(plan.fixed_tiles) + " tiles a task";
+  } else {
+    const int64_t budget = opt.workgroup_budget > 0 ? opt.workgroup_budget
+                                                    : static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
+    const int64_t spare = (budget + plan.grid_y - 1) / std::max<int64_t>(1, plan.grid_y);
+    plan.capacity = static_cast<int32_t>(std::min<int64_t>(int64_t(p.num_seqs) + spare, 0x7fffffff));
+  }
+  plan.reason += "; " + std::to_string(plan.capacity) + " task slots";
+  plan.workspace_bytes = paged_decode_workspace(p, plan.capacity).total;
+  return plan;
+}
+
+// Workspace bytes every call within `traits` needs on a device (the most over the q lengths, head
+// sizes, KV storages and tiles the traits admit, under `opt`).
+inline size_t paged_decode_workspace_size(const PagedDecodeTraits& t, const PlanDevice& dev,
+                                          const PagedDecodeOptions& opt = {}) {
+  throw_if_error(validate(t));
+  size_t most = 0;
+  for (int32_t d : UnifiedInstanceTable::head_sizes) {
+    if (d > t.max_head_size) continue;
+    for (int32_t q = 1; q <= t.max_q_len; ++q)
+      for (DType kv : {DType::bf16, DType::fp8_e4m3fn}) {
+        PagedDecodeParams p;
+        p.q_len = q;
+        p.num_seqs = t.max_num_seqs;
+        p.num_q_heads = t.num_q_heads;
+        p.num_kv_heads = t.num_kv_heads;
+        p.head_size = d;
+        p.kv_dtype = kv;
+        p.q_dtype = DType::bf16;
+        p.max_seqlen_k = t.max_seqlen_k;
+        const PagedDecodePlan plan = plan_paged_decode(p, opt, dev);
+        if (plan.planned) most = std::max(most, plan.workspace_bytes);
+      }
+  }
+  return most;
+}
+
+// ---- arguments and geometry ----
+
+struct PagedDecodeBuffers {
+  PlanTask* tasks;
+  int32_t* item_task0;
+  int32_t* status;
+  float* o;
+  float* lse;
+};
+inline PagedDecodeBuffers paged_decode_buffers(const PagedDecodeParams& p, const PagedDecodePlan& plan, void* workspace) {
+  const PagedDecodeWorkspace w = paged_decode_workspace(p, plan.capacity);
+  char* base = static_cast<char*>(workspace);
+  return {reinterpret_cast<PlanTask*>(base + w.tasks), reinterpret_cast<int32_t*>(base + w.item_task0),
+          reinterpret_cast<int32_t*>(base + w.status), reinterpret_cast<float*>(base + w.o),
+          reinterpret_cast<float*>(base + w.lse)};
+}
+
+// The device planner's arguments (plan.planned): the decode items of this call's lengths in tiles of
+// the instance's keys (tile_keys = Cfg::kBN).
+inline DecodePlanArgs make_paged_decode_plan_args(const PagedDecodeParams& p, const PagedDecodePlan& plan,
+                                                  void* workspace, int tile_keys) {
+  const PagedDecodeBuffers b = paged_decode_buffers(p, plan, workspace);
+  DecodePlanArgs a;
+  a.seq_lens_k = p.seq_lens_k;
+  a.num_items = p.num_seqs;
+  a.shape = DecodeItemShape{p.q_len, tile_keys, true, p.window_left};
+  a.capacity = plan.capacity;
+  a.fixed_tiles = plan.fixed_tiles;
+  a.tasks = b.tasks;
+  a.item_task0 = b.item_task0;
+  a.status = b.status;
+  return a;
+}
+
+// The kernel's arguments.
+template <class Cfg>
+paged_decode_args_t<Cfg> make_paged_decode_kernel_args(const PagedDecodeParams& p, const PagedDecodePlan& plan,
+                                                       void* workspace, const typename Cfg::Variant& variant) {
+  paged_decode_args_t<Cfg> a;
+  fill_attention_kernel_args(a, to_unified_params(p, nullptr), plan.rows_per_token, plan.block_q, plan.head_chunks,
+                             variant);
+  if (p.kv_scale_mode == KvScaleMode::per_tensor) {
+    a.k_scale_value = p.k_scale_value;
+    a.v_scale_value = p.v_scale_value;
+  }
+  a.q_len = p.q_len;
+  a.q_blocks = plan.q_blocks;
+  if (plan.planned) {
+    const PagedDecodeBuffers b = paged_decode_buffers(p, plan, workspace);
+    a.tasks = b.tasks;
+    a.ws_o = b.o;
+    a.ws_lse = b.lse;
+  }
+  return a;
+}
+template <class Cfg>
+paged_decode_args_t<Cfg> make_paged_decode_kernel_args(const PagedDecodeParams& p, const PagedDecodePlan& plan,
+                                                       void* workspace) {
+  return make_paged_decode_kernel_args<Cfg>(p, plan, workspace,
+                                            unified_variant_from_params<typename Cfg::Variant>(to_unified_params(p, nullptr)));
+}
+
+inline PagedDecodeReduceArgs make_paged_decode_reduce_args(const PagedDecodeParams& p, const PagedDecodePlan& plan,
+                                                           void* workspace) {
+  const PagedDecodeBuffers b = paged_decode_buffers(p, plan, workspace);
+  PagedDecodeReduceArgs r;
+  r.ws_o = b.o;
+  r.ws_lse = b.lse;
+  r.tasks = b.tasks;
+  r.item_task0 = b.item_task0;
+  r.num_seqs = p.num_seqs;
+  r.q_len = p.q_len;
+  r.num_q_heads = p.num_q_heads;
+  r.sinks = p.sinks;
+  r.out = static_cast<uint16_t*>(p.out);
+  r.o_stride_token = static_cast<int32_t>(p.o_stride_token);
+  r.o_stride_head = static_cast<int32_t>(p.o_stride_head);
+  r.lse = p.lse;
+  r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
+  return r;
+}
+
+struct PagedDecodeGeometry {
+  bool empty = false;
+  UnifiedLaunchDim grid;  // (capacity, grid_y)
+  uint32_t threads = 0, dynamic_lds = 0;
+  bool reduce = false;    // planned: the reduce follows
+  UnifiedLaunchDim reduce_grid;
+  uint32_t reduce_threads = 0;
+};
+inline PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p, const PagedDecodePlan& plan,
+                                                      int threads, int dynamic_lds, int head_dim) {
+  PagedDecodeGeometry g;
+  g.empty = p.num_seqs == 0;
+  g.grid.x = static_cast<uint32_t>(plan.capacity);
+  g.grid.y = static_cast<uint32_t>(plan.grid_y);
+  g.threads = static_cast<uint32_t>(threads);
+  g.dynamic_lds = static_cast<uint32_t>(dynamic_lds);
+  g.reduce = plan.planned;
+  if (g.reduce) {
+    g.reduce_threads = static_cast<uint32_t>(split_kv_reduce_threads(head_dim));
+    const int64_t items = static_cast<int64_t>(p.num_seqs) * p.q_len * p.num_q_heads;
+    const int64_t per = split_kv_reduce_items_per_block(head_dim);
+    g.reduce_grid.x = static_cast<uint32_t>((items + per - 1) / per);
+  }
+  return g;
+}
+template <class Cfg>
+PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p, const PagedDecodePlan& plan) {
+  return make_paged_decode_geometry(p, plan, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kD);
+}
+
+// Calls f.template operator()<Cfg>() with the configuration the dispatcher launches for (p, plan) on
+// target kT with the problem's standard variant. Throws Error(unsupported) outside the table.
+template <Target kT, class F>
+void visit_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePlan& plan, F&& f) {
+  const UnifiedInstanceKey key = unified_instance_key(to_unified_params(p, nullptr), kT);
+  auto with = [&]<UnifiedVariantKind kV>() {
+    return visit_unified_instance<kAllUnifiedInstances, kV>(key, TargetList<kT>{},
+                                                            [&]<Target, bool kBf16, KvKind kKv, int kD>() {
+      visit_unified_tile<kT, kBf16, kKv, kD, standard_variant_t<kV>>(plan.tile_kind, plan.kv_copy, f);
+    });
+  };
+  const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()
+                                                             : with.template operator()<UnifiedVariantKind::plain>();
+  if (!found)
+    throw unified_instance_missing(key, unified_instance_keys<kAllUnifiedInstances, UnifiedVariantKind::plain>(
+                                            TargetList<kT>{}));
+}
+
+}  // namespace hipattn

@@ -1,0 +1,52 @@
+// hipattn/kernels/common/kernel_args.hpp: the runtime arguments every attention family's kernel
+// skeleton (kernels/common/attention_kernel.hpp) reads: queries, the paged KV view, the row map of a
+// workgroup tile (q tokens x GQA heads), the logits, the outputs and the split-KV workspace. A
+// family's argument struct derives from it and adds how its work is found (unified: cu_seqlens_q and
+// the uniform segments; paged decode: one q length for every sequence).
+#pragma once
+#include <cstdint>
+
+#include "hipattn/kernels/common/task_plan.hpp"
+#include "hipattn/numeric/fast_div.hpp"
+
+namespace hipattn {
+
+// KvParams: the loader's parameters (PagedKvView for the paged loaders); Variant: the logit variant,
+// a value that carries its own data.
+template <class KvParams, class Variant>
+struct AttentionKernelArgs {
+  const uint16_t* q = nullptr;  // [tokens, num_q_heads, d_qk], 16-bit
+  int32_t q_stride_token = 0, q_stride_head = 0;  // strides < 2^31 (validated); offsets in 64 bits
+  KvParams kv;
+  bool per_token_head_scale = false;
+  const int32_t* seq_lens_k = nullptr;
+  int32_t num_seqs = 0, num_q_heads = 0;
+  int32_t group = 1;          // q heads per kv head
+  int32_t rows_per_token = 1; // min(group, BM): q heads of one token packed in a workgroup
+  int32_t block_q = 1;        // tokens per q-block = BM / rows_per_token
+  int32_t head_chunks = 1;    // ceil(group / rows_per_token)
+  FastDivmod rows_div;        // division by rows_per_token
+  float scale = 1.f;                      // softmax scale (natural units)
+  // Per-tensor fp8 scales: device scalars (read in the kernel, so a call never synchronizes with the
+  // host), or, when null, the host values that travel here (1 without fp8).
+  const float* k_scale_tensor = nullptr;
+  const float* v_scale_tensor = nullptr;
+  float k_scale_value = 1.f, v_scale_value = 1.f;
+  bool causal = true;
+  int32_t window_left = -1;
+  Variant variant;
+  const float* sinks = nullptr;  // [num_q_heads] natural units
+  uint16_t* out = nullptr;       // [tokens, num_q_heads, d_v]
+  int32_t o_stride_token = 0, o_stride_head = 0;
+  float* lse = nullptr;  // [num_q_heads, lse_stride_head]
+  int32_t lse_stride_head = 0;
+  // split-KV partial states (fp32 O, LSE in log2 units), laid out by the family
+  float* ws_o = nullptr;
+  float* ws_lse = nullptr;
+  // planned split-KV (kernels/common/task_plan.hpp): grid slot x walks tasks[x]; a task of a
+  // one-part item writes the output directly, the others a partial state at [slot, q rows of the
+  // item, num_q_heads, d_v] / [slot, q rows, num_q_heads]. Null: the family's unplanned work.
+  const PlanTask* tasks = nullptr;
+};
+
+}  // namespace hipattn

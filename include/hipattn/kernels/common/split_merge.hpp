@@ -1,0 +1,66 @@
+// hipattn/kernels/common/split_merge.hpp: the merge of split-KV partial states into the output, the
+// body of every family's reduce kernel (ALGORITHM.md section 3's LSE-weighted merge; the sink joins
+// the denominator exactly once, here).
+//
+// A partial state is (O normalized within its part, lse in log2 units); a part that saw no key holds
+// lse = -inf (and O = 0) and gets no weight. Thread c4 / 4 of an item merges columns [c4, c4 + 4).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "hipattn/kernels/common/softmax_step.hpp"
+#include "hipattn/platform/config.hpp"
+
+#if defined(HIPATTN_HAS_DEVICE)
+namespace hipattn {
+
+// The parts of one (row, q head): part s at ws_o[(base + s * step) * kD + c4 ...] and
+// ws_lse[base + s * step]. Writes the 4 output columns at `dst` and, from the thread with c4 == 0,
+// the natural-log LSE at `lse_dst` (when not null). sink2: the head's sink in log2 units, or -inf.
+template <class Arch, bool kBf16, int kD>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void merge_split_partials(const float* ws_o, const float* ws_lse, int64_t base,
+                                                             int64_t step, int32_t parts, int c4, float sink2,
+                                                             uint16_t* dst, float* lse_dst) {
+  // Parts are read kBatch at a time with independent loads, so a long part list costs a few memory
+  // latencies, not one per part.
+  constexpr int kBatch = 8;
+  float m = sink2;
+  for (int s0 = 0; s0 < parts; s0 += kBatch) {
+    float ls[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) ls[k] = s0 + k < parts ? ws_lse[base + (s0 + k) * step] : -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) m = fmaxf(m, ls[k]);
+  }
+  const float ms = safe_max(m);
+  float l = sink2 != -INFINITY ? Arch::exp2(sink2 - ms) : 0.f;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  for (int s0 = 0; s0 < parts; s0 += kBatch) {
+    float ls[kBatch];
+    float4 o[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const bool in = s0 + k < parts;
+      const int64_t row = base + (s0 + k) * step;
+      ls[k] = in ? ws_lse[row] : -INFINITY;
+      o[k] = in ? *reinterpret_cast<const float4*>(ws_o + row * kD + c4) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      if (ls[k] == -INFINITY) continue;  // a part with no key
+      const float w = Arch::exp2(ls[k] - ms);
+      l += w;
+      acc[0] += w * o[k].x;
+      acc[1] += w * o[k].y;
+      acc[2] += w * o[k].z;
+      acc[3] += w * o[k].w;
+    }
+  }
+  const float inv = l > 0.f ? 1.f / l : 0.f;
+  *reinterpret_cast<uint2*>(dst) = make_uint2(Arch::template pack2<kBf16>(acc[0] * inv, acc[1] * inv),
+                                              Arch::template pack2<kBf16>(acc[2] * inv, acc[3] * inv));
+  if (lse_dst != nullptr && c4 == 0) *lse_dst = l > 0.f ? (m + __log2f(l)) * kLn2 : -INFINITY;
+}
+
+}  // namespace hipattn
+#endif  // HIPATTN_HAS_DEVICE

@@ -1,0 +1,44 @@
+// hipattn/kernels/paged_decode/config.hpp: the kernel arguments of the paged-decode family
+// (kernels/paged_decode/kernels.hpp). Visible to host-only code: dispatch/paged_decode_launch.hpp
+// and the emulated AMD tests fill them on the host.
+//
+// The family's instances are the attention configurations of the unified table (UnifiedConfig,
+// kernels/unified/config.hpp: a tile, a KV storage, a loader policy, a target); what is the family's
+// own is how work is found (one q length for every sequence, the device planner's tasks), the store
+// (DecodeStore) and the reduce's indexing.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/kernels/unified/config.hpp"
+
+namespace hipattn {
+
+// Arguments of paged_decode_kernel: the skeleton's, plus the decode grid.
+//   grid x: task slots (planned: `tasks` set, [capacity]) or sequences (unplanned)
+//   grid y: num_kv_heads * head_chunks * q_blocks
+// Planned partial states: [slot, q_len, num_q_heads, d_v] and [slot, q_len, num_q_heads] (fp32).
+template <class KvParams, class Variant>
+struct PagedDecodeKernelArgs : AttentionKernelArgs<KvParams, Variant> {
+  int32_t q_len = 1;     // query rows of every sequence (token seq * q_len + i)
+  int32_t q_blocks = 1;  // q-blocks of one sequence: ceil(q_len / block_q)
+};
+
+template <class Cfg>
+using paged_decode_args_t = PagedDecodeKernelArgs<typename Cfg::Loader::Params, typename Cfg::Variant>;
+
+// Arguments of paged_decode_reduce_kernel: item (token, q head) of a sequence with parts > 1 merges
+// the partials of its tasks (from item_task0[seq]); one-part sequences were written by the kernel.
+struct PagedDecodeReduceArgs {
+  const float* ws_o = nullptr;
+  const float* ws_lse = nullptr;
+  const PlanTask* tasks = nullptr;
+  const int32_t* item_task0 = nullptr;
+  int32_t num_seqs = 0, q_len = 1, num_q_heads = 0;
+  const float* sinks = nullptr;  // [num_q_heads], natural units
+  uint16_t* out = nullptr;
+  int32_t o_stride_token = 0, o_stride_head = 0;
+  float* lse = nullptr;
+  int32_t lse_stride_head = 0;
+};
+
+}  // namespace hipattn

@@ -1,0 +1,147 @@
+// hipattn/problem/paged_decode_params.hpp: the problem description of paged decode (the decode
+// family: every sequence asks the same number of query tokens, 1 to 8, against its paged context).
+//
+// The decode hot path of a serving engine: plain decode (q_len 1) and multi-token / speculative
+// verify (q_len 2 to 8). The fields are spelled as in UnifiedAttentionParams (problem/unified_params.hpp)
+// wherever they mean the same thing, and follow the same conventions: strides in ELEMENTS, the last
+// dimension contiguous, device pointers unless said otherwise. What differs:
+//   * q_len is one host value for the whole call; query row r of sequence s is token s * q_len + r of
+//     q / out (no cu_seqlens_q). The rows of a sequence are causal among themselves, bottom-right:
+//     row r sees keys j <= seq_lens_k[s] - q_len + r (a context shorter than q_len leaves its first
+//     rows without keys: they output zeros and LSE -inf, or the sink's share).
+//   * seq_lens_k[s] may be 0 (padding sequences of a captured batch): its rows output zeros.
+//   * Per-tensor fp8 scales come as a device scalar (k_scale / v_scale) or, with those null, as host
+//     floats (k_scale_value / v_scale_value) that travel in the kernel arguments: no per-call fill,
+//     no allocation, no synchronization.
+//   * No QQ-bias (a prefill feature); sliding window, sinks, softcap and ALiBi as in unified.
+// problem/paged_decode_rules.hpp validates it; dispatch/paged_decode.hpp runs it.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/numeric/dtype.hpp"
+#include "hipattn/problem/unified_params.hpp"
+
+namespace hipattn {
+
+// The query tokens per sequence paged decode serves: 1 (decode) to 8 (multi-token verify).
+inline constexpr int32_t kPagedDecodeMaxQLen = 8;
+
+struct PagedDecodeParams {
+  // ---- queries: q [num_seqs * q_len, num_q_heads, head_size] ----
+  const void* q = nullptr;
+  DType q_dtype = DType::f16;  // fp16 or bf16
+  int64_t q_stride_token = 0;
+  int64_t q_stride_head = 0;
+  int32_t q_len = 1;  // query tokens of every sequence, 1..kPagedDecodeMaxQLen
+
+  // ---- paged KV cache (as UnifiedAttentionParams: NHD or HND by the strides) ----
+  const void* k_cache = nullptr;
+  const void* v_cache = nullptr;
+  DType kv_dtype = DType::f16;  // the Q dtype, fp8_e4m3fn or fp8_e4m3fnuz
+  int64_t k_stride_block = 0, k_stride_slot = 0, k_stride_head = 0;
+  int64_t v_stride_block = 0, v_stride_slot = 0, v_stride_head = 0;
+  int32_t num_blocks = 0;
+  int32_t block_size = 0;  // any value >= 1
+
+  // ---- fp8 scales ----
+  KvScaleMode kv_scale_mode = KvScaleMode::none;
+  // per_tensor: device scalars [1], or null to use the host floats below; per_token_head:
+  // [num_blocks, block_size, num_kv_heads] (strided), required.
+  const float* k_scale = nullptr;
+  const float* v_scale = nullptr;
+  float k_scale_value = 1.f;  // per_tensor with k_scale == nullptr (host value, finite and > 0)
+  float v_scale_value = 1.f;
+  int64_t scale_stride_block = 0, scale_stride_slot = 0, scale_stride_head = 0;
+
+  // ---- sequences ----
+  const int32_t* block_table = nullptr;  // [num_seqs, block_table_stride]
+  int64_t block_table_stride = 0;
+  int32_t max_blocks_per_seq = 0;
+  const int32_t* seq_lens_k = nullptr;  // [num_seqs] on the device: each in [0, max_seqlen_k]
+  int32_t num_seqs = 0;
+  int32_t max_seqlen_k = 0;  // a host bound of every seq_lens_k entry
+
+  // ---- heads ----
+  int32_t num_q_heads = 0;
+  int32_t num_kv_heads = 0;  // num_q_heads % num_kv_heads == 0
+  int32_t head_size = 0;     // 64, 96, 128, 192 or 256
+
+  // ---- logits (ALGORITHM.md's order, as unified) ----
+  float scale = 0.f;
+  int32_t window_left = -1;  // keys j >= pos - window_left; -1 disables
+  float softcap = 0.f;
+  const float* sinks = nullptr;         // [num_q_heads], natural-log units, or null
+  const float* alibi_slopes = nullptr;  // [num_q_heads], or null
+
+  // ---- outputs ----
+  void* out = nullptr;  // [num_seqs * q_len, num_q_heads, head_size], dtype = q_dtype
+  int64_t o_stride_token = 0;
+  int64_t o_stride_head = 0;
+  float* lse = nullptr;  // optional [num_q_heads, lse_stride_head >= num_seqs * q_len]
+  int64_t lse_stride_head = 0;
+
+  int32_t num_tokens() const { return num_seqs * q_len; }
+};
+
+// The unified-attention problem that computes the same thing: every field copied, q lengths all
+// q_len (cu_seqlens_q = 0, q_len, 2 q_len, ...: the caller provides that array, host or device, or
+// null when only the host fields are read), causal, no QQ-bias. The host-float per-tensor scales
+// have no unified counterpart (its scales are pointers): the caller passes pointers to them.
+inline UnifiedAttentionParams to_unified_params(const PagedDecodeParams& p, const int32_t* cu_seqlens_q,
+                                                const float* k_scale = nullptr, const float* v_scale = nullptr) {
+  UnifiedAttentionParams u;
+  u.q = p.q;
+  u.q_dtype = p.q_dtype;
+  u.q_stride_token = p.q_stride_token;
+  u.q_stride_head = p.q_stride_head;
+  u.k_cache = p.k_cache;
+  u.v_cache = p.v_cache;
+  u.kv_dtype = p.kv_dtype;
+  u.k_stride_block = p.k_stride_block, u.k_stride_slot = p.k_stride_slot, u.k_stride_head = p.k_stride_head;
+  u.v_stride_block = p.v_stride_block, u.v_stride_slot = p.v_stride_slot, u.v_stride_head = p.v_stride_head;
+  u.num_blocks = p.num_blocks;
+  u.block_size = p.block_size;
+  u.kv_scale_mode = p.kv_scale_mode;
+  u.k_scale = p.k_scale != nullptr ? p.k_scale : k_scale;
+  u.v_scale = p.v_scale != nullptr ? p.v_scale : v_scale;
+  u.scale_stride_block = p.scale_stride_block, u.scale_stride_slot = p.scale_stride_slot;
+  u.scale_stride_head = p.scale_stride_head;
+  u.block_table = p.block_table;
+  u.block_table_stride = p.block_table_stride;
+  u.max_blocks_per_seq = p.max_blocks_per_seq;
+  u.cu_seqlens_q = cu_seqlens_q;
+  u.seq_lens_k = p.seq_lens_k;
+  u.num_seqs = p.num_seqs;
+  u.num_tokens = p.num_tokens();
+  u.max_seqlen_q = p.num_seqs > 0 ? p.q_len : 0;
+  u.max_seqlen_k = p.max_seqlen_k;
+  u.num_q_heads = p.num_q_heads;
+  u.num_kv_heads = p.num_kv_heads;
+  u.head_size = p.head_size;
+  u.scale = p.scale;
+  u.causal = true;
+  u.window_left = p.window_left;
+  u.softcap = p.softcap;
+  u.sinks = p.sinks;
+  u.alibi_slopes = p.alibi_slopes;
+  u.out = p.out;
+  u.o_stride_token = p.o_stride_token;
+  u.o_stride_head = p.o_stride_head;
+  u.lse = p.lse;
+  u.lse_stride_head = p.lse_stride_head;
+  return u;
+}
+
+// What the host knows before any call, for the workspace size (dispatch/paged_decode.hpp
+// paged_decode_workspace_size): bounds every later call stays within. A workspace sized from these
+// traits serves every call whose num_seqs, q_len, heads and head size are within them.
+struct PagedDecodeTraits {
+  int32_t max_num_seqs = 0;  // bound of num_seqs
+  int32_t max_q_len = 1;     // bound of q_len (1..kPagedDecodeMaxQLen)
+  int32_t num_q_heads = 0;
+  int32_t num_kv_heads = 0;
+  int32_t max_head_size = 0;   // bound of head_size (a table head size or larger)
+  int32_t max_seqlen_k = 0;    // bound of every context length (batch-invariant plans size from it)
+};
+
+}  // namespace hipattn
