@@ -2,14 +2,13 @@
 // on a paged cache of at least 2 GiB (K and V each) with randomly permuted block tables, next to the
 // two ceilings of the same run: device copy bandwidth and the mma.sync matrix-unit peak.
 //
-// Method (the one of ../shared/scenarios/h200-peers.md): each call is captured in a CUDA graph; before
-// each timed replay the L2 is flushed by a 256 MiB write; replays are timed with device events; the
-// figure is the median of 40 after 3 warm-ups.
+// Method (bench_common.hpp, the one of ../shared/scenarios/h200-peers.md): each call is captured in a
+// CUDA graph; before each timed replay the L2 is flushed by a 256 MiB write; replays are timed with
+// device events; the figure is the median of 40 after 3 warm-ups. main also registers the paged-decode
+// sweep (bench_paged_decode.cu).
 // Counters: us (median), TB/s over compulsory bytes (Q + O + the K/V of attended keys, + fp8 scales),
 // TFLOP/s over exact attended (q, k) pairs (4 * pairs * head_size per q head), and both as fractions
 // of the ceilings (bw_frac, mma_frac).
-#include <benchmark/benchmark.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -18,53 +17,14 @@
 #include <vector>
 
 #include "../tests/common/scenario_spec.hpp"
+#include "bench_common.hpp"
 #include "hipattn/arch/arch.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 
 namespace {
 using namespace hipattn;
 using namespace hipattn::testing;
-
-constexpr size_t kFlushBytes = size_t(256) << 20;
-constexpr int kReps = 40;
-
-struct Timer {
-  rt::event_t a, b;
-  Timer() { HIPATTN_CHECK(rt::event_create(&a)); HIPATTN_CHECK(rt::event_create(&b)); }
-  ~Timer() { (void)rt::event_destroy(a); (void)rt::event_destroy(b); }
-};
-
-// Median time in ms of `fn` over kReps launches, each after an L2 flush.
-template <class Fn>
-double median_ms(Fn&& fn, void* flush, std::vector<double>* all = nullptr) {
-  Timer t;
-  std::vector<double> ms;
-  for (int i = 0; i < kReps + 3; ++i) {
-    HIPATTN_CHECK(rt::memset_async(flush, i & 0xFF, kFlushBytes, nullptr));
-    HIPATTN_CHECK(rt::event_record(t.a, nullptr));
-    fn();
-    HIPATTN_CHECK(rt::event_record(t.b, nullptr));
-    HIPATTN_CHECK(rt::event_synchronize(t.b));
-    float x = 0;
-    HIPATTN_CHECK(rt::event_elapsed_ms(&x, t.a, t.b));
-    if (i >= 3) ms.push_back(x);  // the first launches warm up
-  }
-  std::sort(ms.begin(), ms.end());
-  if (all) *all = ms;
-  return ms[ms.size() / 2];
-}
-
-// ---- ceilings ----
-double g_copy_tbps = 0, g_mma_tflops = 0;
-void* g_flush = nullptr;
-
-double measure_copy_tbps() {
-  const size_t n = size_t(2) << 30;
-  DeviceBuffer a(n), b(n);
-  HIPATTN_CHECK(rt::memset_async(a.ptr, 1, n, nullptr));
-  const double ms = median_ms([&] { HIPATTN_CHECK(rt::memcpy_d2d_async(b.ptr, a.ptr, n, nullptr)); }, g_flush);
-  return 2.0 * n / (ms * 1e-3) / 1e12;  // read + write
-}
+using namespace hipattn::bench;
 
 // Back-to-back independent matrix-unit ops in registers: the peak of the atom the kernels use
 // (mma.sync m16n8k16 bf16 on sm_90; v_mfma_f32_16x16x16_bf16 on CDNA, 16 x 16 x 16 per wave).
@@ -131,24 +91,9 @@ Built& build(const scenarios::UnifiedScenario& sc, DType kv, KvScaleMode mode) {
   b.h = std::make_unique<HostProblem>(s);
   b.d = std::make_unique<DeviceProblem>(*b.h);
   // Compulsory bytes and exact attended pairs.
-  const int d = s.head_size;
-  double pairs = 0, keys_read = 0;
-  for (auto [ql, kl] : s.seqs) {
-    const int ctx = kl - ql;
-    int64_t lo_union = kl;
-    for (int i = 0; i < ql; ++i) {
-      const int pos = ctx + i;
-      const int hi = std::min(kl, pos + 1);
-      const int lo = s.window_left >= 0 ? std::max(0, pos - s.window_left) : 0;
-      pairs += std::max(0, hi - lo);
-      lo_union = std::min<int64_t>(lo_union, lo);
-    }
-    if (ql > 0) keys_read += double(kl - lo_union);
-  }
-  const double kv_elem = dtype_size(kv);
-  b.bytes = double(b.h->num_tokens) * s.num_q_heads * d * 2 * 2 +
-            keys_read * s.num_kv_heads * (2.0 * d * kv_elem + (mode == KvScaleMode::per_token_head ? 8.0 : 0.0));
-  b.flops = 4.0 * pairs * d * s.num_q_heads;
+  const Attended a = attended(s.seqs, s.window_left);
+  b.bytes = compulsory_bytes(b.h->num_tokens, s.num_q_heads, s.num_kv_heads, s.head_size, kv, mode, a.keys);
+  b.flops = 4.0 * a.pairs * s.head_size * s.num_q_heads;
   return g_built.emplace(key, std::move(b)).first->second;
 }
 
@@ -163,16 +108,10 @@ void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DTyp
   DeviceBuffer ws(plan.workspace_bytes);
   // Capture the call in a graph (as engines do under graph capture) and time its replays.
   const rt::CapturedGraph graph([&](rt::stream_t st) { unified_attention(p, ws.ptr, plan.workspace_bytes, st, opt); });
-  double ms = 0;
-  for (auto _ : state) {
-    ms = median_ms([&] { graph.launch(nullptr); }, g_flush);
-    state.SetIterationTime(ms * 1e-3);
-  }
+  const double ms = time_graph(state, graph);
   const double s = ms * 1e-3;
-  state.counters["us"] = ms * 1e3;
-  state.counters["TB/s"] = b.bytes / s / 1e12;
+  set_bandwidth_counters(state, ms, b.bytes);
   state.counters["TFLOP/s"] = b.flops / s / 1e12;
-  state.counters["bw_frac"] = b.bytes / s / 1e12 / g_copy_tbps;
   state.counters["mma_frac"] = b.flops / s / 1e12 / g_mma_tflops;
   state.counters["segments"] = !plan.split ? 0 : plan.planned ? plan.capacity : plan.num_segments;
   state.SetLabel(!plan.split ? "2d" : plan.planned ? "3d-planned" : "3d");
@@ -195,11 +134,7 @@ void bench_prefill_tile(benchmark::State& state, int scenario) {
   plan.head_chunks = (group + plan.rows_per_token - 1) / plan.rows_per_token;
   plan.grid_x = int64_t(p.num_tokens) / plan.block_q + p.num_seqs;
   const rt::CapturedGraph graph([&](rt::stream_t st) { detail::launch_unified_config<Cfg>(p, plan, nullptr, st, unified_variant_from_params<typename Cfg::Variant>(p)); });
-  double ms = 0;
-  for (auto _ : state) {
-    ms = median_ms([&] { graph.launch(nullptr); }, g_flush);
-    state.SetIterationTime(ms * 1e-3);
-  }
+  const double ms = time_graph(state, graph);
   state.counters["us"] = ms * 1e3;
   state.counters["TFLOP/s"] = b.flops / (ms * 1e-3) / 1e12;
   state.counters["mma_frac"] = b.flops / (ms * 1e-3) / 1e12 / g_mma_tflops;
@@ -243,6 +178,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark("tile_experiment/serve_prefill_1x4k/mt1_kn32_s3", bench_prefill_tile<1, 32, 3>, i)
         ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
   }
+  register_paged_decode_benchmarks();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

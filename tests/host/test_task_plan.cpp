@@ -185,3 +185,27 @@ TEST(TaskPlan, FixedBoundIsBatchInvariant) {
 }
 
 }  // namespace
+
+// plan_write_item steps the boundaries without a division per task: they equal plan_part's
+// floor(j n / k) for every part, including n < k (empty parts), k = 1 and lengths near 2^20 tiles.
+TEST(TaskPlan, WriteItemBoundariesEqualPlanPart) {
+  std::mt19937 rng(11);
+  std::vector<std::pair<int32_t, int32_t>> cases = {{0, 1}, {1, 1}, {5, 7}, {7, 5}, {64, 64}, {1 << 20, 32767}, {1563, 9}};
+  for (int c = 0; c < 300; ++c) {
+    const int32_t n = static_cast<int32_t>(rng() % (1 << 20));
+    cases.push_back({n, static_cast<int32_t>(1 + rng() % 32767)});
+  }
+  for (auto [n, k] : cases) {
+    std::vector<hipattn::PlanTask> tasks(static_cast<size_t>(k));
+    hipattn::plan_write_item(tasks.data(), 0, 3, n, 100, k);
+    for (int32_t j = 0; j < k; ++j) {
+      int32_t b, e;
+      hipattn::plan_part(n, k, j, b, e);
+      ASSERT_EQ(tasks[j].tile_begin, 100 + b) << "n " << n << " k " << k << " part " << j;
+      ASSERT_EQ(tasks[j].tile_end, 100 + e) << "n " << n << " k " << k << " part " << j;
+      ASSERT_EQ(tasks[j].part, j);
+      ASSERT_EQ(tasks[j].parts, k);
+      ASSERT_EQ(tasks[j].item, 3);
+    }
+  }
+}

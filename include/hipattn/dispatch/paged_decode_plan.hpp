@@ -10,10 +10,12 @@
 //   grid      x: task slots (planned) or sequences (one partition); y: kv heads x head chunks x
 //             q-blocks. Every dimension is a host value: a graph captured once replays with other
 //             seq_lens_k and block tables (the plan is recomputed on the device at each replay)
-//   planned   slots = num_seqs + ceil(budget / grid y), budget = the workgroups the device holds at
-//             once (the tile's residency x CUs / SMs) unless the caller gives one; the device planner
-//             cuts each sequence's tiles with the min-max bound, so a long sequence among short ones
-//             spreads over the spare slots; a sequence whose plan has one task is written directly
+//   planned   slots = whole waves of floor(budget / grid y) slots, as many as num_seqs needs at one
+//             task each; budget = the workgroups the device holds at once (the tile's residency x
+//             CUs / SMs) unless the caller gives one. The device planner cuts each sequence's tiles
+//             with the min-max bound over those slots, so a long sequence among short ones spreads
+//             over the slots the short ones leave; a sequence whose plan has one task is written
+//             directly
 //   batch-invariant: split boundaries every `batch_invariant_keys` keys (in whole tiles), whatever
 //             the batch: slots = num_seqs x the most tasks a sequence within max_seqlen_k can need
 #pragma once
@@ -131,10 +133,14 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
     plan.capacity = static_cast<int32_t>(std::max<int64_t>(1, per_seq) * p.num_seqs);
     plan.reason += "; batch-invariant: " + std::to_string(plan.fixed_tiles) + " tiles a task";
   } else {
+    // Whole waves: the slots of one wave (budget / grid y), times the waves the sequences need at
+    // one task each. A plan of more tasks than a wave holds would end on a partial second wave
+    // (tasks of one bound all take about as long): fewer, longer tasks in one wave finish first.
     const int64_t budget = opt.workgroup_budget > 0 ? opt.workgroup_budget
                                                     : static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
-    const int64_t spare = (budget + plan.grid_y - 1) / std::max<int64_t>(1, plan.grid_y);
-    plan.capacity = static_cast<int32_t>(std::min<int64_t>(int64_t(p.num_seqs) + spare, 0x7fffffff));
+    const int64_t per_wave = std::max<int64_t>(1, budget / std::max<int64_t>(1, plan.grid_y));
+    const int64_t waves = std::max<int64_t>(1, (int64_t(p.num_seqs) + per_wave - 1) / per_wave);
+    plan.capacity = static_cast<int32_t>(std::min<int64_t>(waves * per_wave, 0x7fffffff));
   }
   plan.reason += "; " + std::to_string(plan.capacity) + " task slots";
   plan.workspace_bytes = paged_decode_workspace(p, plan.capacity).total;

@@ -109,6 +109,11 @@ inline ValidationReport validate(const PagedDecodeParams& p, std::span<const int
   for (size_t i = 0; i < cu.size(); ++i) cu[i] = static_cast<int32_t>(i) * p.q_len;
   UnifiedAttentionParams u = paged_decode_rules::rule_view(p);
   u.cu_seqlens_q = cu.data();
+  // Per-tensor host floats (already checked) stand where unified requires scale pointers; the
+  // host-array checks never read them.
+  static const float kHostScale = 1.f;
+  if (u.k_scale == nullptr) u.k_scale = &kHostScale;
+  if (u.v_scale == nullptr) u.v_scale = &kHostScale;
   return validate(u, HostSequenceInfo{cu, seq_lens_k, block_table});
 }
 
@@ -119,8 +124,9 @@ inline ValidationReport validate(const PagedDecodeTraits& t) {
   at_least(r, "max_num_seqs", t.max_num_seqs, 0);
   if (t.max_q_len < 1 || t.max_q_len > kPagedDecodeMaxQLen)
     r.unsupported("max_q_len", "max_q_len (" + num(t.max_q_len) + ") must be in [1, " + num(kPagedDecodeMaxQLen) + "]");
-  const bool heads = at_least(r, "num_q_heads", t.num_q_heads, 1) & at_least(r, "num_kv_heads", t.num_kv_heads, 1);
-  if (heads && t.num_q_heads % t.num_kv_heads != 0)
+  const bool q_heads = at_least(r, "num_q_heads", t.num_q_heads, 1);
+  const bool kv_heads = at_least(r, "num_kv_heads", t.num_kv_heads, 1);
+  if (q_heads && kv_heads && t.num_q_heads % t.num_kv_heads != 0)
     r.invalid("num_kv_heads", "num_q_heads (" + num(t.num_q_heads) + ") is not a multiple of num_kv_heads (" +
                                   num(t.num_kv_heads) + ")");
   at_least(r, "max_head_size", t.max_head_size, 1);

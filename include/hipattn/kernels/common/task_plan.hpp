@@ -71,13 +71,23 @@ HIPATTN_HOST_DEVICE constexpr void plan_part(int32_t n, int32_t k, int32_t j, in
   end = static_cast<int32_t>(static_cast<int64_t>(j + 1) * n / k);
 }
 
-// The k tasks of item i (n tiles from `first`) into slots [slot, slot + k).
+// The k tasks of item i (n tiles from `first`) into slots [slot, slot + k): plan_part's boundaries,
+// stepped without a division per task (floor(j n / k) = j q + floor(j r / k), q = n / k, r = n % k;
+// the second term grows by 0 or 1 a step). One thread writes an item's tasks on the device, and a
+// 64-bit division per task made a long item cost microseconds.
 HIPATTN_HOST_DEVICE inline void plan_write_item(PlanTask* tasks, int64_t slot, int32_t i, int32_t n, int32_t first,
                                                 int32_t k) {
+  const int32_t q = n / k, r = n % k;
+  int32_t b = 0, acc = 0;  // acc = (j r) mod k
   for (int32_t j = 0; j < k; ++j) {
-    int32_t b, e;
-    plan_part(n, k, j, b, e);
+    int32_t e = b + q;
+    acc += r;
+    if (acc >= k) {
+      acc -= k;
+      ++e;
+    }
     tasks[slot + j] = PlanTask{i, first + b, first + e, static_cast<int16_t>(j), static_cast<int16_t>(k)};
+    b = e;
   }
 }
 

@@ -1,0 +1,114 @@
+// bench/bench_common.hpp: the measurement method shared by the sweeps of hipattn_bench
+// (bench_unified.cu, bench_paged_decode.cu), and the byte count their TB/s figures use.
+//
+// Method (the one of ../shared/scenarios/h200-peers.md): each call is captured in a CUDA graph; before
+// each timed replay the L2 is flushed by a 256 MiB write; replays are timed with device events; the
+// figure is the median of kReps after 3 warm-ups. The ceilings (device copy bandwidth, the matrix
+// atom's peak) are measured once in the same run, before the sweeps (bench_unified.cu's main).
+#pragma once
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "../tests/common/paged_problem.hpp"
+#include "hipattn/platform/runtime.hpp"
+
+namespace hipattn::bench {
+
+inline constexpr size_t kFlushBytes = size_t(256) << 20;
+inline constexpr int kReps = 40;
+
+// The ceilings of this run and the flush buffer (set by main before any benchmark runs).
+inline double g_copy_tbps = 0, g_mma_tflops = 0;
+inline void* g_flush = nullptr;
+
+struct Timer {
+  rt::event_t a, b;
+  Timer() { HIPATTN_CHECK(rt::event_create(&a)); HIPATTN_CHECK(rt::event_create(&b)); }
+  ~Timer() { (void)rt::event_destroy(a); (void)rt::event_destroy(b); }
+};
+
+// Median time in ms of `fn` over kReps launches, each after an L2 flush.
+template <class Fn>
+double median_ms(Fn&& fn, void* flush, std::vector<double>* all = nullptr) {
+  Timer t;
+  std::vector<double> ms;
+  for (int i = 0; i < kReps + 3; ++i) {
+    HIPATTN_CHECK(rt::memset_async(flush, i & 0xFF, kFlushBytes, nullptr));
+    HIPATTN_CHECK(rt::event_record(t.a, nullptr));
+    fn();
+    HIPATTN_CHECK(rt::event_record(t.b, nullptr));
+    HIPATTN_CHECK(rt::event_synchronize(t.b));
+    float x = 0;
+    HIPATTN_CHECK(rt::event_elapsed_ms(&x, t.a, t.b));
+    if (i >= 3) ms.push_back(x);  // the first launches warm up
+  }
+  std::sort(ms.begin(), ms.end());
+  if (all) *all = ms;
+  return ms[ms.size() / 2];
+}
+
+// Device copy bandwidth (cudaMemcpyAsync D2D of 2 GiB), read + write, in TB/s.
+inline double measure_copy_tbps() {
+  const size_t n = size_t(2) << 30;
+  testing::DeviceBuffer a(n), b(n);
+  HIPATTN_CHECK(rt::memset_async(a.ptr, 1, n, nullptr));
+  const double ms = median_ms([&] { HIPATTN_CHECK(rt::memcpy_d2d_async(b.ptr, a.ptr, n, nullptr)); }, g_flush);
+  return 2.0 * n / (ms * 1e-3) / 1e12;
+}
+
+// The benchmark's time: the median replay of `graph` (manual time), in ms.
+inline double time_graph(benchmark::State& state, const rt::CapturedGraph& graph) {
+  double ms = 0;
+  for (auto _ : state) {
+    ms = median_ms([&] { graph.launch(nullptr); }, g_flush);
+    state.SetIterationTime(ms * 1e-3);
+  }
+  return ms;
+}
+
+// us, TB/s over `bytes` and that rate as a fraction of the copy ceiling.
+inline void set_bandwidth_counters(benchmark::State& state, double ms, double bytes) {
+  const double tbps = bytes / (ms * 1e-3) / 1e12;
+  state.counters["us"] = ms * 1e3;
+  state.counters["TB/s"] = tbps;
+  state.counters["bw_frac"] = tbps / g_copy_tbps;
+}
+
+// Exact attended (q, k) pairs and the keys read (per sequence, the union of its rows' visible keys),
+// summed over sequences (q_len, kv_len); bottom-right causal, keys j >= pos - window_left (-1: none).
+struct Attended {
+  double pairs = 0, keys = 0;
+};
+inline Attended attended(const std::vector<std::pair<int, int>>& seqs, int window_left) {
+  Attended a;
+  for (auto [ql, kl] : seqs) {
+    const int ctx = kl - ql;
+    int64_t lo_union = kl;
+    for (int i = 0; i < ql; ++i) {
+      const int pos = ctx + i;
+      const int hi = std::min(kl, pos + 1);
+      const int lo = window_left >= 0 ? std::max(0, pos - window_left) : 0;
+      a.pairs += std::max(0, hi - lo);
+      lo_union = std::min<int64_t>(lo_union, lo);
+    }
+    if (ql > 0) a.keys += double(kl - lo_union);
+  }
+  return a;
+}
+
+// Compulsory bytes: Q and O (16-bit) of `tokens` query tokens, the K and V of `keys` keys of every kv
+// head (fp8: one byte an element), and the per-(token, head) fp8 scales (two floats a key and head).
+inline double compulsory_bytes(double tokens, int num_q_heads, int num_kv_heads, int head_size, DType kv,
+                               KvScaleMode mode, double keys) {
+  return tokens * num_q_heads * head_size * 2 * 2 +
+         keys * num_kv_heads * (2.0 * head_size * dtype_size(kv) + (mode == KvScaleMode::per_token_head ? 8.0 : 0.0));
+}
+
+// The paged-decode sweep (bench_paged_decode.cu): registered by main after the unified one.
+void register_paged_decode_benchmarks();
+
+}  // namespace hipattn::bench
