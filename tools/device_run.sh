@@ -3,7 +3,8 @@
 #   tools/device_run.sh [tests] [bench] [sanitize] [examples] [consumer]
 # Builds build-dev/ (CUDA backend, sm_90a, Release) with every core, then per argument:
 #   tests     the device parity suite (tests/device) and the host suite
-#   bench     the benchmark sweep (JSON to $OUT/bench.json when $OUT is set)
+#   bench     the benchmark sweep (JSON to $OUT/bench.json when $OUT is set; BENCH_FILTER: a
+#             --benchmark_filter regex, e.g. paged_decode/)
 #   sanitize  compute-sanitizer memcheck over a subset of the device suite
 #   examples  the examples
 #   consumer  install build-dev, then build and run tests/consumer against it (the instance-library
@@ -49,7 +50,7 @@ for a in "$@"; do
         [ -x "$e" ] && { "$e" 2>&1 | tail -8 || rc=1; }
       done ;;
     bench)
-      ./build-dev/bench/hipattn_bench --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
+      ./build-dev/bench/hipattn_bench --benchmark_filter="${BENCH_FILTER:-.}" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
         >"$OUT/bench.log" 2>&1 || rc=1
       tail -60 "$OUT/bench.log" ;;
     sanitize)
