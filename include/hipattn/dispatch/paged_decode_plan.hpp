@@ -130,7 +130,7 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
   if (opt.batch_invariant_keys > 0) {
     plan.fixed_tiles = (opt.batch_invariant_keys + tile_keys - 1) / tile_keys;
     const int64_t per_seq = (max_tiles + plan.fixed_tiles - 1) / plan.fixed_tiles;
-    plan.capacity = static_cast<int32_t>(std::max<int64_t>(1, per_seq) * p.num_seqs);
+    plan.capacity = static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(1, per_seq) * p.num_seqs, 0x7fffffff));
     plan.reason += "; batch-invariant: " + std::to_string(plan.fixed_tiles) + " tiles a task";
   } else {
     // Whole waves: the slots of one wave (budget / grid y), times the waves the sequences need at
@@ -142,6 +142,15 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
     const int64_t waves = std::max<int64_t>(1, (int64_t(p.num_seqs) + per_wave - 1) / per_wave);
     plan.capacity = static_cast<int32_t>(std::min<int64_t>(waves * per_wave, 0x7fffffff));
   }
+  // A task stores its part count in 16 bits (PlanTask::parts): the most one sequence can get is
+  // its tiles, and no more than the slots the other sequences leave.
+  const int64_t most_parts = plan.fixed_tiles > 0 ? (max_tiles + plan.fixed_tiles - 1) / plan.fixed_tiles
+                                                  : std::min<int64_t>(max_tiles, int64_t(plan.capacity) - p.num_seqs + 1);
+  if (most_parts > kPlanMaxParts)
+    throw Error(ErrorCode::unsupported, opt.batch_invariant_keys > 0 ? "options.batch_invariant_keys" : "options.workgroup_budget",
+                "a sequence of max_seqlen_k (" + std::to_string(p.max_seqlen_k) + ") keys could take " +
+                    std::to_string(most_parts) + " tasks; a plan holds at most " + std::to_string(kPlanMaxParts) +
+                    " a sequence");
   plan.reason += "; " + std::to_string(plan.capacity) + " task slots";
   plan.workspace_bytes = paged_decode_workspace(p, plan.capacity).total;
   return plan;

@@ -42,6 +42,10 @@ struct PlanTask {
 };
 static_assert(sizeof(PlanTask) == 16, "a task is one 16-byte load");
 
+// The most tasks one item can have (PlanTask::parts is 16 bits; the hosts that size a plan keep
+// every item below it).
+inline constexpr int32_t kPlanMaxParts = 32767;
+
 inline constexpr int32_t kPlanOk = 0;
 inline constexpr int32_t kPlanOverflow = 1;  // the lengths need more tasks than the slots (bounds broken)
 

@@ -1,5 +1,5 @@
 // hipattn/kernels/paged_decode/config.hpp: the kernel arguments of the paged-decode family
-// (kernels/paged_decode/kernels.hpp). Visible to host-only code: dispatch/paged_decode_launch.hpp
+// (kernels/paged_decode/kernels.hpp). Visible to host-only code: dispatch/paged_decode_plan.hpp
 // and the emulated AMD tests fill them on the host.
 //
 // The family's instances are the attention configurations of the unified table (UnifiedConfig,

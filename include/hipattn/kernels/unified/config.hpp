@@ -37,10 +37,10 @@ struct UnifiedLdsLayout {
   int q, k_stage, v_stage, kv, scales, merge, main, total;
 };
 constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, int kn, int stages, int d_qk, int d_v,
-                                              bool fp8, Target target) {
+                                              bool fp8, Target /*target*/, CopyModel copy) {
   const int bm = warps_m * 16 * mt, bn = warps_n * kn;
   const auto pitch = [](int d) { return (d + 63) / 64 * 64; };  // SwizzledTile::kPitch
-  const bool staging = fp8 && kv_copy_model(target, fp8, d_qk) == CopyModel::async;
+  const bool staging = fp8 && copy == CopyModel::async;
   UnifiedLdsLayout l{};
   l.q = bm * pitch(d_qk) * 2;
   l.k_stage = staging ? bn * d_qk : bn * pitch(d_qk) * 2;
@@ -51,6 +51,11 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
   l.main = l.q + l.kv + l.scales;
   l.total = l.main > l.merge ? l.main : l.merge;
   return l;
+}
+// ... with the target's default loader policy for the storage and head size.
+constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, int kn, int stages, int d_qk, int d_v,
+                                              bool fp8, Target target) {
+  return unified_lds_layout(warps_m, warps_n, mt, kn, stages, d_qk, d_v, fp8, target, kv_copy_model(target, fp8, d_qk));
 }
 
 // Compile-time configuration of one unified-attention instance.
@@ -86,8 +91,10 @@ struct UnifiedConfig {
   // The loader policy (arch/concept.hpp CopyModel).
   static constexpr CopyModel kCopy = kCopy_;
   static_assert(kCopy == kv_copy_model(kTarget_, kFp8, kD_) ||
-                    (is_cdna(kTarget_) && !kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::lds_dma)),
-                "a CDNA instance with a 16-bit cache may take either CDNA policy; everything else its default");
+                    (is_cdna(kTarget_) && !kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::lds_dma)) ||
+                    (!is_cdna(kTarget_) && kCopy == CopyModel::register_staged),
+                "a CDNA instance with a 16-bit cache may take either CDNA policy, sm_90 register staging; everything "
+                "else its default");
   static_assert(kCopy != CopyModel::lds_dma || kStages_ == 2, "the LDS-DMA loader keeps two LDS stages");
   static constexpr bool kStagedLoads = kCopy == CopyModel::register_staged;
   using Loader = std::conditional_t<
@@ -100,7 +107,7 @@ struct UnifiedConfig {
   using VLds = SwizzledTile<kBN, kDv>;   // a V tile, 16-bit
   static constexpr bool kFp8Staging = kFp8 && kCopy == CopyModel::async;
   static constexpr UnifiedLdsLayout kLds =
-      unified_lds_layout(kWarpsM, kWarpsN, kMT, kKN, kStages, kDqk, kDv, kFp8, kTarget_);
+      unified_lds_layout(kWarpsM, kWarpsN, kMT, kKN, kStages, kDqk, kDv, kFp8, kTarget_, kCopy_);
   static constexpr int kQBytes = kLds.q, kKStageBytes = kLds.k_stage, kVStageBytes = kLds.v_stage;
   static constexpr int kKvBytes = kLds.kv, kScaleBytes = kLds.scales, kMergeBytes = kLds.merge;
   static constexpr int kMainBytes = kLds.main, kSmemBytes = kLds.total;
