@@ -16,7 +16,7 @@ inline constexpr CopyModel kOtherCdnaCopy =
 template <bool kBf16, int kD, UnifiedTileKind kKind, class Variant, Target kT>
 struct OtherCopyInstance {
   static_assert(is_cdna(kT), "the CDNA loader policies");
-  static constexpr UnifiedTile t = unified_tile(kKind, kD, kT);
+  static constexpr UnifiedTile t = unified_tile(kKind, kD, kT, false);
   static constexpr CopyModel kCopy = kOtherCdnaCopy<kT, kD>;
   static constexpr int kStages = kCopy == CopyModel::lds_dma ? 2 : t.stages;
   using type = UnifiedConfig<kBf16, KvKind::same16, kD, t.warps_m, t.warps_n, t.mt, t.kn, kStages, Variant, int64_t, 0,

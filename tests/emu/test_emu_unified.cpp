@@ -651,8 +651,8 @@ void for_each_dispatch_config(const EmuTarget& t, F&& f) {
             p.head_size = d;
             UnifiedPlan plan;
             plan.tile_kind = kind;
-            const UnifiedTile tile = unified_tile(kind, d, t.target);
             const bool fp8 = kv != DType::f16;
+            const UnifiedTile tile = unified_tile(kind, d, t.target, fp8);
             plan.kv_copy = kv_copy_model(t.target, fp8, d);
             visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, fp8); });
             if (plan.kv_copy == CopyModel::lds_dma) {  // and the register-staged fallback of the same tile

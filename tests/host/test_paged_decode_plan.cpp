@@ -383,7 +383,7 @@ TEST(PagedDecodePlan, TileKindRowsAndGrid) {
             const std::string what = std::string(hipattn::target_name(dev.target)) + " d" + std::to_string(d) + " group " +
                                      std::to_string(group) + " q_len " + std::to_string(q);
             ASSERT_EQ(plan.tile_kind, kind) << what;
-            const hipattn::UnifiedTile t = hipattn::unified_tile(kind, d, dev.target);
+            const hipattn::UnifiedTile t = hipattn::unified_tile(kind, d, dev.target, hipattn::is_fp8(p.kv_dtype));
             EXPECT_EQ(plan.tile.rows(), t.rows()) << what;
             EXPECT_EQ(plan.tile.keys(), t.keys()) << what;
             const int32_t bm = t.rows();

@@ -19,7 +19,7 @@ inline constexpr Target kIsaTarget = Target::gfx942;
 #endif
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant>
 struct AmdConfig {
-  static constexpr UnifiedTile t = unified_tile(kKind, kD, kIsaTarget);
+  static constexpr UnifiedTile t = unified_tile(kKind, kD, kIsaTarget, kKv != KvKind::same16);
   using type = UnifiedConfig<kBf16, kKv, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant, int64_t, 0, kIsaTarget>;
   static_assert(type::kSmemBytes <= target_limits(kIsaTarget).lds_bytes, "the tile fits its target's LDS");
 };

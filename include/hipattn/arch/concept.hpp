@@ -66,7 +66,10 @@ constexpr int lds_dma_bytes(Target t) { return t == Target::gfx942 ? 4 : t == Ta
 
 // The KV loader policy an instance uses by default, per target, KV storage and head size
 // (tools/amdgpu_model.py compares the CDNA policies; bench/NOTES.md "AMD" has the figures):
-//   sm_90: async. CDNA fp8 caches: register_staged (the codes are converted on their way to LDS).
+//   sm_90: async for 16-bit caches; register_staged for fp8 at d = 64 and 128 (the codes converted
+//   in registers on their way to 16-bit LDS stages: no fp8 stage, no LDS dequant pass and its two
+//   barriers a tile; decode b64 x 8K 571 -> 466 us; at d = 96 1.02x and d = 192 1.15x slower, so
+//   those keep async: bench/NOTES.md run v9). CDNA fp8 caches: register_staged.
 //   gfx950 16-bit caches, d = 64 and 128: lds_dma (no staging registers: 5 waves per SIMD instead of
 //   4 for the d = 64 prefill tile, 3 instead of 2 at d = 128, which outweighs its longer loop in
 //   llvm-mca); d = 96 (a quarter of each LDS row is padding the DMA still covers), 192 and 256 (the
@@ -75,7 +78,7 @@ constexpr int lds_dma_bytes(Target t) { return t == Target::gfx942 ? 4 : t == Ta
 //   gfx942 16-bit caches: register_staged (its DMA moves a dword a lane: 4x the instructions, and it
 //   needs two LDS stages where gfx942's tiles keep one for 2-6 workgroups a CU).
 constexpr CopyModel kv_copy_model(Target t, bool fp8, int head_size) {
-  if (!is_cdna(t)) return CopyModel::async;
+  if (!is_cdna(t)) return fp8 && (head_size == 64 || head_size == 128) ? CopyModel::register_staged : CopyModel::async;
   const bool dma = !fp8 && t == Target::gfx950 && (head_size == 64 || head_size == 128);
   return dma ? CopyModel::lds_dma : CopyModel::register_staged;
 }

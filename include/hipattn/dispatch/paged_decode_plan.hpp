@@ -102,15 +102,14 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
   const int32_t group = p.num_q_heads / std::max(1, p.num_kv_heads);
   const int64_t rows = static_cast<int64_t>(p.q_len) * group;
   plan.tile_kind = rows <= 16 ? UnifiedTileKind::decode : UnifiedTileKind::prefill;
-  plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target);
+  plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target, is_fp8(p.kv_dtype));
   const int bm = plan.tile.rows();
   plan.rows_per_token = std::min(group, bm);
   plan.block_q = bm / plan.rows_per_token;
   plan.head_chunks = (group + plan.rows_per_token - 1) / plan.rows_per_token;
   plan.q_blocks = (p.q_len + plan.block_q - 1) / plan.block_q;
   plan.grid_y = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks * plan.q_blocks;
-  const bool fp8 = is_fp8(p.kv_dtype);
-  plan.residency = unified_residency(plan.tile, p.head_size, fp8, dev.target);
+  plan.residency = unified_residency(plan.tile, p.head_size, is_fp8(p.kv_dtype), dev.target);
   plan.kv_copy = unified_kv_copy(paged_decode_rules::rule_view(p), dev.target);
 
   const int32_t tile_keys = plan.tile.keys();

@@ -39,7 +39,7 @@ namespace hipattn {
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT,
           CopyModel kCopy = kv_copy_model(kT, kKv != KvKind::same16, kD)>
 struct UnifiedInstance {
-  static constexpr UnifiedTile tile = unified_tile(kKind, kD, kT);
+  static constexpr UnifiedTile tile = unified_tile(kKind, kD, kT, kKv != KvKind::same16);
   using Config = UnifiedConfig<kBf16, kKv, kD, tile.warps_m, tile.warps_n, tile.mt, tile.kn, tile.stages, Variant,
                                int64_t, 0, kT, kCopy>;
 };

@@ -50,8 +50,11 @@ enum class UnifiedTileKind : uint8_t { decode, prefill };
 // warps keep more bytes in flight. Prefill tiles give each of 4 warps its own 16 rows (64 per
 // workgroup) and the whole key tile, the FlashAttention-2 split that needs no cross-warp merge.
 // Registers: __launch_bounds__(128) lets ptxas use up to 255 per thread.
-constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size) {
+constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size, bool fp8) {
   if (kind == UnifiedTileKind::decode) {
+    if ((head_size == 64 || head_size == 128) && fp8)
+      return {1, 4, 1, 16, 2, 255, "decode, fp8: 1x4 warps split 64 keys; register-staged loads (converted on their "
+                                   "way to LDS) keep two 16-bit stages"};
     if (head_size <= 128)
       return {1, 4, 1, 16, 3, 255, "decode: 1x4 warps split 64 keys; 3 stages fit in 96 KiB at d<=128"};
     return {1, 4, 1, 16, 2, 255, "decode: 1x4 warps split 64 keys; 2 stages (d=256 tiles are 32 KiB; d=192 24 KiB)"};
@@ -93,11 +96,11 @@ constexpr UnifiedTile gfx950_tile(UnifiedTileKind kind, int head_size) {
   return {2, 1, 1, 16, 2, 512, "prefill: 2x1 waves of 16 rows, 16-key tiles: 49 KiB at d=256; >256 registers (2 per CU)"};
 }
 
-// The tile of a target.
-constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target target) {
+// The tile of a target for a KV storage (fp8 or 16-bit).
+constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target target, bool fp8) {
   return target == Target::gfx942   ? gfx942_tile(kind, head_size)
          : target == Target::gfx950 ? gfx950_tile(kind, head_size)
-                                    : sm90_tile(kind, head_size);
+                                    : sm90_tile(kind, head_size, fp8);
 }
 
 // What one CU (SM) of a target offers resident workgroups.
@@ -240,7 +243,8 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   if (dev.target != Target::sm90 && dev.target != Target::gfx942 && dev.target != Target::gfx950)
     throw Error(ErrorCode::unsupported, "target", std::string("no unified-attention tiles for target ") +
                                                       std::string(target_name(dev.target)));
-  plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target);
+  const bool fp8 = p.kv_dtype == DType::fp8_e4m3fn || p.kv_dtype == DType::fp8_e4m3fnuz;
+  plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target, fp8);
   const int bm = plan.tile.rows();
   plan.rows_per_token = std::min(group, bm);
   plan.block_q = bm / plan.rows_per_token;
@@ -251,7 +255,6 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
 
   // 3D when the 2D grid cannot fill the device and sequences are long enough to split. A full device
   // holds `residency` workgroups of this tile per CU / SM.
-  const bool fp8 = p.kv_dtype == DType::fp8_e4m3fn || p.kv_dtype == DType::fp8_e4m3fnuz;
   plan.residency = unified_residency(plan.tile, p.head_size, fp8, dev.target);
   plan.kv_copy = unified_kv_copy(p, dev.target);
   const int64_t fill = static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;

@@ -92,9 +92,9 @@ struct UnifiedConfig {
   static constexpr CopyModel kCopy = kCopy_;
   static_assert(kCopy == kv_copy_model(kTarget_, kFp8, kD_) ||
                     (is_cdna(kTarget_) && !kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::lds_dma)) ||
-                    (!is_cdna(kTarget_) && kCopy == CopyModel::register_staged),
-                "a CDNA instance with a 16-bit cache may take either CDNA policy, sm_90 register staging; everything "
-                "else its default");
+                    (!is_cdna(kTarget_) && kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::async)),
+                "a CDNA instance with a 16-bit cache may take either CDNA policy, an sm_90 fp8 instance either of "
+                "its two; everything else its default");
   static_assert(kCopy != CopyModel::lds_dma || kStages_ == 2, "the LDS-DMA loader keeps two LDS stages");
   static constexpr bool kStagedLoads = kCopy == CopyModel::register_staged;
   using Loader = std::conditional_t<
