@@ -133,9 +133,15 @@ Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o,
   e.planned = e.split && p.max_seqlen_q <= 1 && o.num_segments == 0 &&
               (o.split == UnifiedSplit::planned ||
                (o.split == UnifiedSplit::automatic && e.tiles >= 64 && e.segments <= 2));
-  if (e.planned) {  // the task slots fill the device once, at least one a sequence
+  // ... and, automatic, a decode batch whose 2D grid fills the device when a sequence may hold 256
+  // tiles or more (ALGORITHM.md 6)
+  if (!e.split && o.path == UnifiedPath::automatic && p.max_seqlen_q <= 1 && o.split != UnifiedSplit::uniform &&
+      o.num_segments == 0 && e.tiles >= 256)
+    e.split = e.planned = true;
+  if (e.planned) {  // whole waves of fill / (kv heads x chunks) slots, at least one a sequence
     const int64_t per = p.num_kv_heads * e.head_chunks;
-    e.capacity = std::max<int64_t>(p.num_seqs, (fill + per - 1) / per);
+    const int64_t per_wave = std::max<int64_t>(1, fill / per);
+    e.capacity = per_wave * std::max<int64_t>(1, (p.num_seqs + per_wave - 1) / per_wave);
     e.segments = 1;
     e.workspace = planned_workspace(p, e.capacity);
   }
@@ -349,8 +355,8 @@ TEST(Plan, ForcedPathsAndSegments) {
   auto pl = hipattn::plan_unified_attention(big, o, dev);
   EXPECT_TRUE(pl.split);
   EXPECT_TRUE(pl.planned);  // 1 uniform segment for a 128-tile decode batch: the planner's slots instead
-  EXPECT_EQ(pl.capacity, 64);
-  EXPECT_EQ(pl.workspace_bytes, planned_workspace(big, 64));
+  EXPECT_EQ(pl.capacity, 66);  // whole waves: 2 x (264 / 8)
+  EXPECT_EQ(pl.workspace_bytes, planned_workspace(big, 66));
   o.num_segments = 7;
   pl = hipattn::plan_unified_attention(big, o, dev);
   EXPECT_TRUE(pl.split);

@@ -132,14 +132,10 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
     plan.capacity = static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(1, per_seq) * p.num_seqs, 0x7fffffff));
     plan.reason += "; batch-invariant: " + std::to_string(plan.fixed_tiles) + " tiles a task";
   } else {
-    // Whole waves: the slots of one wave (budget / grid y), times the waves the sequences need at
-    // one task each. A plan of more tasks than a wave holds would end on a partial second wave
-    // (tasks of one bound all take about as long): fewer, longer tasks in one wave finish first.
+    // Whole waves (planned_capacity, dispatch/unified_plan.hpp).
     const int64_t budget = opt.workgroup_budget > 0 ? opt.workgroup_budget
                                                     : static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
-    const int64_t per_wave = std::max<int64_t>(1, budget / std::max<int64_t>(1, plan.grid_y));
-    const int64_t waves = std::max<int64_t>(1, (int64_t(p.num_seqs) + per_wave - 1) / per_wave);
-    plan.capacity = static_cast<int32_t>(std::min<int64_t>(waves * per_wave, 0x7fffffff));
+    plan.capacity = planned_capacity(p.num_seqs, budget, plan.grid_y);
   }
   // A task stores its part count in 16 bits (PlanTask::parts): the most one sequence can get is
   // its tiles, and no more than the slots the other sequences leave.

@@ -193,6 +193,16 @@ inline int32_t choose_segments(int64_t base, int64_t fill, int32_t max_seg) {
   return best;
 }
 
+// Task slots of a planned split over whole waves: a wave holds floor(budget / per_slot) slots
+// (per_slot workgroups a slot: kv heads x head chunks (x q-blocks)), and the sequences need at least
+// one slot each. Tasks of one bound take about as long, so a plan that spilled a few of them into
+// one more wave would take two task times where fewer, longer tasks take one (ALGORITHM.md 8).
+inline int32_t planned_capacity(int64_t num_seqs, int64_t budget, int64_t per_slot) {
+  const int64_t per_wave = std::max<int64_t>(1, budget / std::max<int64_t>(1, per_slot));
+  const int64_t waves = std::max<int64_t>(1, (num_seqs + per_wave - 1) / per_wave);
+  return static_cast<int32_t>(std::min<int64_t>(waves * per_wave, 0x7fffffff));
+}
+
 // Whether every byte of k_cache and v_cache lies within the LDS-DMA loader's buffer range of its
 // base (kernels/common/paged_kv_loader.hpp kLdsDmaWindow).
 inline bool unified_kv_within_lds_dma_window(const UnifiedAttentionParams& p) {
@@ -281,18 +291,27 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   // tiles or more (a long sequence among short ones keeps half its keys in one workgroup). Many
   // segments already cut every sequence finely, and the planner's one-workgroup launch (7-40 us on
   // the H200, bench/NOTES.md) would only add to short calls.
+  // A decode batch whose 2D grid fills the device but whose bound allows a sequence of 256 tiles or
+  // more (16K keys at 64-key tiles) is planned too: one long sequence among many short ones would
+  // otherwise run alone at the end (255 x 1K + 1 x 100K: 1.86 ms in 2D). Uniform batches then get
+  // one task a sequence (the planner's launch, 4-8 us, on a call of 1 ms or more).
   bool planned = false;
   if (split && plan.decode_grid && opt.num_segments == 0) {
     planned = opt.split == UnifiedSplit::planned ||
               (opt.split == UnifiedSplit::automatic && max_tiles >= 64 &&
                choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64)) <= 2);
+  } else if (!split && opt.path == UnifiedPath::automatic && plan.decode_grid && opt.split != UnifiedSplit::uniform &&
+             opt.num_segments == 0 && max_tiles >= 256) {
+    planned = split = true;
+    plan.reason += "; a sequence may hold " + std::to_string(max_tiles) + " tiles: planned split";
   }
+  plan.split = split;
   if (planned) {
-    // Planned: the slots fill the device once (fill / (kv heads x head chunks)), and never fewer than
-    // the sequences (each has at least one task). The planner sizes the tasks from this call's lengths.
+    // Planned: whole waves of slots (planned_capacity), at least one a sequence. The planner sizes
+    // the tasks from this call's lengths.
     const int64_t per_slot = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks;
     plan.planned = true;
-    plan.capacity = static_cast<int32_t>(std::max<int64_t>(p.num_seqs, (fill + per_slot - 1) / per_slot));
+    plan.capacity = planned_capacity(p.num_seqs, fill, per_slot);
     plan.num_segments = 1;
     plan.workspace_bytes = unified_planned_workspace_bytes(p, plan.capacity);
     plan.reason += "; planned: " + std::to_string(plan.capacity) + " task slots";
