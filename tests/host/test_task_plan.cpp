@@ -42,14 +42,19 @@ int64_t tasks_for(const std::vector<int32_t>& n, int32_t T) {
 }
 
 // Every invariant of a successful plan; returns the bound the plan used (its longest task).
+// Layout: split items (more than one task) first, then one-task items, each group in item order.
 int32_t check_plan(const Plan& p, const std::vector<int32_t>& lens, const DecodeItemShape& shape, int32_t capacity) {
   EXPECT_EQ(p.status, hipattn::kPlanOk);
-  int32_t slot = 0, longest = 0;
+  int32_t split_tasks = 0;
+  for (size_t i = 0; i < lens.size(); ++i)
+    if (p.tasks[p.task0[i]].parts > 1) split_tasks += p.tasks[p.task0[i]].parts;
+  int32_t split_slot = 0, single_slot = split_tasks, longest = 0;
   for (size_t i = 0; i < lens.size(); ++i) {
     const hipattn::KvTileRange r = shape.range(std::max(0, lens[i]));
     const int32_t n = r.empty() ? 0 : r.tile_end - r.tile_begin;
+    const int32_t k = p.tasks[p.task0[i]].parts;
+    int32_t& slot = k > 1 ? split_slot : single_slot;
     EXPECT_EQ(p.task0[i], slot) << "item " << i;
-    const int32_t k = p.tasks[slot].parts;
     EXPECT_GE(k, 1);
     int32_t next = r.empty() ? 0 : r.tile_begin;
     for (int32_t j = 0; j < k; ++j, ++slot) {
@@ -67,7 +72,8 @@ int32_t check_plan(const Plan& p, const std::vector<int32_t>& lens, const Decode
       EXPECT_EQ(k, 1) << "an item without tiles has one task (it writes its output)";
     }
   }
-  for (int32_t s = slot; s < capacity; ++s) EXPECT_EQ(p.tasks[s].item, -1) << "slot " << s << " past the last task";
+  EXPECT_EQ(split_slot, split_tasks) << "the split items' tasks fill the first slots";
+  for (int32_t s = single_slot; s < capacity; ++s) EXPECT_EQ(p.tasks[s].item, -1) << "slot " << s << " past the last task";
   return longest;
 }
 

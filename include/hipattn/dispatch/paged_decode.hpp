@@ -40,7 +40,7 @@ void launch_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePla
     plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_paged_decode_plan_args(p, plan, workspace, Cfg::kBN));
     HIPATTN_CHECK_LAUNCH();
   }
-  paged_decode_kernel<Cfg><<<dim3(g.grid.x, g.grid.y, 1), g.threads, g.dynamic_lds, stream>>>(a);
+  paged_decode_kernel<Cfg><<<dim3(g.grid.x, 1, 1), g.threads, g.dynamic_lds, stream>>>(a);
   HIPATTN_CHECK_LAUNCH();
   if (g.reduce) {
     paged_decode_reduce_kernel<Cfg::kBf16, Cfg::kD, split_kv_reduce_threads(Cfg::kD)>

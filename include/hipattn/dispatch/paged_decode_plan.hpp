@@ -7,8 +7,9 @@
 // ALGORITHM.md section 8 derives the rules. In short:
 //   rows      q_len x group rows a kv head; the decode tile (16 rows) when they fit, else the prefill
 //             tile (its 64 / 32 rows), so that MTP verify reads each KV tile once for all its rows
-//   grid      x: task slots (planned) or sequences (one partition); y: kv heads x head chunks x
-//             q-blocks. Every dimension is a host value: a graph captured once replays with other
+//   grid      task slots (planned) or sequences (one partition) x grid_y = kv heads x head chunks x
+//             q-blocks, as one slot-major dimension (the long tasks of the plan's first slots start
+//             first on every head). Every dimension is a host value: a graph captured once replays with other
 //             seq_lens_k and block tables (the plan is recomputed on the device at each replay)
 //   planned   slots = whole waves of floor(budget / grid y) slots, as many as num_seqs needs at one
 //             task each; budget = the workgroups the device holds at once (the tile's residency x
@@ -52,7 +53,7 @@ struct PagedDecodePlan {
   int32_t residency = 0;
   CopyModel kv_copy = CopyModel::async;
   bool planned = false;
-  int32_t capacity = 0;     // task slots (planned) or sequences (one partition): grid x
+  int32_t capacity = 0;     // task slots (planned) or sequences (one partition)
   int32_t fixed_tiles = 0;  // batch-invariant bound (tiles), 0: min-max
   size_t workspace_bytes = 0;
   std::string reason;
@@ -146,6 +147,10 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
                 "a sequence of max_seqlen_k (" + std::to_string(p.max_seqlen_k) + ") keys could take " +
                     std::to_string(most_parts) + " tasks; a plan holds at most " + std::to_string(kPlanMaxParts) +
                     " a sequence");
+  if (int64_t(plan.capacity) * plan.grid_y > 0x7fffffff)
+    throw Error(ErrorCode::unsupported, "num_seqs",
+                std::to_string(plan.capacity) + " task slots x " + std::to_string(plan.grid_y) +
+                    " workgroups a slot exceed a grid of 2^31 - 1");
   plan.reason += "; " + std::to_string(plan.capacity) + " task slots";
   plan.workspace_bytes = paged_decode_workspace(p, plan.capacity).total;
   return plan;
@@ -224,6 +229,7 @@ paged_decode_args_t<Cfg> make_paged_decode_kernel_args(const PagedDecodeParams& 
   }
   a.q_len = p.q_len;
   a.q_blocks = plan.q_blocks;
+  a.grid_y_div = FastDivmod(static_cast<uint32_t>(plan.grid_y));
   if (plan.planned) {
     const PagedDecodeBuffers b = paged_decode_buffers(p, plan, workspace);
     a.tasks = b.tasks;
@@ -261,7 +267,7 @@ inline PagedDecodeReduceArgs make_paged_decode_reduce_args(const PagedDecodePara
 
 struct PagedDecodeGeometry {
   bool empty = false;
-  UnifiedLaunchDim grid;  // (capacity, grid_y)
+  UnifiedLaunchDim grid;  // (capacity * grid_y): slot-major
   uint32_t threads = 0, dynamic_lds = 0;
   bool reduce = false;    // planned: the reduce follows
   UnifiedLaunchDim reduce_grid;
@@ -271,8 +277,7 @@ inline PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p
                                                       int threads, int dynamic_lds, int head_dim) {
   PagedDecodeGeometry g;
   g.empty = p.num_seqs == 0;
-  g.grid.x = static_cast<uint32_t>(plan.capacity);
-  g.grid.y = static_cast<uint32_t>(plan.grid_y);
+  g.grid.x = static_cast<uint32_t>(int64_t(plan.capacity) * plan.grid_y);
   g.threads = static_cast<uint32_t>(threads);
   g.dynamic_lds = static_cast<uint32_t>(dynamic_lds);
   g.reduce = plan.planned;

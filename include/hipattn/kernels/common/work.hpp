@@ -116,31 +116,35 @@ struct QBlockScheduler {
   }
 };
 
-// The paged-decode grid (kernels/paged_decode): x is a task slot (planned: tasks[x] of the device
-// plan; unplanned: sequence x walks all its tiles), y is (kv head, head chunk, q-block). Every
-// sequence has a.q_len query rows, token seq * q_len + i. A slot past the plan's last task exits
-// without touching memory.
+// The paged-decode grid (kernels/paged_decode): one dimension, slot-major: workgroup x is slot
+// x / grid_y, (kv head, head chunk, q-block) x % grid_y, so every head of slot 0 starts first (the
+// plan puts the long tasks in the first slots). A slot is a task of the device plan (planned) or a
+// sequence walking all its tiles (unplanned). Every sequence has a.q_len query rows, token
+// seq * q_len + i. A slot past the plan's last task exits without touching memory.
 struct DecodeTaskScheduler {
   template <class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static bool get(const Args& a, AttentionWork& w) {
+    uint32_t slot_u, y_u;
+    a.grid_y_div.divmod(static_cast<uint32_t>(blockIdx.x), slot_u, y_u);
+    const int32_t slot = static_cast<int32_t>(slot_u);
     if (a.tasks != nullptr) {
-      const PlanTask t = a.tasks[blockIdx.x];
+      const PlanTask t = a.tasks[slot];
       if (t.item < 0) return false;  // an empty slot
       w.seq = t.item;
       w.tile_begin = t.tile_begin;
       w.tile_end = t.tile_end;
     } else {
-      w.seq = static_cast<int32_t>(blockIdx.x);
+      w.seq = slot;
       if (w.seq >= a.num_seqs) return false;
       w.tile_begin = 0;
       w.tile_end = 0x7fffffff;
     }
-    int32_t y = static_cast<int32_t>(blockIdx.y);
+    int32_t y = static_cast<int32_t>(y_u);
     w.qb = y % a.q_blocks;
     y /= a.q_blocks;
     w.chunk = y % a.head_chunks;
     w.kvh = y / a.head_chunks;
-    w.segment = static_cast<int32_t>(blockIdx.x);
+    w.segment = slot;
     w.q_len = a.q_len;
     w.seq_tok0 = w.seq * a.q_len;
     const int32_t kv_len = a.seq_lens_k[w.seq];

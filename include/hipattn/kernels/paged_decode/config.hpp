@@ -13,14 +13,16 @@
 
 namespace hipattn {
 
-// Arguments of paged_decode_kernel: the skeleton's, plus the decode grid.
-//   grid x: task slots (planned: `tasks` set, [capacity]) or sequences (unplanned)
-//   grid y: num_kv_heads * head_chunks * q_blocks
+// Arguments of paged_decode_kernel: the skeleton's, plus the decode grid: one dimension of
+// slots x grid_y workgroups, slot-major (kernels/common/work.hpp DecodeTaskScheduler); slots are task
+// slots (planned: `tasks` set, [capacity]) or sequences (unplanned); grid_y = num_kv_heads *
+// head_chunks * q_blocks.
 // Planned partial states: [slot, q_len, num_q_heads, d_v] and [slot, q_len, num_q_heads] (fp32).
 template <class KvParams, class Variant>
 struct PagedDecodeKernelArgs : AttentionKernelArgs<KvParams, Variant> {
   int32_t q_len = 1;     // query rows of every sequence (token seq * q_len + i)
   int32_t q_blocks = 1;  // q-blocks of one sequence: ceil(q_len / block_q)
+  FastDivmod grid_y_div;  // division by grid_y
 };
 
 template <class Cfg>
