@@ -36,11 +36,14 @@ PagedDecodeOptions with_split(Split s, int32_t budget = 0, int32_t bik = 0) {
   return o;
 }
 const char* split_name(Split s) {
-  return s == Split::one_partition ? "one_partition" : s == Split::planned ? "planned" : "auto";
+  return s == Split::one_partition ? "one_partition"
+         : s == Split::planned     ? "planned"
+         : s == Split::uniform     ? "uniform"
+                                   : "auto";
 }
 
 // The workspace of a call: sized from the traits that bound it (the engine's way), never below the
-// plan's bytes. One-partition calls pass none.
+// plan's bytes. Calls whose plan needs none (one partition) pass none.
 struct Workspace {
   size_t bytes = 0;
   DeviceBuffer buf;
@@ -48,7 +51,7 @@ struct Workspace {
     const PagedDecodePlan plan = device_plan(p, opt);
     bytes = paged_decode_workspace_size(traits_of(p), opt);
     EXPECT_GE(bytes, plan.workspace_bytes) << "paged_decode_workspace_size(traits) is below the plan's bytes (" << plan.reason << ")";
-    if (!plan.planned && none_when_unplanned) bytes = 0;
+    if (plan.workspace_bytes == 0 && none_when_unplanned) bytes = 0;
     buf = DeviceBuffer(bytes);
   }
 };
@@ -83,7 +86,8 @@ void expect_match(const DecodeBatch& b, const reference::AttentionResult& ref, c
 // The whole master problem under each split (one partition with no workspace, planned, auto);
 // returns the most parts the planned call gave a sequence.
 int check_splits(const DecodeProblem& m, const std::string& what,
-                 std::initializer_list<Split> splits = {Split::one_partition, Split::planned, Split::automatic}) {
+                 std::initializer_list<Split> splits = {Split::one_partition, Split::planned, Split::uniform,
+                                                        Split::automatic}) {
   DecodeBatch b(m, m.all());
   const reference::AttentionResult ref = m.reference(b.idx);
   int planned_parts = 0;
@@ -282,7 +286,7 @@ TEST_P(PagedDecodeSlidingWindow, SplitEqualsOnePassAndReference) {
     // The window is a field of the call: the same data under another window.
     const reference::AttentionResult ref = m.reference(b.idx, window - 1);
     RunResult one, split;
-    for (Split sp : {Split::one_partition, Split::planned, Split::automatic}) {
+    for (Split sp : {Split::one_partition, Split::planned, Split::uniform, Split::automatic}) {
       PagedDecodeOptions opt = with_split(sp);
       PagedDecodeParams p = b.params();
       p.window_left = window - 1;
@@ -336,7 +340,7 @@ TEST(PagedDecodeSlidingWindowCases, TwoSequencesOf20000AndShortBatch) {
     DecodeProblem m(s);
     DecodeBatch b(m, m.all());
     const auto ref = m.reference(b.idx);
-    for (Split sp : {Split::one_partition, Split::planned, Split::automatic}) {
+    for (Split sp : {Split::one_partition, Split::planned, Split::uniform, Split::automatic}) {
       const PagedDecodeOptions opt = with_split(sp);
       Workspace ws(b.params(), opt);
       const RunResult r = run_decode(b, opt, ws.buf.ptr, ws.bytes);
@@ -708,7 +712,7 @@ TEST_P(PagedDecodeRandom, MatchesReferenceInEveryPlan) {
   DecodeBatch b(m, m.all());
   const auto ref = m.reference(b.idx);
   std::mt19937 r{static_cast<uint32_t>(seed)};
-  const PagedDecodeOptions opts[] = {with_split(Split::one_partition), with_split(Split::planned),
+  const PagedDecodeOptions opts[] = {with_split(Split::one_partition), with_split(Split::planned), with_split(Split::uniform),
                                      with_split(Split::planned, 1 + int(r() % 64)), with_split(Split::automatic),
                                      with_split(Split::automatic, 0, int32_t(512 << (r() % 3)))};
   for (const PagedDecodeOptions& opt : opts) {

@@ -456,6 +456,11 @@ TEST(PagedDecodePlan, PlannedCapacityIsWholeWaves) {
           for (int32_t seqs : {0, 1, 37, 500}) {
             const PagedDecodeParams p = shape(seqs, q, 32, 4, d, 20000, kv);
             const PagedDecodePlan def = plan_paged_decode(p, opts(PagedDecodeSplit::planned), dev);
+            if (seqs == 0) {  // an empty batch launches nothing, forced or not
+              EXPECT_FALSE(def.planned);
+              EXPECT_EQ(def.workspace_bytes, 0u);
+              continue;
+            }
             ASSERT_TRUE(def.planned);
             EXPECT_EQ(def.residency, hipattn::unified_residency(def.tile, d, hipattn::is_fp8(kv), dev.target));
             const int64_t budget = int64_t(std::max(1, def.residency)) * dev.multiprocessor_count;
@@ -473,17 +478,29 @@ TEST(PagedDecodePlan, PlannedCapacityIsWholeWaves) {
           }
 }
 
-TEST(PagedDecodePlan, AutoPlansWhenASequenceMayHoldMoreThanOneTile) {
+// Auto (ALGORITHM.md 8): one partition when no sequence can hold two tiles; uniform segments when
+// one task a sequence leaves room for >= 3 segments each within one wave; else the planner.
+TEST(PagedDecodePlan, AutoChoosesOnePartitionUniformOrPlanned) {
   const PlanDevice h200 = device(Target::sm90, 132);
-  const auto planned = [&](int32_t max_k, int32_t window, int32_t q = 1) {
-    return plan_paged_decode(shape(4, q, 16, 1, 128, max_k, DType::bf16, window), PagedDecodeOptions{}, h200).planned;
+  const auto plan = [&](int32_t seqs, int32_t max_k, int32_t window, int32_t kv_heads = 1) {
+    return plan_paged_decode(shape(seqs, 1, 16 * kv_heads, kv_heads, 128, max_k, DType::bf16, window), PagedDecodeOptions{},
+                             h200);
   };
-  EXPECT_FALSE(planned(0, -1));
-  EXPECT_FALSE(planned(1, -1));
-  EXPECT_FALSE(planned(64, -1)) << "one 64-key tile";
-  EXPECT_TRUE(planned(65, -1));
-  EXPECT_TRUE(planned(131072, -1));
-  EXPECT_TRUE(planned(131072, 4095));
+  const auto one_partition = [](const PagedDecodePlan& p) { return !p.planned && p.segments == 1 && p.workspace_bytes == 0; };
+  EXPECT_TRUE(one_partition(plan(4, 0, -1)));
+  EXPECT_TRUE(one_partition(plan(4, 1, -1)));
+  EXPECT_TRUE(one_partition(plan(4, 64, -1))) << "one 64-key tile";
+  EXPECT_TRUE(plan(4, 65, -1).planned) << "2 tiles: at most 2 segments, so the planner";
+  const PagedDecodePlan longer = plan(4, 131072, -1);  // 4 workgroups at one task a sequence
+  EXPECT_FALSE(longer.planned);
+  EXPECT_GE(longer.segments, 3);
+  EXPECT_LE(int64_t(longer.segments) * 4, int64_t(longer.residency) * 132) << "uniform stays within one wave";
+  EXPECT_EQ(longer.capacity, 4 * longer.segments);
+  EXPECT_GT(longer.workspace_bytes, 0u);
+  const PagedDecodePlan window = plan(4, 131072, 4095);
+  EXPECT_FALSE(window.planned);
+  EXPECT_GE(window.segments, 3);
+  EXPECT_TRUE(plan(256, 131072, -1, 8).planned) << "2048 workgroups at one task a sequence: the planner";
   EXPECT_EQ(hipattn::paged_decode_max_tiles(shape(4, 1, 16, 1, 128, 131072, DType::bf16, 4095), 64), 65)
       << "a 4096-key window spans at most 65 tiles of 64";
   EXPECT_EQ(hipattn::paged_decode_max_tiles(shape(4, 8, 16, 1, 128, 131072, DType::bf16, 4095), 64), 66);
@@ -641,7 +658,20 @@ TEST(PagedDecodeWorkspaceSize, IsTheLargestCallsWorkspace) {
     for (int32_t q = 1; q <= 4; ++q)
       for (DType kv : {DType::bf16, DType::fp8_e4m3fnuz})
         most = std::max(most, plan_paged_decode(shape(64, q, 16, 1, d, 8192, kv), PagedDecodeOptions{}, h200).workspace_bytes);
-  EXPECT_EQ(hipattn::paged_decode_workspace_size(t, h200), most);
+  // ... and the forced-planned and uniform shapes a call within the traits may take (a shorter
+  // context can turn a uniform call planned; fewer sequences can take more segments each)
+  size_t shapes = 0;
+  for (int32_t d : hipattn::UnifiedInstanceTable::head_sizes)
+    for (int32_t q = 1; q <= 4; ++q)
+      for (DType kv : {DType::bf16, DType::fp8_e4m3fnuz})
+        for (int32_t seqs = 1; seqs <= 64; ++seqs) {
+          shapes = std::max(shapes, plan_paged_decode(shape(64, q, 16, 1, d, 8192, kv), opts(PagedDecodeSplit::planned), h200)
+                                        .workspace_bytes);
+          shapes = std::max(shapes, plan_paged_decode(shape(seqs, q, 16, 1, d, 8192, kv), PagedDecodeOptions{}, h200)
+                                        .workspace_bytes);
+        }
+  EXPECT_GE(hipattn::paged_decode_workspace_size(t, h200), most);
+  EXPECT_EQ(hipattn::paged_decode_workspace_size(t, h200), std::max(most, shapes));
   EXPECT_GT(most, 0u);
   t.max_seqlen_k = 32;  // no sequence holds more than one tile (32 keys: d > 128 prefill tiles): one partition
   EXPECT_EQ(hipattn::paged_decode_workspace_size(t, h200), 0u);

@@ -34,13 +34,15 @@
 namespace hipattn {
 
 enum class PagedDecodeSplit : uint8_t {
-  automatic,      // planned, unless no sequence can have more than one tile
+  automatic,      // one partition, uniform segments or planned by the rule of ALGORITHM.md 8
   one_partition,  // one task a sequence: no planner, no reduce (forced)
   planned,        // the device planner's tasks (forced)
+  uniform,        // every sequence in the same number of near-equal segments, no planner (forced)
 };
 
 struct PagedDecodeOptions {
   PagedDecodeSplit split = PagedDecodeSplit::automatic;
+  int32_t num_segments = 0;          // uniform: segments a sequence (0: chosen from the device)
   int32_t workgroup_budget = 0;      // planned: workgroups to fill (0: the device's resident workgroups)
   int32_t batch_invariant_keys = 0;  // > 0: fixed split boundaries (rounded up to whole tiles); planned
 };
@@ -53,15 +55,16 @@ struct PagedDecodePlan {
   int32_t residency = 0;
   CopyModel kv_copy = CopyModel::async;
   bool planned = false;
-  int32_t capacity = 0;     // task slots (planned) or sequences (one partition)
+  int32_t segments = 1;     // uniform split: segments a sequence (1: one partition or planned)
+  int32_t capacity = 0;     // task slots: planned, or sequences x segments
   int32_t fixed_tiles = 0;  // batch-invariant bound (tiles), 0: min-max
   size_t workspace_bytes = 0;
   std::string reason;
 };
 
-// The workspace of a planned launch: tasks [capacity], item_task0 [num_seqs], status, the partial
-// outputs [capacity, q_len, num_q_heads, head_size] and LSEs [capacity, q_len, num_q_heads] (fp32),
-// each block 256-byte aligned. One partition needs none.
+// The workspace of a split launch: tasks [capacity], item_task0 [num_seqs], status (planned only,
+// but laid out always), the partial outputs [capacity, q_len, num_q_heads, head_size] and LSEs
+// [capacity, q_len, num_q_heads] (fp32), each block 256-byte aligned. One partition needs none.
 struct PagedDecodeWorkspace {
   size_t tasks, item_task0, status, o, lse, total;
 };
@@ -101,7 +104,7 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
                 "one_partition with batch_invariant_keys (" + std::to_string(opt.batch_invariant_keys) +
                     "): batch-invariant plans split at fixed keys");
   const int32_t group = p.num_q_heads / std::max(1, p.num_kv_heads);
-  const int64_t rows = static_cast<int64_t>(p.q_len) * group;
+  const int64_t rows = static_cast<int64_t>(std::max(1, p.q_len)) * group;
   plan.tile_kind = rows <= 16 ? UnifiedTileKind::decode : UnifiedTileKind::prefill;
   plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target, is_fp8(p.kv_dtype));
   const int bm = plan.tile.rows();
@@ -115,16 +118,57 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
 
   const int32_t tile_keys = plan.tile.keys();
   const int32_t max_tiles = paged_decode_max_tiles(p, tile_keys);
+  const int64_t budget = opt.workgroup_budget > 0 ? opt.workgroup_budget
+                                                  : static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
+  if (opt.num_segments < 0 || (opt.num_segments > 0 && opt.split != PagedDecodeSplit::uniform))
+    throw Error(ErrorCode::invalid_argument, "options.num_segments",
+                std::to_string(opt.num_segments) + ": a segment count is an option of the uniform split only (>= 1)");
+  if (opt.batch_invariant_keys > 0 && opt.split == PagedDecodeSplit::uniform)
+    throw Error(ErrorCode::invalid_argument, "options.split",
+                "uniform with batch_invariant_keys (" + std::to_string(opt.batch_invariant_keys) +
+                    "): batch-invariant plans split at fixed keys");
+  // Uniform segments (as unified's 3D split) where they cut every sequence finely within one wave:
+  // the grid of one task a sequence fills at most a third of the device, so each gets >= 3 segments
+  // and no sequence's part can be long. Otherwise (few segments) a long sequence among short ones
+  // would keep half its keys in one task: the planner's min-max tasks. Uniform needs no planner
+  // launch (4-8 us on the H200), which is most of a small call's time.
+  const int64_t base = std::max<int64_t>(1, int64_t(p.num_seqs) * plan.grid_y);
+  const int32_t one_wave = static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(64, budget / base)));
+  const int32_t uniform_segments = choose_segments(base, budget, std::min(max_tiles, one_wave));
+  int32_t segments = 1;
   switch (opt.split) {
-    case PagedDecodeSplit::one_partition: plan.planned = false; plan.reason = "forced one partition"; break;
+    case PagedDecodeSplit::one_partition: plan.reason = "forced one partition"; break;
     case PagedDecodeSplit::planned: plan.planned = true; plan.reason = "forced planned"; break;
+    case PagedDecodeSplit::uniform:
+      segments = opt.num_segments > 0 ? opt.num_segments : uniform_segments;
+      plan.reason = "forced uniform";
+      break;
     default:
-      plan.planned = opt.batch_invariant_keys > 0 || max_tiles > 1;
-      plan.reason = plan.planned ? "auto: planned (a sequence may hold " + std::to_string(max_tiles) + " tiles)"
-                                 : "auto: one partition (no sequence holds more than one tile)";
+      if (opt.batch_invariant_keys > 0) {
+        plan.planned = true;
+        plan.reason = "auto: batch-invariant";
+      } else if (max_tiles <= 1) {
+        plan.reason = "auto: one partition (no sequence holds more than one tile)";
+      } else if (uniform_segments >= 3) {
+        segments = uniform_segments;
+        plan.reason = "auto: uniform (" + std::to_string(int64_t(p.num_seqs) * plan.grid_y) + " workgroups at one task a sequence)";
+      } else {
+        plan.planned = true;
+        plan.reason = "auto: planned (a sequence may hold " + std::to_string(max_tiles) + " tiles)";
+      }
+  }
+  if (p.num_seqs == 0) {  // an empty batch launches nothing
+    plan.planned = false;
+    plan.reason += "; empty batch";
+    return plan;
   }
   if (!plan.planned) {
-    plan.capacity = p.num_seqs;
+    plan.segments = segments;
+    plan.capacity = static_cast<int32_t>(std::min<int64_t>(int64_t(p.num_seqs) * segments, 0x7fffffff));
+    if (segments > 1) {
+      plan.reason += "; " + std::to_string(segments) + " segments a sequence";
+      plan.workspace_bytes = paged_decode_workspace(p, plan.capacity).total;
+    }
     return plan;
   }
   if (opt.batch_invariant_keys > 0) {
@@ -134,8 +178,6 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
     plan.reason += "; batch-invariant: " + std::to_string(plan.fixed_tiles) + " tiles a task";
   } else {
     // Whole waves (planned_capacity, dispatch/unified_plan.hpp).
-    const int64_t budget = opt.workgroup_budget > 0 ? opt.workgroup_budget
-                                                    : static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
     plan.capacity = planned_capacity(p.num_seqs, budget, plan.grid_y);
   }
   // A task stores its part count in 16 bits (PlanTask::parts): the most one sequence can get is
@@ -176,7 +218,28 @@ inline size_t paged_decode_workspace_size(const PagedDecodeTraits& t, const Plan
         p.q_dtype = DType::bf16;
         p.max_seqlen_k = t.max_seqlen_k;
         const PagedDecodePlan plan = plan_paged_decode(p, opt, dev);
-        if (plan.planned) most = std::max(most, plan.workspace_bytes);
+        most = std::max(most, plan.workspace_bytes);
+        if (opt.split != PagedDecodeSplit::automatic && opt.split != PagedDecodeSplit::uniform) continue;
+        if (opt.batch_invariant_keys > 0) continue;
+        if (opt.split == PagedDecodeSplit::automatic && paged_decode_max_tiles(p, plan.tile.keys()) > 1) {
+          // a call with a shorter context may be planned where these bounds split uniformly
+          PagedDecodeOptions planned = opt;
+          planned.split = PagedDecodeSplit::planned;
+          most = std::max(most, plan_paged_decode(p, planned, dev).workspace_bytes);
+        }
+        // Uniform splits of fewer sequences: sequences x segments slots (the rule of plan_paged_decode).
+        const int64_t budget = opt.workgroup_budget > 0 ? opt.workgroup_budget
+                                                        : static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
+        const int32_t max_tiles = paged_decode_max_tiles(p, plan.tile.keys());
+        int64_t slots = 0;
+        for (int32_t ns = 1; ns <= t.max_num_seqs; ++ns) {
+          const int64_t base = int64_t(ns) * plan.grid_y;
+          const int32_t one_wave = static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(64, budget / base)));
+          const int32_t s = opt.num_segments > 0 ? opt.num_segments : choose_segments(base, budget, std::min(max_tiles, one_wave));
+          if (opt.split == PagedDecodeSplit::automatic && s < 3) continue;
+          slots = std::max<int64_t>(slots, int64_t(ns) * s);
+        }
+        if (slots > 1) most = std::max(most, paged_decode_workspace(p, static_cast<int32_t>(std::min<int64_t>(slots, 0x7fffffff))).total);
       }
   }
   return most;
@@ -230,9 +293,10 @@ paged_decode_args_t<Cfg> make_paged_decode_kernel_args(const PagedDecodeParams& 
   a.q_len = p.q_len;
   a.q_blocks = plan.q_blocks;
   a.grid_y_div = FastDivmod(static_cast<uint32_t>(plan.grid_y));
-  if (plan.planned) {
+  a.num_segments = plan.planned ? 1 : plan.segments;
+  if (plan.planned || plan.segments > 1) {
     const PagedDecodeBuffers b = paged_decode_buffers(p, plan, workspace);
-    a.tasks = b.tasks;
+    if (plan.planned) a.tasks = b.tasks;
     a.ws_o = b.o;
     a.ws_lse = b.lse;
   }
@@ -251,8 +315,11 @@ inline PagedDecodeReduceArgs make_paged_decode_reduce_args(const PagedDecodePara
   PagedDecodeReduceArgs r;
   r.ws_o = b.o;
   r.ws_lse = b.lse;
-  r.tasks = b.tasks;
-  r.item_task0 = b.item_task0;
+  if (plan.planned) {
+    r.tasks = b.tasks;
+    r.item_task0 = b.item_task0;
+  }
+  r.num_segments = plan.planned ? 1 : plan.segments;
   r.num_seqs = p.num_seqs;
   r.q_len = p.q_len;
   r.num_q_heads = p.num_q_heads;
@@ -280,7 +347,7 @@ inline PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p
   g.grid.x = static_cast<uint32_t>(int64_t(plan.capacity) * plan.grid_y);
   g.threads = static_cast<uint32_t>(threads);
   g.dynamic_lds = static_cast<uint32_t>(dynamic_lds);
-  g.reduce = plan.planned;
+  g.reduce = plan.planned || plan.segments > 1;
   if (g.reduce) {
     g.reduce_threads = static_cast<uint32_t>(split_kv_reduce_threads(head_dim));
     const int64_t items = static_cast<int64_t>(p.num_seqs) * p.q_len * p.num_q_heads;

@@ -6,7 +6,7 @@
 //   PartialStore       the segment's (task's) normalized partial O and its LSE (log2 units) into the
 //                      fp32 workspace, for the split-KV reduce
 //   SplitPartial       3D kernels: PartialStore, or NormalizedStore for a planned one-part item
-//   DecodeStore        paged decode: NormalizedStore unplanned, else as SplitPartial
+//   DecodeStore        paged decode: NormalizedStore for a one-task sequence, else PartialStore
 // An epilogue is a type with static store<Cfg, WT, Arch>(args, work, rows, softmax, o, v_scale).
 #pragma once
 #include <cmath>
@@ -112,21 +112,20 @@ struct NormalizedStore {
 };
 
 // A segment's (or a planned task's) partial state: O normalized within the segment and its LSE
-// (log2 units; -inf and O = 0 when the segment saw no key). Uniform segments (unified 3D) sit at
-// [segment, token, q head]; a planned task's at [slot, row of its item, q head] (the item's q rows
-// laid out per slot: w.q_len of them).
+// (log2 units; -inf and O = 0 when the segment saw no key). Unified's uniform segments sit at
+// [segment, token, q head]; a slot's (a planned task's, or a paged-decode segment's) at [slot, row of
+// its item, q head] (w.segment is the slot; the item's q rows laid out per slot: w.q_len of them).
 struct PartialStore {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
                                                        const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
                                                        float v_scale) {
-    const bool planned = a.tasks != nullptr;
     auto row = [&](const RowCoord& rc) -> int64_t {
-      if (planned) return (static_cast<int64_t>(w.segment) * w.q_len + rc.info.i) * a.num_q_heads + rc.q_head;
-      if constexpr (requires { a.num_tokens; })
-        return (static_cast<int64_t>(w.segment) * a.num_tokens + rc.token) * a.num_q_heads + rc.q_head;
-      else
-        return 0;  // families without uniform segments always plan
+      if constexpr (requires { a.num_tokens; }) {  // unified
+        if (a.tasks == nullptr)
+          return (static_cast<int64_t>(w.segment) * a.num_tokens + rc.token) * a.num_q_heads + rc.q_head;
+      }
+      return (static_cast<int64_t>(w.segment) * w.q_len + rc.info.i) * a.num_q_heads + rc.q_head;
     };
     float factor[WT::kRowSlots];
     RowCoord rcs[WT::kRowSlots];
@@ -159,14 +158,15 @@ struct SplitPartial {
   }
 };
 
-// The paged-decode store: unplanned (one partition: every sequence in one task) the output directly;
-// planned as SplitPartial.
+// The paged-decode store: the output directly for a sequence in one task (one partition, or a
+// planned one-part sequence), else the partial state at the task's slot (planned, or uniform
+// segments).
 struct DecodeStore {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
                                                        const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
                                                        float v_scale) {
-    if (a.tasks == nullptr || a.tasks[w.segment].parts == 1)
+    if (a.tasks != nullptr ? a.tasks[w.segment].parts == 1 : a.num_segments == 1)
       NormalizedStore::template store<Cfg, WT, Arch>(a, w, wm, lane, sm, o, v_scale);
     else
       PartialStore::template store<Cfg, WT, Arch>(a, w, wm, lane, sm, o, v_scale);

@@ -118,8 +118,9 @@ struct QBlockScheduler {
 
 // The paged-decode grid (kernels/paged_decode): one dimension, slot-major: workgroup x is slot
 // x / grid_y, (kv head, head chunk, q-block) x % grid_y, so every head of slot 0 starts first (the
-// plan puts the long tasks in the first slots). A slot is a task of the device plan (planned) or a
-// sequence walking all its tiles (unplanned). Every sequence has a.q_len query rows, token
+// plan puts the long tasks in the first slots). A slot is a task of the device plan (planned), or
+// segment s of sequence q (slot q * num_segments + s) of near-equal parts of its tiles (uniform;
+// one partition: one segment). Every sequence has a.q_len query rows, token
 // seq * q_len + i. A slot past the plan's last task exits without touching memory.
 struct DecodeTaskScheduler {
   template <class Args>
@@ -133,11 +134,11 @@ struct DecodeTaskScheduler {
       w.seq = t.item;
       w.tile_begin = t.tile_begin;
       w.tile_end = t.tile_end;
-    } else {
-      w.seq = slot;
+    } else {  // one partition (num_segments 1) or uniform segments: slot = seq * num_segments + segment
+      w.seq = slot / a.num_segments;
       if (w.seq >= a.num_seqs) return false;
-      w.tile_begin = 0;
-      w.tile_end = 0x7fffffff;
+      w.tile_begin = slot - w.seq * a.num_segments;  // the segment, until tiles() splits the range
+      w.tile_end = -1;
     }
     int32_t y = static_cast<int32_t>(y_u);
     w.qb = y % a.q_blocks;
@@ -152,10 +153,15 @@ struct DecodeTaskScheduler {
     w.ctx = w.kv_len - w.q_len;  // negative when the context is shorter than q_len: those rows see no key
     return true;
   }
-  // The task's tiles within the q-block's visible tiles (a q-block of earlier rows may see fewer).
+  // Planned: the task's tiles within the q-block's visible tiles (a q-block of earlier rows may see
+  // fewer). Unplanned: segment w.tile_begin of num_segments near-equal parts of the visible tiles.
   template <class Args>
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void tiles(const Args&, const AttentionWork& w, const KvTileRange& r,
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void tiles(const Args& a, const AttentionWork& w, const KvTileRange& r,
                                                        int32_t& begin, int32_t& end) {
+    if (w.tile_end < 0) {
+      split_tiles(r.tile_begin, r.tile_end, a.num_segments, w.tile_begin, begin, end);
+      return;
+    }
     begin = r.tile_begin > w.tile_begin ? r.tile_begin : w.tile_begin;
     end = r.tile_end < w.tile_end ? r.tile_end : w.tile_end;
     if (end < begin) end = begin;

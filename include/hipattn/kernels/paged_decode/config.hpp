@@ -23,18 +23,21 @@ struct PagedDecodeKernelArgs : AttentionKernelArgs<KvParams, Variant> {
   int32_t q_len = 1;     // query rows of every sequence (token seq * q_len + i)
   int32_t q_blocks = 1;  // q-blocks of one sequence: ceil(q_len / block_q)
   FastDivmod grid_y_div;  // division by grid_y
+  int32_t num_segments = 1;  // unplanned: segments a sequence (slot = seq * num_segments + segment)
 };
 
 template <class Cfg>
 using paged_decode_args_t = PagedDecodeKernelArgs<typename Cfg::Loader::Params, typename Cfg::Variant>;
 
 // Arguments of paged_decode_reduce_kernel: item (token, q head) of a sequence with parts > 1 merges
-// the partials of its tasks (from item_task0[seq]); one-part sequences were written by the kernel.
+// the partials of its tasks (planned: from item_task0[seq], parts from the task; uniform: slots
+// seq * num_segments on, num_segments parts); one-part sequences were written by the kernel.
 struct PagedDecodeReduceArgs {
   const float* ws_o = nullptr;
   const float* ws_lse = nullptr;
-  const PlanTask* tasks = nullptr;
+  const PlanTask* tasks = nullptr;  // null: uniform segments
   const int32_t* item_task0 = nullptr;
+  int32_t num_segments = 1;
   int32_t num_seqs = 0, q_len = 1, num_q_heads = 0;
   const float* sinks = nullptr;  // [num_q_heads], natural units
   uint16_t* out = nullptr;

@@ -35,8 +35,8 @@ __global__ void __launch_bounds__(kThreads) paged_decode_reduce_kernel(const Pag
   const int32_t token = static_cast<int32_t>(item / a.num_q_heads);
   const int32_t head = static_cast<int32_t>(item % a.num_q_heads);
   const int32_t seq = token / a.q_len, i = token - seq * a.q_len;
-  const int32_t first = a.item_task0[seq];
-  const int32_t parts = a.tasks[first].parts;
+  const int32_t first = a.tasks != nullptr ? a.item_task0[seq] : seq * a.num_segments;
+  const int32_t parts = a.tasks != nullptr ? a.tasks[first].parts : a.num_segments;
   if (parts <= 1) return;  // written by paged_decode_kernel
   const int64_t step = static_cast<int64_t>(a.q_len) * a.num_q_heads;
   const int64_t base = first * step + static_cast<int64_t>(i) * a.num_q_heads + head;
