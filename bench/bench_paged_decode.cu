@@ -186,7 +186,7 @@ void bench_paged_decode(benchmark::State& state, const Case* c, KvChoice kv, int
       void* ws = sh.workspace(paged_decode_workspace_size(traits, opt));
       graph = std::make_unique<rt::CapturedGraph>(
           [&](rt::stream_t st) { paged_decode(p, ws, sh.ws.bytes, st, opt); });
-      label = std::string(plan.planned ? "planned" : "one_partition") +
+      label = std::string(plan.planned ? "planned" : plan.segments > 1 ? "uniform" : "one_partition") +
               (plan.tile_kind == UnifiedTileKind::decode ? " decode-tile" : " prefill-tile");
       slots = plan.capacity;
     }
