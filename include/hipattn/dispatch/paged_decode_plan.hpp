@@ -89,6 +89,15 @@ inline int32_t paged_decode_max_tiles(const PagedDecodeParams& p, int32_t tile_k
   return static_cast<int32_t>(tiles);
 }
 
+// Uniform segments a sequence for `base` workgroups at one task a sequence: section 6's wave-filling
+// count, at most 64, at most the tiles, and within 4 waves of the budget (so the workspace a traits
+// bound sizes stays near 4 waves of slots).
+inline int32_t paged_decode_uniform_segments(int64_t base, int64_t budget, int32_t max_tiles) {
+  base = std::max<int64_t>(1, base);
+  const int64_t waves4 = std::max<int64_t>(1, std::min<int64_t>(64, 4 * budget / base));
+  return choose_segments(base, budget, static_cast<int32_t>(std::min<int64_t>(max_tiles, waves4)));
+}
+
 inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const PagedDecodeOptions& opt, const PlanDevice& dev) {
   PagedDecodePlan plan;
   if (dev.target != Target::sm90 && dev.target != Target::gfx942 && dev.target != Target::gfx950)
@@ -127,14 +136,12 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
     throw Error(ErrorCode::invalid_argument, "options.split",
                 "uniform with batch_invariant_keys (" + std::to_string(opt.batch_invariant_keys) +
                     "): batch-invariant plans split at fixed keys");
-  // Uniform segments (as unified's 3D split) where they cut every sequence finely within one wave:
-  // the grid of one task a sequence fills at most a third of the device, so each gets >= 3 segments
-  // and no sequence's part can be long. Otherwise (few segments) a long sequence among short ones
-  // would keep half its keys in one task: the planner's min-max tasks. Uniform needs no planner
-  // launch (4-8 us on the H200), which is most of a small call's time.
-  const int64_t base = std::max<int64_t>(1, int64_t(p.num_seqs) * plan.grid_y);
-  const int32_t one_wave = static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(64, budget / base)));
-  const int32_t uniform_segments = choose_segments(base, budget, std::min(max_tiles, one_wave));
+  // Uniform segments (as unified's 3D split) where they cut every sequence finely: >= 3 segments
+  // each within 4 waves, so no sequence's part can be long. Otherwise (1 or 2 segments) a long
+  // sequence among short ones would keep half its keys in one task: the planner's min-max tasks.
+  // Uniform needs no planner launch (4-8 us on the H200), which is most of a small call's time.
+  const int32_t uniform_segments =
+      paged_decode_uniform_segments(int64_t(p.num_seqs) * plan.grid_y, budget, max_tiles);
   int32_t segments = 1;
   switch (opt.split) {
     case PagedDecodeSplit::one_partition: plan.reason = "forced one partition"; break;
@@ -233,9 +240,8 @@ inline size_t paged_decode_workspace_size(const PagedDecodeTraits& t, const Plan
         const int32_t max_tiles = paged_decode_max_tiles(p, plan.tile.keys());
         int64_t slots = 0;
         for (int32_t ns = 1; ns <= t.max_num_seqs; ++ns) {
-          const int64_t base = int64_t(ns) * plan.grid_y;
-          const int32_t one_wave = static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(64, budget / base)));
-          const int32_t s = opt.num_segments > 0 ? opt.num_segments : choose_segments(base, budget, std::min(max_tiles, one_wave));
+          const int32_t s = opt.num_segments > 0 ? opt.num_segments
+                                                 : paged_decode_uniform_segments(int64_t(ns) * plan.grid_y, budget, max_tiles);
           if (opt.split == PagedDecodeSplit::automatic && s < 3) continue;
           slots = std::max<int64_t>(slots, int64_t(ns) * s);
         }
