@@ -118,36 +118,12 @@ Shape& shape(const Case& c, const KvChoice& kv) {
 // with `q_len` query tokens a sequence: token s * q_len + r of the Q / O buffers (sized for
 // h.spec.seqs' q lengths). Per-tensor fp8 scales travel as host floats, their pointers null.
 PagedDecodeParams decode_params(const HostProblem& h, const UnifiedAttentionParams& a, int q_len) {
-  const ProblemSpec& s = h.spec;
-  PagedDecodeParams p;
-  p.num_seqs = h.num_seqs;
-  p.q_len = q_len;
-  p.max_seqlen_k = h.max_k;
-  p.num_q_heads = s.num_q_heads, p.num_kv_heads = s.num_kv_heads, p.head_size = s.head_size;
-  p.scale = 1.f / std::sqrt(float(s.head_size));
-  p.window_left = s.window_left;
-  // Q and O: [tokens, heads, head_size], contiguous.
-  p.q_dtype = s.bf16 ? DType::bf16 : DType::f16;
-  p.q = a.q, p.out = a.out;
-  p.q_stride_head = p.o_stride_head = s.head_size;
-  p.q_stride_token = p.o_stride_token = int64_t(s.num_q_heads) * s.head_size;
-  // The paged cache (K and V alike) and its sequences.
-  p.kv_dtype = s.kv_dtype;
-  p.k_cache = a.k_cache, p.v_cache = a.v_cache;
-  p.num_blocks = a.num_blocks, p.block_size = s.block_size;
-  p.k_stride_block = p.v_stride_block = h.stride_block;
-  p.k_stride_slot = p.v_stride_slot = h.stride_slot;
-  p.k_stride_head = p.v_stride_head = h.stride_head;
-  p.block_table = a.block_table, p.seq_lens_k = a.seq_lens_k;
-  p.block_table_stride = p.max_blocks_per_seq = h.max_blocks_per_seq;
-  // fp8 scales: host floats (per tensor) or [num_blocks, block_size, num_kv_heads] (per token and head).
-  p.kv_scale_mode = is_fp8(s.kv_dtype) ? s.scale_mode : KvScaleMode::none;
+  PagedDecodeParams p = paged_decode_params_from_unified(a, q_len);
+  p.lse = nullptr;
+  // fp8 per-tensor scales as host floats (no device scalar read), as an engine passing a float does.
   if (p.kv_scale_mode == KvScaleMode::per_tensor) {
+    p.k_scale = p.v_scale = nullptr;
     p.k_scale_value = h.k_scale[0], p.v_scale_value = h.v_scale[0];
-  } else if (p.kv_scale_mode == KvScaleMode::per_token_head) {
-    p.k_scale = a.k_scale, p.v_scale = a.v_scale;
-    p.scale_stride_head = 1, p.scale_stride_slot = s.num_kv_heads;
-    p.scale_stride_block = int64_t(s.block_size) * s.num_kv_heads;
   }
   return p;
 }

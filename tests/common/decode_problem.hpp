@@ -107,47 +107,9 @@ inline ProblemSpec to_problem_spec(const DecodeSpec& d) {
   return s;
 }
 
-// The paged-decode problem with the fields of a unified one (pointers included); cu_seqlens_q and
-// the q-length bounds are dropped, q_len given.
+// The paged-decode problem with the fields of a unified one (the library's conversion).
 inline PagedDecodeParams paged_from_unified(const UnifiedAttentionParams& u, int32_t q_len) {
-  PagedDecodeParams p;
-  p.q = u.q;
-  p.q_dtype = u.q_dtype;
-  p.q_stride_token = u.q_stride_token;
-  p.q_stride_head = u.q_stride_head;
-  p.q_len = q_len;
-  p.k_cache = u.k_cache;
-  p.v_cache = u.v_cache;
-  p.kv_dtype = u.kv_dtype;
-  p.k_stride_block = u.k_stride_block, p.k_stride_slot = u.k_stride_slot, p.k_stride_head = u.k_stride_head;
-  p.v_stride_block = u.v_stride_block, p.v_stride_slot = u.v_stride_slot, p.v_stride_head = u.v_stride_head;
-  p.num_blocks = u.num_blocks;
-  p.block_size = u.block_size;
-  p.kv_scale_mode = u.kv_scale_mode;
-  p.k_scale = u.k_scale;
-  p.v_scale = u.v_scale;
-  p.scale_stride_block = u.scale_stride_block, p.scale_stride_slot = u.scale_stride_slot;
-  p.scale_stride_head = u.scale_stride_head;
-  p.block_table = u.block_table;
-  p.block_table_stride = u.block_table_stride;
-  p.max_blocks_per_seq = u.max_blocks_per_seq;
-  p.seq_lens_k = u.seq_lens_k;
-  p.num_seqs = u.num_seqs;
-  p.max_seqlen_k = u.max_seqlen_k;
-  p.num_q_heads = u.num_q_heads;
-  p.num_kv_heads = u.num_kv_heads;
-  p.head_size = u.head_size;
-  p.scale = u.scale;
-  p.window_left = u.window_left;
-  p.softcap = u.softcap;
-  p.sinks = u.sinks;
-  p.alibi_slopes = u.alibi_slopes;
-  p.out = u.out;
-  p.o_stride_token = u.o_stride_token;
-  p.o_stride_head = u.o_stride_head;
-  p.lse = u.lse;
-  p.lse_stride_head = u.lse_stride_head;
-  return p;
+  return paged_decode_params_from_unified(u, q_len);
 }
 
 // The host traits that bound a problem (for paged_decode_workspace_size).

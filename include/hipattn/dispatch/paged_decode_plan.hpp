@@ -62,23 +62,12 @@ struct PagedDecodePlan {
   std::string reason;
 };
 
-// The workspace of a split launch: tasks [capacity], item_task0 [num_seqs], status (planned only,
-// but laid out always), the partial outputs [capacity, q_len, num_q_heads, head_size] and LSEs
-// [capacity, q_len, num_q_heads] (fp32), each block 256-byte aligned. One partition needs none.
-struct PagedDecodeWorkspace {
-  size_t tasks, item_task0, status, o, lse, total;
-};
-inline PagedDecodeWorkspace paged_decode_workspace(const PagedDecodeParams& p, int32_t capacity) {
-  auto up = [](size_t x) { return (x + 255) / 256 * 256; };
-  PagedDecodeWorkspace w{};
-  w.tasks = 0;
-  w.item_task0 = up(static_cast<size_t>(capacity) * sizeof(PlanTask));
-  w.status = w.item_task0 + up(static_cast<size_t>(p.num_seqs) * sizeof(int32_t));
-  w.o = w.status + 256;
-  const size_t rows = static_cast<size_t>(capacity) * static_cast<size_t>(p.q_len) * static_cast<size_t>(p.num_q_heads);
-  w.lse = w.o + up(rows * static_cast<size_t>(p.head_size) * sizeof(float));
-  w.total = w.lse + up(rows * sizeof(float));
-  return w;
+// The workspace of a split launch (dispatch/unified_plan.hpp slot_workspace): the plan (planned only,
+// laid out always), then the partial outputs [capacity, q_len x num_q_heads, head_size] and LSEs.
+// One partition needs none.
+using PagedDecodeWorkspace = SlotWorkspace;
+inline SlotWorkspace paged_decode_workspace(const PagedDecodeParams& p, int32_t capacity) {
+  return slot_workspace(capacity, p.num_seqs, int64_t(p.q_len) * p.num_q_heads, p.head_size);
 }
 
 // Tiles of the most a sequence within max_seqlen_k can need (the window bounds it).
@@ -253,19 +242,9 @@ inline size_t paged_decode_workspace_size(const PagedDecodeTraits& t, const Plan
 
 // ---- arguments and geometry ----
 
-struct PagedDecodeBuffers {
-  PlanTask* tasks;
-  int32_t* item_task0;
-  int32_t* status;
-  float* o;
-  float* lse;
-};
-inline PagedDecodeBuffers paged_decode_buffers(const PagedDecodeParams& p, const PagedDecodePlan& plan, void* workspace) {
-  const PagedDecodeWorkspace w = paged_decode_workspace(p, plan.capacity);
-  char* base = static_cast<char*>(workspace);
-  return {reinterpret_cast<PlanTask*>(base + w.tasks), reinterpret_cast<int32_t*>(base + w.item_task0),
-          reinterpret_cast<int32_t*>(base + w.status), reinterpret_cast<float*>(base + w.o),
-          reinterpret_cast<float*>(base + w.lse)};
+using PagedDecodeBuffers = SlotBuffers;
+inline SlotBuffers paged_decode_buffers(const PagedDecodeParams& p, const PagedDecodePlan& plan, void* workspace) {
+  return slot_buffers(paged_decode_workspace(p, plan.capacity), workspace);
 }
 
 // The device planner's arguments (plan.planned): the decode items of this call's lengths in tiles of
@@ -329,12 +308,7 @@ inline PagedDecodeReduceArgs make_paged_decode_reduce_args(const PagedDecodePara
   r.num_seqs = p.num_seqs;
   r.q_len = p.q_len;
   r.num_q_heads = p.num_q_heads;
-  r.sinks = p.sinks;
-  r.out = static_cast<uint16_t*>(p.out);
-  r.o_stride_token = static_cast<int32_t>(p.o_stride_token);
-  r.o_stride_head = static_cast<int32_t>(p.o_stride_head);
-  r.lse = p.lse;
-  r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
+  fill_merge_outputs(r, p);
   return r;
 }
 

@@ -189,20 +189,21 @@ void visit_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& pl
 // ---- kernel arguments -----------------------------------------------------------------------------
 
 // The buffers of a planned 3D launch (plan.planned) in `workspace` (unified_planned_workspace's layout).
-struct UnifiedPlannedBuffers {
-  PlanTask* tasks;
-  int32_t* item_task0;
-  int32_t* status;
-  float* o;
-  float* lse;
-};
-inline UnifiedPlannedBuffers unified_planned_buffers(const UnifiedAttentionParams& p, const UnifiedPlan& plan,
-                                                     void* workspace) {
-  const UnifiedPlannedWorkspace w = unified_planned_workspace(p, plan.capacity);
-  char* base = static_cast<char*>(workspace);
-  return {reinterpret_cast<PlanTask*>(base + w.tasks), reinterpret_cast<int32_t*>(base + w.item_task0),
-          reinterpret_cast<int32_t*>(base + w.status), reinterpret_cast<float*>(base + w.o),
-          reinterpret_cast<float*>(base + w.lse)};
+using UnifiedPlannedBuffers = SlotBuffers;
+inline SlotBuffers unified_planned_buffers(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace) {
+  return slot_buffers(unified_planned_workspace(p, plan.capacity), workspace);
+}
+
+// The output fields of a reduce's arguments (sinks, out and its strides, LSE) from a problem whose
+// fields are spelled alike (UnifiedAttentionParams, PagedDecodeParams).
+template <class ReduceArgs, class Params>
+void fill_merge_outputs(ReduceArgs& r, const Params& p) {
+  r.sinks = p.sinks;
+  r.out = static_cast<uint16_t*>(p.out);
+  r.o_stride_token = static_cast<int32_t>(p.o_stride_token);
+  r.o_stride_head = static_cast<int32_t>(p.o_stride_head);
+  r.lse = p.lse;
+  r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
 }
 
 // The device planner's arguments for a planned 3D launch over `workspace`: decode items (one query a
@@ -354,12 +355,7 @@ inline SplitKvReduceArgs make_split_kv_reduce_args(const UnifiedAttentionParams&
   }
   r.num_tokens = p.num_tokens;
   r.num_q_heads = p.num_q_heads;
-  r.sinks = p.sinks;
-  r.out = static_cast<uint16_t*>(p.out);
-  r.o_stride_token = static_cast<int32_t>(p.o_stride_token);
-  r.o_stride_head = static_cast<int32_t>(p.o_stride_head);
-  r.lse = p.lse;
-  r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
+  fill_merge_outputs(r, p);
   return r;
 }
 

@@ -221,23 +221,43 @@ inline CopyModel unified_kv_copy(const UnifiedAttentionParams& p, Target target)
   return c == CopyModel::lds_dma && !unified_kv_within_lds_dma_window(p) ? CopyModel::register_staged : c;
 }
 
-// The workspace of a planned 3D launch: the plan (tasks [capacity], item_task0 [num_seqs], status),
-// then the partial outputs [capacity, num_q_heads, D] and LSEs [capacity, num_q_heads] (fp32), each
-// block 256-byte aligned.
-struct UnifiedPlannedWorkspace {
+// The workspace of a launch over task slots (both families): the plan (tasks [capacity],
+// item_task0 [num_seqs], status), then the partial outputs [capacity, rows_per_slot, head_size] and
+// LSEs [capacity, rows_per_slot] (fp32), each block 256-byte aligned; byte offsets.
+struct SlotWorkspace {
   size_t tasks, item_task0, status, o, lse, total;
 };
-inline UnifiedPlannedWorkspace unified_planned_workspace(const UnifiedAttentionParams& p, int32_t capacity) {
+inline SlotWorkspace slot_workspace(int32_t capacity, int32_t num_seqs, int64_t rows_per_slot, int32_t head_size) {
   auto up = [](size_t x) { return (x + 255) / 256 * 256; };
-  UnifiedPlannedWorkspace w{};
+  SlotWorkspace w{};
   w.tasks = 0;
   w.item_task0 = up(static_cast<size_t>(capacity) * sizeof(PlanTask));
-  w.status = w.item_task0 + up(static_cast<size_t>(p.num_seqs) * sizeof(int32_t));
+  w.status = w.item_task0 + up(static_cast<size_t>(num_seqs) * sizeof(int32_t));
   w.o = w.status + 256;
-  const size_t rows = static_cast<size_t>(capacity) * static_cast<size_t>(p.num_q_heads);
-  w.lse = w.o + up(rows * static_cast<size_t>(p.head_size) * sizeof(float));
+  const size_t rows = static_cast<size_t>(capacity) * static_cast<size_t>(rows_per_slot);
+  w.lse = w.o + up(rows * static_cast<size_t>(head_size) * sizeof(float));
   w.total = w.lse + up(rows * sizeof(float));
   return w;
+}
+// Its buffers in a workspace.
+struct SlotBuffers {
+  PlanTask* tasks;
+  int32_t* item_task0;
+  int32_t* status;
+  float* o;
+  float* lse;
+};
+inline SlotBuffers slot_buffers(const SlotWorkspace& w, void* workspace) {
+  char* base = static_cast<char*>(workspace);
+  return {reinterpret_cast<PlanTask*>(base + w.tasks), reinterpret_cast<int32_t*>(base + w.item_task0),
+          reinterpret_cast<int32_t*>(base + w.status), reinterpret_cast<float*>(base + w.o),
+          reinterpret_cast<float*>(base + w.lse)};
+}
+
+// A planned 3D launch's: one row a q head (decode batches).
+using UnifiedPlannedWorkspace = SlotWorkspace;
+inline SlotWorkspace unified_planned_workspace(const UnifiedAttentionParams& p, int32_t capacity) {
+  return slot_workspace(capacity, p.num_seqs, p.num_q_heads, p.head_size);
 }
 inline size_t unified_planned_workspace_bytes(const UnifiedAttentionParams& p, int32_t capacity) {
   return unified_planned_workspace(p, capacity).total;

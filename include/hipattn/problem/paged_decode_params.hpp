@@ -83,6 +83,47 @@ struct PagedDecodeParams {
   int32_t num_tokens() const { return num_seqs * q_len; }
 };
 
+// The fields PagedDecodeParams and UnifiedAttentionParams share (same names, same meaning), from
+// `s` into `d`: the one list both conversions below copy.
+template <class Dst, class Src>
+void copy_shared_problem_fields(Dst& d, const Src& s) {
+  d.q = s.q;
+  d.q_dtype = s.q_dtype;
+  d.q_stride_token = s.q_stride_token;
+  d.q_stride_head = s.q_stride_head;
+  d.k_cache = s.k_cache;
+  d.v_cache = s.v_cache;
+  d.kv_dtype = s.kv_dtype;
+  d.k_stride_block = s.k_stride_block, d.k_stride_slot = s.k_stride_slot, d.k_stride_head = s.k_stride_head;
+  d.v_stride_block = s.v_stride_block, d.v_stride_slot = s.v_stride_slot, d.v_stride_head = s.v_stride_head;
+  d.num_blocks = s.num_blocks;
+  d.block_size = s.block_size;
+  d.kv_scale_mode = s.kv_scale_mode;
+  d.k_scale = s.k_scale;
+  d.v_scale = s.v_scale;
+  d.scale_stride_block = s.scale_stride_block, d.scale_stride_slot = s.scale_stride_slot;
+  d.scale_stride_head = s.scale_stride_head;
+  d.block_table = s.block_table;
+  d.block_table_stride = s.block_table_stride;
+  d.max_blocks_per_seq = s.max_blocks_per_seq;
+  d.seq_lens_k = s.seq_lens_k;
+  d.num_seqs = s.num_seqs;
+  d.max_seqlen_k = s.max_seqlen_k;
+  d.num_q_heads = s.num_q_heads;
+  d.num_kv_heads = s.num_kv_heads;
+  d.head_size = s.head_size;
+  d.scale = s.scale;
+  d.window_left = s.window_left;
+  d.softcap = s.softcap;
+  d.sinks = s.sinks;
+  d.alibi_slopes = s.alibi_slopes;
+  d.out = s.out;
+  d.o_stride_token = s.o_stride_token;
+  d.o_stride_head = s.o_stride_head;
+  d.lse = s.lse;
+  d.lse_stride_head = s.lse_stride_head;
+}
+
 // The unified-attention problem that computes the same thing: every field copied, q lengths all
 // q_len (cu_seqlens_q = 0, q_len, 2 q_len, ...: the caller provides that array, host or device, or
 // null when only the host fields are read), causal, no QQ-bias. The host-float per-tensor scales
@@ -90,46 +131,23 @@ struct PagedDecodeParams {
 inline UnifiedAttentionParams to_unified_params(const PagedDecodeParams& p, const int32_t* cu_seqlens_q,
                                                 const float* k_scale = nullptr, const float* v_scale = nullptr) {
   UnifiedAttentionParams u;
-  u.q = p.q;
-  u.q_dtype = p.q_dtype;
-  u.q_stride_token = p.q_stride_token;
-  u.q_stride_head = p.q_stride_head;
-  u.k_cache = p.k_cache;
-  u.v_cache = p.v_cache;
-  u.kv_dtype = p.kv_dtype;
-  u.k_stride_block = p.k_stride_block, u.k_stride_slot = p.k_stride_slot, u.k_stride_head = p.k_stride_head;
-  u.v_stride_block = p.v_stride_block, u.v_stride_slot = p.v_stride_slot, u.v_stride_head = p.v_stride_head;
-  u.num_blocks = p.num_blocks;
-  u.block_size = p.block_size;
-  u.kv_scale_mode = p.kv_scale_mode;
-  u.k_scale = p.k_scale != nullptr ? p.k_scale : k_scale;
-  u.v_scale = p.v_scale != nullptr ? p.v_scale : v_scale;
-  u.scale_stride_block = p.scale_stride_block, u.scale_stride_slot = p.scale_stride_slot;
-  u.scale_stride_head = p.scale_stride_head;
-  u.block_table = p.block_table;
-  u.block_table_stride = p.block_table_stride;
-  u.max_blocks_per_seq = p.max_blocks_per_seq;
+  copy_shared_problem_fields(u, p);
+  if (u.k_scale == nullptr) u.k_scale = k_scale;
+  if (u.v_scale == nullptr) u.v_scale = v_scale;
   u.cu_seqlens_q = cu_seqlens_q;
-  u.seq_lens_k = p.seq_lens_k;
-  u.num_seqs = p.num_seqs;
   u.num_tokens = p.num_tokens();
   u.max_seqlen_q = p.num_seqs > 0 ? p.q_len : 0;
-  u.max_seqlen_k = p.max_seqlen_k;
-  u.num_q_heads = p.num_q_heads;
-  u.num_kv_heads = p.num_kv_heads;
-  u.head_size = p.head_size;
-  u.scale = p.scale;
   u.causal = true;
-  u.window_left = p.window_left;
-  u.softcap = p.softcap;
-  u.sinks = p.sinks;
-  u.alibi_slopes = p.alibi_slopes;
-  u.out = p.out;
-  u.o_stride_token = p.o_stride_token;
-  u.o_stride_head = p.o_stride_head;
-  u.lse = p.lse;
-  u.lse_stride_head = p.lse_stride_head;
   return u;
+}
+
+// The paged-decode problem of a unified one whose sequences all ask q_len tokens (pointers
+// included; cu_seqlens_q, the q-length bound and QQ-bias dropped, per-tensor scales as pointers).
+inline PagedDecodeParams paged_decode_params_from_unified(const UnifiedAttentionParams& u, int32_t q_len) {
+  PagedDecodeParams p;
+  copy_shared_problem_fields(p, u);
+  p.q_len = q_len;
+  return p;
 }
 
 // What the host knows before any call, for the workspace size (dispatch/paged_decode.hpp
