@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""A static performance model of the unified-attention AMD kernels (issue 9), from their code objects.
+"""A static performance model of the unified-attention and paged-decode AMD kernels (issues 9, 10), from their code objects.
 
 Usage:
     amdgpu_model.py [--cxxfilt PATH] [--latency-us X] [--min-decode-frac F] [--all] FILE.s...
 
 Each FILE.s is `llvm-objdump -d` output of one code object, named <name>-<gfx>.s, with the
 `llvm-readelf --notes` output beside it as <name>-<gfx>.notes.txt (cmake/HipattnAmdgpu.cmake writes
-both). For every unified 2D / 3D kernel built for the object's target (hipattn::UnifiedConfig<...,
+both). For every unified 2D / 3D kernel and every paged-decode kernel (paged_decode_kernel, issue 10:
+the same configurations; "pd" in the table) built for the object's target (hipattn::UnifiedConfig<...,
 (hipattn::Target)N, (hipattn::CopyModel)C>) it prints, the instance's name ending in its KV loader
 policy (staged: register-staged loads; dma: buffer loads that write LDS):
   regs        VGPRs + AGPRs per lane (granules of 8), from the notes
@@ -29,7 +30,7 @@ The latency (default 1.0 us) is the conservative end of the 0.4-1 us loaded HBM 
 
 Gates (exit status 1): a decode kernel predicted below --min-decode-frac (default 0.8) of HBM; a main
 loop that waits after every single load (never more than one load in flight); no main loop found in
-a 2D / 3D kernel. Exit status 2 on usage or parse errors.
+a 2D / 3D / paged-decode kernel. Exit status 2 on usage or parse errors.
 """
 import argparse
 import importlib.util
@@ -44,7 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEVICES = {"gfx942": ("MI300X", 304, 5.3e12, 64 * 1024), "gfx950": ("MI355X", 256, 8.0e12, 160 * 1024)}
 TARGET_IDS = {"1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
 CONFIG_RE = re.compile(
-    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
+    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
     r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d)>")
 SYMBOL_RE = re.compile(r"^(?P<addr>[0-9a-fA-F]+) <(?P<name>[^>]+)>:\s*$")
@@ -52,6 +53,7 @@ INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b(?P<rest>[^/]*)(?://\s*(?P<
 VMEM_LOAD_RE = re.compile(r"^(global|buffer|flat)_load_(?:lds_)?(?P<w>dword(?:x(?P<n>\d))?|u?byte|u?short|b\d+|d16\w*)")
 VMCNT_RE = re.compile(r"vmcnt\((\d+)\)")
 KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
+KERNEL_NAMES = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "paged_decode_kernel": "pd"}
 COPY_NAMES = {"0": "async", "1": "staged", "2": "dma"}  # hipattn::CopyModel: the KV loader policy
 # llvm-mca 21 crashes on MUBUF loads (buffer_load_*, with or without `lds`); for its cycle count a
 # buffer load is replaced by the global load of the same width (same issue cost, a VGPR destination).
@@ -235,7 +237,7 @@ def main(argv=None):
             loop = main_loop(insns)
             decode = wm * 16 * mt == 16
             kind = "decode" if decode else "prefill"
-            name = (f"{'2d' if c['kernel'] == 'unified_2d_kernel' else '3d'} {'bf16' if c['bf16'] == 'true' else 'f16'} "
+            name = (f"{KERNEL_NAMES[c['kernel']]} {'bf16' if c['bf16'] == 'true' else 'f16'} "
                     f"{KV_NAMES[c['kv']]} d{d} {kind} {wm}x{wn}x{mt}x{kn}x{st} {variant} {loader}")
             if loop is None:
                 failures.append(f"{base}: {name}: no main loop found")
@@ -277,7 +279,7 @@ def main(argv=None):
     for f in failures:
         print(f"amdgpu_model: FAIL: {f}", file=sys.stderr)
     if not rows:
-        print("amdgpu_model: error: no unified kernels found", file=sys.stderr)
+        print("amdgpu_model: error: no unified or paged-decode kernels found", file=sys.stderr)
         return 2
     return 1 if failures else 0
 

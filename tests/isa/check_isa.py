@@ -14,7 +14,18 @@ both). <name> says what the object holds:
   *unified*    the unified attention kernels (tests/isa/unified_kernels.hip, dispatch_all.hip): MFMA
                and the V read of the target in every 2D / 3D kernel built for the object's target,
                no MFMA, LDS or memory instruction in the instances of the other target (their
-               bodies are empty in this device pass), no scratch or flat accesses in any kernel.
+               bodies are empty in this device pass), no scratch or flat accesses in any kernel;
+               an fp8-KV instance also holds the fp8 decode (v_lshl_add_u32 of the code's 7 bits
+               at bit 20) and, where the target has one, the conversion that packs the decoded
+               values to the 16-bit operand (gfx950: v_cvt_pk_bf16_f32 / v_cvt_pk_f16_f32, gfx942
+               f16: v_cvt_f16_f32; gfx942 bf16 rounds with integer ops, nothing to name).
+  *paged_decode*  the paged-decode kernels (tests/isa/paged_decode_all.hip, issue 10):
+               paged_decode_kernel<UnifiedConfig> under the rules of a unified 2D / 3D kernel,
+               paged_decode_reduce_kernel and the planner (no MFMA). Completeness: for each target,
+               the paged_decode_all object must hold a paged_decode_kernel for every UnifiedConfig
+               of dispatch_all's unified_2d_kernels and a paged_decode_reduce_kernel for every
+               split_kv_reduce_kernel (same template arguments), and the planner; so both objects
+               of a target must be given together.
 In every function of every object, each v_permlane16_swap_b32 / v_permlane32_swap_b32 must have both
 of its results read: the swap writes its vdst AND its src0 VGPR, and a reduction that reads only one
 (issue 7: __builtin_bit_cast(float, h[1]) of the swap pair reads element 0, llvm#95673) leaves the
@@ -233,10 +244,11 @@ def tile_rules(target, bf16):
 
 WARP_TILE_RE = re.compile(r"warp_tile_kernel<(true|false), (\d+), (\d+), (\d+)>")
 UNIFIED_RE = re.compile(
-    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
+    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel)<(?P<cfg>hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d)>")
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d)>)")
 REDUCE_RE = re.compile(r"split_kv_reduce_kernel<(true|false), (\d+), (\d+)>")
+PD_REDUCE_RE = re.compile(r"paged_decode_reduce_kernel<(true|false), (\d+), (\d+)>")
 PLANNER_RE = re.compile(r"plan_decode_tasks_kernel<\d+>")  # the decode work planner (kernels/common/task_plan.hpp)
 KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
 TARGET_NAMES = {"0": "host", "1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
@@ -245,7 +257,7 @@ TARGET_NAMES = {"0": "host", "1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipa
 def short_name(name):
     m = UNIFIED_RE.search(name)
     if m:
-        kind = "2d" if m["kernel"] == "unified_2d_kernel" else "3d"
+        kind = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d"}.get(m["kernel"], "pd")
         variant = "full" if "true" in m["v"] else "plain"
         return (f"{kind} {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d{m['d']} "
                 f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant} "
@@ -253,6 +265,9 @@ def short_name(name):
     m = REDUCE_RE.search(name)
     if m:
         return f"reduce {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} t{m.group(3)}"
+    m = PD_REDUCE_RE.search(name)
+    if m:
+        return f"pd reduce {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} t{m.group(3)}"
     m = WARP_TILE_RE.search(name)
     if m:
         return f"warp_tile {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} mt{m.group(3)} kn{m.group(4)}"
@@ -262,6 +277,24 @@ def short_name(name):
 def has(ops, pattern):
     rx = re.compile(rf"^(?:{pattern})$")
     return any(rx.match(op) for op in ops)
+
+
+# The fp8 KV decode (numeric/fp8.hpp fp8_e4m3_to_float_normal_only, in cdna3::dequant_fp8x4_with):
+# the code's 7 magnitude bits shifted to bit 20 and the exponent offset added, one v_lshl_add_u32.
+FP8_DECODE = (r"v_lshl_add_u32(_e64)?", r"^v\d+, v\d+, 20, ")
+
+
+def fp8_pack_rule(target, bf16):
+    """The conversion instruction that packs decoded fp8 values to the 16-bit MFMA operand (Arch::pack2),
+    or None where the target has none (gfx942 bf16: integer RNE)."""
+    if target == "gfx950":
+        return r"v_cvt_pk_bf16_f32" if bf16 else r"v_cvt_pk_f16_f32"
+    return None if bf16 else r"v_cvt_f16_f32(_e32|_e64)?"
+
+
+def has_operands(insns, op_pattern, operand_pattern):
+    rx, ro = re.compile(rf"^(?:{op_pattern})$"), re.compile(operand_pattern)
+    return any(rx.match(op) and ro.search(operands) for op, operands in insns)
 
 
 def count(ops, pattern):
@@ -281,6 +314,8 @@ def main(argv=None):
     failures = []
     rows = []
     swap_totals = [0, 0]  # permlane swaps checked, of which unknown (control flow before a verdict)
+    # target -> {"dispatch" | "paged": (object, {UnifiedConfig}, {(bf16, d, threads) of reduces}, {planner})}
+    tables = {}
     for path in args.files:
         base = os.path.basename(path)
         m = re.search(r"-(gfx\w+)\.s$", base)
@@ -289,10 +324,16 @@ def main(argv=None):
             return 2
         target = m.group(1)
         kind = "atoms" if "atoms" in base else "warp_tile" if "warp_tile" in base else \
+            "paged_decode" if "paged_decode" in base else \
             "unified" if ("unified" in base or "dispatch_all" in base) else None
         if kind is None:
-            print(f"check_isa: error: {path}: cannot tell atoms / warp_tile / unified from the name", file=sys.stderr)
+            print(f"check_isa: error: {path}: cannot tell atoms / warp_tile / unified / paged_decode from the name",
+                  file=sys.stderr)
             return 2
+        # what the completeness check compares (dispatch_all's against paged_decode_all's, per target)
+        table = "dispatch" if "dispatch_all" in base else "paged" if kind == "paged_decode" else None
+        if table:
+            tables.setdefault(target, {}).setdefault(table, (base, set(), set(), set()))
         notes_path = path[:-2] + ".notes.txt"
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
@@ -352,7 +393,18 @@ def main(argv=None):
                 required += tile_rules(target, m.group(1) == "true")
             else:
                 m = UNIFIED_RE.search(dem)
-                if m and TARGET_NAMES.get(m["tgt"]) != target:
+                rm = REDUCE_RE.search(dem) if kind == "unified" else PD_REDUCE_RE.search(dem)
+                if table:
+                    _, cfgs, reduces, planners = tables[target][table]
+                    if m and m["kernel"] == ("unified_2d_kernel" if table == "dispatch" else "paged_decode_kernel"):
+                        cfgs.add(m["cfg"])
+                    elif rm:
+                        reduces.add(rm.groups())
+                    elif PLANNER_RE.search(dem):
+                        planners.add(dem.split("(")[0])
+                if m and (m["kernel"] == "paged_decode_kernel") != (kind == "paged_decode"):
+                    fail(sym, f"{m['kernel']} in a {kind} object")
+                elif m and TARGET_NAMES.get(m["tgt"]) != target:
                     # An instance of the other target: its body is empty in this device pass.
                     forbidden += [r"v_mfma\w+", r"ds_\w+", r"global_\w+", r"buffer_\w+"]
                 elif m:
@@ -363,10 +415,18 @@ def main(argv=None):
                         required += [r"buffer_load_dwordx4" if target == "gfx950" else r"buffer_load_dword"]
                     else:
                         forbidden += [r"buffer_load_\w+"]
+                    if m["kv"] != "0":  # fp8 KV: decoded in registers, packed to the 16-bit operand
+                        pack = fp8_pack_rule(target, m["bf16"] == "true")
+                        if pack:
+                            required += [pack]
+                        if not has_operands(func_insns[sym], *FP8_DECODE):
+                            fail(sym, f"missing the fp8 decode ({FP8_DECODE[0]} ..., 20, ...)")
                 elif PLANNER_RE.search(dem):
                     forbidden += [r"v_mfma\w+"]  # integer work: no matrix instruction, no scratch
-                elif not REDUCE_RE.search(dem):
-                    fail(sym, "unexpected kernel in a unified object")
+                elif rm:
+                    forbidden += [r"v_mfma\w+"]  # the split merge: no matrix instruction
+                else:
+                    fail(sym, f"unexpected kernel in a {kind} object")
             for pat in required:
                 if not has(ops, pat):
                     fail(sym, f"missing {pat}")
@@ -380,6 +440,30 @@ def main(argv=None):
             want = {n for n, (t, _, _) in ATOM_RULES.items() if t is None or target in t}
             for missing in sorted(want - seen_atoms):
                 failures.append(f"{base}: atom kernel {missing} not built")
+
+    # Issue 10: the paged-decode family launches every configuration of the unified dispatch table
+    # (both tile kinds, every loader policy, both targets' instances), and a reduce per split-KV reduce.
+    pd_counts = []
+    for target, t in sorted(tables.items()):
+        if "dispatch" not in t or "paged" not in t:
+            have, lack = ("dispatch_all", "paged_decode_all") if "dispatch" in t else ("paged_decode_all", "dispatch_all")
+            failures.append(f"{target}: {have} given without {lack}: the paged-decode completeness check needs both")
+            continue
+        dbase, dcfgs, dred, _ = t["dispatch"]
+        pbase, pcfgs, pred, pplan = t["paged"]
+        for c in sorted(dcfgs - pcfgs):
+            failures.append(f"{pbase}: no paged_decode_kernel<{c}> (a configuration of {dbase})")
+        for c in sorted(pcfgs - dcfgs):
+            failures.append(f"{pbase}: paged_decode_kernel<{c}> is no configuration of {dbase}")
+        for r in sorted(dred - pred):
+            failures.append(f"{pbase}: no paged_decode_reduce_kernel<{', '.join(r)}> (a split-KV reduce of {dbase})")
+        for r in sorted(pred - dred):
+            failures.append(f"{pbase}: paged_decode_reduce_kernel<{', '.join(r)}> has no split-KV reduce in {dbase}")
+        if not pplan:
+            failures.append(f"{pbase}: no plan_decode_tasks_kernel")
+        if not pcfgs:
+            failures.append(f"{pbase}: no paged_decode_kernel")
+        pd_counts.append(f"{target}: {len(pcfgs)} paged_decode_kernel, {len(pred)} reduces")
 
     cols = ["kernel", "target", "vgpr", "agpr", "sgpr", "lds", "vgpr_spill", "sgpr_spill", "scratch", "mfma",
             "swaps"]
@@ -395,6 +479,8 @@ def main(argv=None):
         print(f"\nnote: {spills} kernel(s) spill (see vgpr_spill / sgpr_spill); the resource test fails on them")
     print(f"\npermlane swaps: {swap_totals[0]} checked (vdst and src0 each read before overwritten); "
           f"{swap_totals[1]} of them with a result undecided at a branch / end of function (passes)")
+    if pd_counts:
+        print("paged decode covers the unified dispatch table: " + "; ".join(pd_counts))
     if failures:
         print("\ncheck_isa: FAIL", file=sys.stderr)
         for f in failures:

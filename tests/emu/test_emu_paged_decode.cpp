@@ -1,0 +1,606 @@
+// tests/emu/test_emu_paged_decode.cpp: the paged-decode kernels of gfx942 and gfx950 (issue 10),
+// executed on the emulator (emu.hpp) and compared with the float64 reference.
+//
+// The kernels come from the paged-decode dispatch table's code object (tests/isa/paged_decode_all.hip:
+// paged_decode<kAllUnifiedInstances>, with the device planner and the reduces). Each case plans like
+// the dispatcher (plan_paged_decode with the target's CU count), picks the very configuration it
+// would launch (visit_paged_decode_config), builds the arguments and grids with the dispatcher's own
+// builders (dispatch/paged_decode_plan.hpp), and runs what paged_decode() runs: one partition (the
+// kernel alone), uniform segments (the kernel, then the reduce), or planned (plan_decode_tasks_kernel,
+// then the kernel over its tasks, then the reduce; min-max and batch-invariant bounds); the device
+// plan must equal the host plan of the same lengths. Problems are tiny (the
+// emulator runs some tens of millions of instructions a second) but reach: q_len 1, 2, 4 and 8; the
+// decode tile (q_len x group <= 16 rows, 16 exactly at 4 x 4 and 8 x 2) and the prefill tile (4 x 8,
+// 8 x 8 in two q-blocks, 2 x 64 in two head chunks); 16-bit and fp8 KV (the target's fp8: e4m3fnuz
+// on gfx942, e4m3fn on gfx950; once the other format) with
+// per-tensor scales (pointers and host floats) and per-(token, head) scales; contexts of 0 keys and
+// shorter than q_len (rows with no key: zeros, LSE -inf, or the sink's share); NaN in every unowned
+// cache slot, NaN / +Inf and poisoned padded block-table entries (tests/common/decode_problem.hpp);
+// sinks, window, softcap, ALiBi, the HND layout, a padded LSE stride, a batch-invariant plan, the
+// register-staged loader where gfx950 would use LDS DMA. Outputs
+// and workspace are poisoned before every run. The reference: the unified float64 reference of
+// to_unified_params(p, cu_seqlens_q) on host pointers. Tolerances are the device suites'.
+//
+// Code objects: $HIPATTN_EMU_PAGED_DECODE_GFX942 / $HIPATTN_EMU_PAGED_DECODE_GFX950 (each test skips,
+// saying so, when its variable is unset).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../common/decode_problem.hpp"
+#include "emu.hpp"
+#include "hipattn/dispatch/paged_decode_plan.hpp"
+#include "hipattn/kernels/common/task_plan.hpp"
+#include "hipattn/problem/paged_decode_rules.hpp"
+#include "hipattn/reference/reference.hpp"
+
+namespace hipattn::testing {
+namespace {
+
+// ---- the device and its code object ----
+
+struct EmuTarget {
+  emu::Gfx gfx;
+  Target target;
+  int cus;        // compute units the planner assumes (MI300X: 304, MI355X: 256)
+  DType fp8;      // the fp8 KV format of the target's cases
+  const char* env;
+};
+const EmuTarget kGfx942{emu::Gfx::gfx942, Target::gfx942, 304, DType::fp8_e4m3fnuz, "HIPATTN_EMU_PAGED_DECODE_GFX942"};
+const EmuTarget kGfx950{emu::Gfx::gfx950, Target::gfx950, 256, DType::fp8_e4m3fn, "HIPATTN_EMU_PAGED_DECODE_GFX950"};
+
+// The paged-decode table's code object of a target, loaded once per process; null (with the reason)
+// when the environment names none.
+std::shared_ptr<const emu::CodeObject> paged_code_object(const EmuTarget& t, std::string& why) {
+  static std::mutex m;
+  static std::map<std::string, std::shared_ptr<const emu::CodeObject>> cache;
+  const char* path = std::getenv(t.env);
+  if (path == nullptr || *path == 0) {
+    why = std::string("$") + t.env + " is not set (the build sets it to tests/isa/hipattn_isa_paged_decode_all-" +
+          emu::gfx_name(t.gfx) + ".co when the AMD toolchain is present)";
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(m);
+  auto it = cache.find(path);
+  if (it != cache.end()) return it->second;
+  auto co = emu::CodeObject::load(path);
+  if (co->gfx() != t.gfx) throw std::runtime_error(std::string(path) + " is not a " + emu::gfx_name(t.gfx) + " code object");
+  cache[path] = co;
+  return co;
+}
+
+// ---- kernel names from the compile-time configuration (llvm-cxxfilt's spelling) ----
+
+template <class V>
+struct VariantName;
+template <bool kSoftcap, bool kAlibi, bool kQQBias>
+struct VariantName<StandardVariant<kSoftcap, kAlibi, kQQBias>> {
+  static std::string get() {
+    auto b = [](bool x) { return std::string(x ? "true" : "false"); };
+    return "hipattn::StandardVariant<" + b(kSoftcap) + ", " + b(kAlibi) + ", " + b(kQQBias) + ">";
+  }
+};
+
+template <class T>
+std::string offset_name() {
+  static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t>, "offset type");
+  if constexpr (std::is_same_v<T, int32_t>) return "int";
+  else return std::is_same_v<int64_t, long> ? "long" : "long long";
+}
+
+std::string bool_name(bool b) { return b ? "true" : "false"; }
+
+template <class Cfg>
+std::string config_name() {
+  return "hipattn::UnifiedConfig<" + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" + std::to_string(int(Cfg::kKv)) +
+         ", " + std::to_string(Cfg::kD) + ", " + std::to_string(Cfg::kWarpsM) + ", " + std::to_string(Cfg::kWarpsN) +
+         ", " + std::to_string(Cfg::kMT) + ", " + std::to_string(Cfg::kKN) + ", " + std::to_string(Cfg::kStages) +
+         ", " + VariantName<typename Cfg::Variant>::get() + ", " + offset_name<typename Cfg::Offset>() + ", " +
+         std::to_string(Cfg::kPageSize) + ", (hipattn::Target)" + std::to_string(int(Cfg::kTarget)) +
+         ", (hipattn::CopyModel)" + std::to_string(int(Cfg::kCopy)) + ">";
+}
+
+// The parts CodeObject::find needs to pick exactly one kernel.
+template <class Cfg>
+std::vector<std::string> kernel_parts() { return {"void hipattn::paged_decode_kernel<" + config_name<Cfg>() + ">("}; }
+template <class Cfg>
+std::vector<std::string> reduce_parts() {
+  return {"void hipattn::paged_decode_reduce_kernel<" + bool_name(Cfg::kBf16) + ", " + std::to_string(Cfg::kD) + ", " +
+          std::to_string(split_kv_reduce_threads(Cfg::kD)) + ">(hipattn::PagedDecodeReduceArgs)"};
+}
+const std::vector<std::string> kPlannerParts = {"void hipattn::plan_decode_tasks_kernel<"};
+
+// visit_paged_decode_config on the emulated target (its instances are keyed by the target).
+template <class F>
+void visit_target_config(Target t, const PagedDecodeParams& p, const PagedDecodePlan& plan, F&& f) {
+  if (t == Target::gfx950) visit_paged_decode_config<Target::gfx950>(p, plan, f);
+  else visit_paged_decode_config<Target::gfx942>(p, plan, f);
+}
+
+// ---- a problem in emulated device memory ----
+
+void* dev_ptr(uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t>(a)); }
+
+struct EmuDecodeProblem {
+  const DecodeHostProblem& m;
+  emu::Memory mem;
+  uint64_t q = 0, k = 0, v = 0, bt = 0, sk = 0, ks = 0, vs = 0, sinks = 0, slopes = 0, out = 0, lse = 0;
+  size_t out_bytes = 0, lse_bytes = 0;
+  int64_t num_tokens = 0, lse_stride = 0;
+
+  explicit EmuDecodeProblem(const DecodeHostProblem& master) : m(master) {
+    const HostProblem& h = m.h;
+    auto up = [&](const auto& vec, const char* label) -> uint64_t { return vec.empty() ? 0 : mem.upload(vec, label); };
+    q = up(h.q, "q");
+    k = up(h.k_cache, "k_cache");
+    v = up(h.v_cache, "v_cache");
+    bt = up(h.block_table, "block_table");
+    sk = up(h.seq_lens_k, "seq_lens_k");
+    ks = up(h.k_scale, "k_scale");
+    vs = up(h.v_scale, "v_scale");
+    sinks = up(h.sinks, "sinks");
+    slopes = up(h.alibi_slopes, "alibi_slopes");
+    num_tokens = int64_t(m.num_seqs()) * m.q_len();
+    out_bytes = std::max<size_t>(16, size_t(num_tokens) * m.row_elems() * 2);
+    out = mem.alloc(out_bytes, "out");
+    lse_stride = std::max<int64_t>(1, num_tokens) + m.spec.lse_pad;
+    lse_bytes = size_t(m.spec.num_q_heads) * lse_stride * 4;
+    lse = mem.alloc(lse_bytes, "lse");
+  }
+
+  // The problem over the emulated buffers (as DecodeBatch::params of the device suite).
+  PagedDecodeParams params() const {
+    const HostProblem& h = m.h;
+    const UnifiedAttentionParams u =
+        h.params(dev_ptr(q), dev_ptr(k), dev_ptr(v), static_cast<const int32_t*>(dev_ptr(bt)), nullptr,
+                 static_cast<const int32_t*>(dev_ptr(sk)), static_cast<const float*>(dev_ptr(ks)),
+                 static_cast<const float*>(dev_ptr(vs)), static_cast<const float*>(dev_ptr(sinks)),
+                 static_cast<const float*>(dev_ptr(slopes)), nullptr, dev_ptr(out), nullptr, h.num_blocks);
+    PagedDecodeParams p = paged_decode_params_from_unified(u, m.q_len());
+    p.lse = m.spec.lse ? static_cast<float*>(dev_ptr(lse)) : nullptr;
+    p.lse_stride_head = lse_stride;
+    if (m.host_scale()) {
+      p.k_scale = p.v_scale = nullptr;
+      p.k_scale_value = m.k_scale_value();
+      p.v_scale_value = m.v_scale_value();
+    }
+    return p;
+  }
+
+  // NaN bytes, so that each element must be written.
+  void poison(uint64_t addr, size_t bytes) {
+    if (addr == 0 || bytes == 0) return;
+    const std::vector<uint8_t> nan(bytes, 0xFF);
+    mem.write(addr, nan.data(), bytes);
+  }
+};
+
+// ---- comparison (the device suites' tolerances: tests/common/compare.hpp) ----
+
+struct Tolerance { double atol, rtol; };
+Tolerance out_tolerance(bool bf16) { return bf16 ? Tolerance{1.6e-2, 1.6e-2} : Tolerance{3e-3, 3e-3}; }
+constexpr Tolerance kLseTolerance{2e-3, 1e-3};
+
+struct CompareStats {
+  int64_t bad = 0, checked = 0;
+  double max_abs = 0, max_lse = 0;
+  std::string first_bad;
+};
+
+CompareStats compare(const EmuDecodeProblem& ep, const reference::AttentionResult& ref, const std::vector<uint16_t>& out,
+                     const std::vector<float>& lse) {
+  const DecodeHostProblem& m = ep.m;
+  const bool bf16 = m.spec.bf16;
+  const Tolerance tol = out_tolerance(bf16);
+  CompareStats st;
+  for (size_t i = 0; i < size_t(ep.num_tokens * m.row_elems()); ++i) {
+    const double got = bf16 ? bfloat16_t::from_bits(out[i]).to_float() : half_t::from_bits(out[i]).to_float();
+    const double want = ref.out[i], err = std::fabs(got - want);
+    ++st.checked;
+    if (!(err <= tol.atol + tol.rtol * std::fabs(want)) && st.bad++ == 0)
+      st.first_bad = "out[token " + std::to_string(i / m.row_elems()) + ", head " +
+                     std::to_string(i % m.row_elems() / m.spec.head_size) + ", d " +
+                     std::to_string(i % m.spec.head_size) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
+    st.max_abs = std::max(st.max_abs, std::isfinite(err) ? err : INFINITY);
+  }
+  if (m.spec.lse) {
+    for (int64_t hh = 0; hh < m.spec.num_q_heads; ++hh)
+      for (int64_t t = 0; t < ep.num_tokens; ++t) {
+        const double got = lse[size_t(hh * ep.lse_stride + t)], want = ref.lse[size_t(hh * ep.num_tokens + t)];
+        ++st.checked;
+        const bool ok = std::isinf(want) ? (got == want)
+                                         : std::fabs(got - want) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(want);
+        if (!ok && st.bad++ == 0)
+          st.first_bad = "lse[head " + std::to_string(hh) + ", token " + std::to_string(t) + "] = " + std::to_string(got) +
+                         ", want " + std::to_string(want);
+        if (!std::isinf(want)) st.max_lse = std::max(st.max_lse, std::isfinite(got) ? std::fabs(got - want) : INFINITY);
+      }
+  }
+  return st;
+}
+
+// ---- one run: plan, pick the configuration, launch, download ----
+
+struct RunResult {
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+  std::string kernel, plan;
+  int tasks = 0, most_parts = 0;  // planned: tasks of the device plan, the most of one sequence
+  uint64_t instructions = 0;
+  double seconds = 0;
+};
+
+emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::vector<std::string>& parts, UnifiedLaunchDim grid,
+                               uint32_t threads, uint32_t lds, const void* args, size_t bytes, emu::Memory& mem) {
+  const emu::KernelInfo& k = co.find(parts);
+  return emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem);
+}
+
+// What paged_decode() launches for configuration Cfg (dispatch/paged_decode.hpp
+// launch_paged_decode_config): the planner (planned), the kernel, the reduce (planned or uniform).
+template <class Cfg>
+void launch_config(const emu::CodeObject& co, const PagedDecodeParams& p, const PagedDecodePlan& plan, uint64_t ws,
+                   EmuDecodeProblem& ep, RunResult& res) {
+  const PagedDecodeGeometry g = make_paged_decode_geometry<Cfg>(p, plan);
+  if (g.empty) return;
+  const paged_decode_args_t<Cfg> a = make_paged_decode_kernel_args<Cfg>(p, plan, dev_ptr(ws));
+  res.kernel = config_name<Cfg>();
+  if (plan.planned) {
+    const DecodePlanArgs pa = make_paged_decode_plan_args(p, plan, dev_ptr(ws), Cfg::kBN);
+    res.instructions += launch_kernel(co, kPlannerParts, UnifiedLaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa),
+                                      ep.mem).instructions;
+    // The device plan equals the host plan of the same lengths (status, item_task0, every slot).
+    const std::vector<int32_t>& lens = ep.m.h.seq_lens_k;
+    std::vector<PlanTask> want(plan.capacity);
+    std::vector<int32_t> want0(lens.size()), n(lens.size()), first(lens.size());
+    const int32_t want_status = plan_decode_tasks_host(lens.data(), pa.num_items, pa.shape, pa.capacity, pa.fixed_tiles,
+                                                       want.data(), want0.data(), n.data(), first.data());
+    const auto status = ep.mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.status), 1);
+    const auto tasks = ep.mem.download<PlanTask>(reinterpret_cast<uint64_t>(pa.tasks), plan.capacity);
+    const auto task0 = ep.mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.item_task0), lens.size());
+    EXPECT_EQ(want_status, kPlanOk) << plan.reason;
+    EXPECT_EQ(status[0], want_status) << plan.reason;
+    EXPECT_EQ(task0, want0) << "item_task0 differs from the host plan";
+    for (int32_t s = 0; s < plan.capacity; ++s) {
+      const PlanTask &x = tasks[s], &y = want[s];
+      EXPECT_TRUE(x.item == y.item && x.tile_begin == y.tile_begin && x.tile_end == y.tile_end && x.part == y.part &&
+                  x.parts == y.parts)
+          << "slot " << s << " differs from the host plan";
+      if (x.item >= 0) {
+        ++res.tasks;
+        res.most_parts = std::max<int>(res.most_parts, x.parts);
+      }
+    }
+  }
+  res.instructions += launch_kernel(co, kernel_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &a, sizeof(a), ep.mem)
+                          .instructions;
+  if (g.reduce) {
+    res.kernel += " + reduce";
+    const PagedDecodeReduceArgs r = make_paged_decode_reduce_args(p, plan, dev_ptr(ws));
+    res.instructions +=
+        launch_kernel(co, reduce_parts<Cfg>(), g.reduce_grid, g.reduce_threads, 0, &r, sizeof(r), ep.mem).instructions;
+  }
+}
+
+// Plans like the dispatcher (kv_copy: the plan's KV loader policy replaced, e.g. by gfx950's
+// register-staged fallback of its LDS-DMA instances), poisons the outputs and the workspace, runs
+// what paged_decode() launches, and returns what it wrote.
+RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuDecodeProblem& ep,
+                          const PagedDecodeOptions& opt, std::optional<CopyModel> kv_copy) {
+  RunResult res;
+  const PagedDecodeParams p = ep.params();
+  throw_if_error(validate(p));
+  PagedDecodePlan plan = plan_paged_decode(p, opt, PlanDevice{t.target, t.cus});
+  if (kv_copy) plan.kv_copy = *kv_copy;
+  res.plan = std::string(plan.kv_copy == CopyModel::lds_dma ? "dma " : "staged ") +
+             (plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") + " " +
+             std::to_string(plan.rows_per_token) + "x" + std::to_string(plan.block_q) +
+             (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + "ch" : std::string()) + ", " +
+             (plan.planned          ? (plan.fixed_tiles > 0 ? "fixed/" : "planned/") + std::to_string(plan.capacity)
+              : plan.segments > 1   ? "uniform x" + std::to_string(plan.segments)
+                                    : std::string("one partition"));
+  uint64_t ws = 0;
+  if (plan.workspace_bytes > 0) ws = ep.mem.alloc(plan.workspace_bytes, "workspace");
+  ep.poison(ep.out, ep.out_bytes);
+  ep.poison(ep.lse, ep.lse_bytes);
+  ep.poison(ws, plan.workspace_bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  visit_target_config(t.target, p, plan, [&]<class Cfg>() { launch_config<Cfg>(co, p, plan, ws, ep, res); });
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.out = ep.mem.download<uint16_t>(ep.out, size_t(ep.num_tokens * ep.m.row_elems()));
+  res.lse = ep.mem.download<float>(ep.lse, ep.lse_bytes / 4);
+  if (plan.planned) res.plan += ", " + std::to_string(res.tasks) + " tasks (<= " + std::to_string(res.most_parts) + " a seq)";
+  return res;
+}
+
+// ---- the cases ----
+
+// the dispatcher's choice (automatic); one partition; the device planner's tasks (min-max, or
+// batch-invariant at 32 keys: fixed); uniform segments (3 a sequence).
+enum class Split { automatic, one_partition, planned, fixed, uniform };
+const char* split_name(Split s) {
+  return s == Split::automatic ? "auto" : s == Split::one_partition ? "1part" : s == Split::planned ? "planned"
+         : s == Split::fixed   ? "fixed" : "uniform";
+}
+PagedDecodeOptions split_options(Split s) {
+  PagedDecodeOptions opt;
+  opt.split = s == Split::automatic       ? PagedDecodeSplit::automatic
+              : s == Split::one_partition ? PagedDecodeSplit::one_partition
+              : s == Split::uniform       ? PagedDecodeSplit::uniform
+                                          : PagedDecodeSplit::planned;
+  if (s == Split::fixed) opt.batch_invariant_keys = 32;
+  if (s == Split::uniform) opt.num_segments = 3;
+  return opt;
+}
+
+struct Case {
+  const char* name;
+  DecodeSpec spec;  // kv_dtype: f16 / bf16 follow spec.bf16; fp8 is replaced by the target's format
+  std::vector<Split> splits = {Split::automatic, Split::one_partition, Split::planned, Split::uniform};
+  bool other_fp8 = false;  // fp8: the format the target's MFMAs do not read (dequantized all the same)
+  std::optional<CopyModel> kv_copy = std::nullopt;  // the plan's KV loader policy replaced
+};
+
+DecodeSpec decode_spec(bool bf16, bool fp8, int d, int q_heads, int kv_heads, int page, int q_len, std::vector<int> ctx,
+                       uint64_t seed) {
+  DecodeSpec s;
+  s.bf16 = bf16;
+  s.kv_dtype = fp8 ? DType::fp8_e4m3fn : (bf16 ? DType::bf16 : DType::f16);
+  s.scale_mode = fp8 ? KvScaleMode::per_tensor : KvScaleMode::none;
+  s.num_q_heads = q_heads;
+  s.num_kv_heads = kv_heads;
+  s.head_size = d;
+  s.block_size = page;
+  s.q_len = q_len;
+  s.ctx = std::move(ctx);
+  s.seed = seed;
+  return s;
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> v;
+  // q_len 1, group 4 (4 rows, decode tile): 16-bit KV; a long-ish context split over tasks next to
+  // empty, one-key and one-tile ones; sinks; the batch-invariant plan too
+  {
+    DecodeSpec s = decode_spec(true, false, 128, 8, 2, 16, 1, {37, 0, 1, 70, 16}, 101);
+    s.sinks = true;
+    v.push_back({"q1_g4_bf16kv_d128", s,
+                 {Split::automatic, Split::one_partition, Split::planned, Split::fixed, Split::uniform}});
+  }
+  // q_len 1, fp8 with per-(token, head) scales, page 5, a window, NaN / +Inf in unowned slots and
+  // padded block-table entries pointing at poison blocks
+  {
+    DecodeSpec s = decode_spec(false, true, 64, 4, 1, 5, 1, {0, 53, 2}, 102);
+    s.scale_mode = KvScaleMode::per_token_head;
+    s.window_left = 20;
+    s.poison_unowned = true;
+    s.extra_table_cols = 1;
+    v.push_back({"q1_g4_fp8_token_head_d64", s});
+  }
+  // q_len 4 x group 4 = 16 rows (the decode tile, full): contexts of 0 and shorter than q_len (2, 3:
+  // rows without keys), page 7, softcap, a padded LSE stride, poisoned unowned slots
+  {
+    DecodeSpec s = decode_spec(true, false, 96, 8, 2, 7, 4, {2, 0, 45, 4, 19, 3}, 103);
+    s.softcap = 20.f;
+    s.lse_pad = 3;
+    s.poison_unowned = true;
+    v.push_back({"q4_g4_bf16kv_d96", s});
+  }
+  // q_len 4 x group 4, fp8 per-tensor scales as host floats, d 256, HND, ALiBi and sinks
+  {
+    DecodeSpec s = decode_spec(false, true, 256, 4, 1, 16, 4, {3, 40, 0}, 104);
+    s.host_scale = true;
+    s.alibi = true;
+    s.sinks = true;
+    s.hnd = true;
+    v.push_back({"q4_g4_fp8_host_scale_d256_hnd", s});
+  }
+  // q_len 4 x group 8 = 32 rows: the prefill tile; 16-bit KV, d 192, sinks, poisoned unowned slots
+  {
+    DecodeSpec s = decode_spec(false, false, 192, 8, 1, 16, 4, {1, 66, 0, 9}, 105);
+    s.sinks = true;
+    s.poison_unowned = true;
+    s.extra_table_cols = 2;
+    v.push_back({"q4_g8_prefill_tile_f16kv_d192", s});
+  }
+  // q_len 4 x group 8, fp8 per-tensor scale pointers, two kv heads, page 32, a window
+  {
+    DecodeSpec s = decode_spec(true, true, 128, 16, 2, 32, 4, {50, 2, 0}, 106);
+    s.window_left = 17;
+    v.push_back({"q4_g8_prefill_tile_fp8_d128", s});
+  }
+  // q_len 4 x group 8, 16-bit KV, d 64 (the prefill tile of 64 rows: two tokens' groups a row band)
+  {
+    DecodeSpec s = decode_spec(true, false, 64, 8, 1, 16, 4, {29, 3, 0, 100}, 107);
+    s.poison_unowned = true;
+    v.push_back({"q4_g8_prefill_tile_bf16kv_d64", s});
+  }
+  // the register-staged loader forced (gfx950's fallback of its LDS-DMA instances for 16-bit caches
+  // beyond the DMA's buffer range; gfx942's default anyway), d 64, both tiles
+  {
+    Case c{"q1_g4_bf16kv_d64_staged", decode_spec(true, false, 64, 8, 2, 16, 1, {37, 0, 61}, 111)};
+    c.kv_copy = CopyModel::register_staged;
+    v.push_back(c);
+  }
+  {
+    Case c{"q4_g8_prefill_tile_f16kv_d128_staged", decode_spec(false, false, 128, 8, 1, 5, 4, {3, 28, 0}, 112)};
+    c.kv_copy = CopyModel::register_staged;
+    c.spec.sinks = true;
+    v.push_back(c);
+  }
+  // q_len 8 x group 2 = 16 rows (the decode tile), contexts 0 and shorter than q_len
+  v.push_back({"q8_g2_bf16kv_d128", decode_spec(true, false, 128, 4, 2, 16, 8, {5, 0, 30, 8}, 108)});
+  // q_len 8 x group 8 = 64 rows at d 256: two q-blocks of the 32-row prefill tile; the other fp8
+  // format (e4m3fn on gfx942, e4m3fnuz on gfx950), per-(token, head) scales, sinks
+  {
+    DecodeSpec s = decode_spec(false, true, 256, 8, 1, 16, 8, {7, 40, 0}, 109);
+    s.scale_mode = KvScaleMode::per_token_head;
+    s.sinks = true;
+    Case c{"q8_g8_two_qblocks_other_fp8_d256", s};
+    c.other_fp8 = true;
+    v.push_back(c);
+  }
+  // q_len 2 x group 64 at d 256: two head chunks of the 32-row prefill tile; a window
+  {
+    DecodeSpec s = decode_spec(true, false, 256, 64, 1, 16, 2, {20, 1, 35}, 110);
+    s.window_left = 9;
+    v.push_back({"q2_g64_head_chunks_d256", s});
+  }
+  return v;
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> c = all_cases();
+  return c;
+}
+
+struct Param {
+  const EmuTarget* target;
+  int index;
+};
+
+void PrintTo(const Param& p, std::ostream* os) { *os << emu::gfx_name(p.target->gfx) << " " << cases()[p.index].name; }
+
+class EmuPagedDecode : public ::testing::TestWithParam<Param> {};
+
+TEST_P(EmuPagedDecode, MatchesReference) {
+  const Param prm = GetParam();
+  const EmuTarget& t = *prm.target;
+  const Case& c = cases()[prm.index];
+  std::string why;
+  const auto co = paged_code_object(t, why);
+  if (!co) GTEST_SKIP() << why;
+  DecodeSpec spec = c.spec;
+  if (is_fp8(spec.kv_dtype))
+    spec.kv_dtype = !c.other_fp8 ? t.fp8 : t.fp8 == DType::fp8_e4m3fn ? DType::fp8_e4m3fnuz : DType::fp8_e4m3fn;
+  const DecodeHostProblem m(spec);
+  const reference::AttentionResult ref = m.reference(m.all());
+  EmuDecodeProblem ep(m);
+  std::printf("  %-7s %-36s %s\n", emu::gfx_name(t.gfx), c.name, describe(spec).c_str());
+  for (Split split : c.splits) {
+    SCOPED_TRACE(std::string(emu::gfx_name(t.gfx)) + " " + c.name + " " + split_name(split));
+    const PagedDecodeOptions opt = split_options(split);
+    RunResult r;
+    try {
+      r = run_on_emulator(*co, t, ep, opt, c.kv_copy);
+    } catch (const emu::Error& e) {
+      ADD_FAILURE() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
+      continue;
+    }
+    const CompareStats st = compare(ep, ref, r.out, r.lse);
+    EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad
+                         << " [" << r.kernel << ", " << r.plan << "]";
+    std::printf("  %-7s %-36s %-7s %-51s max|err| out %.2e lse %.2e  %9llu instr %6.2f s\n", emu::gfx_name(t.gfx),
+                c.name, split_name(split), r.plan.c_str(), st.max_abs, st.max_lse,
+                static_cast<unsigned long long>(r.instructions), r.seconds);
+  }
+}
+
+std::vector<Param> all_params(const EmuTarget& t) {
+  std::vector<Param> v;
+  for (int i = 0; i < int(cases().size()); ++i) v.push_back({&t, i});
+  return v;
+}
+std::string param_name(const ::testing::TestParamInfo<Param>& i) { return cases()[i.param.index].name; }
+
+INSTANTIATE_TEST_SUITE_P(Gfx942, EmuPagedDecode, ::testing::ValuesIn(all_params(kGfx942)), param_name);
+INSTANTIATE_TEST_SUITE_P(Gfx950, EmuPagedDecode, ::testing::ValuesIn(all_params(kGfx950)), param_name);
+
+// ---- the whole table: names and resources ----
+
+// Calls f.template operator()<Cfg>(tile, fp8) for the configuration paged decode launches for every
+// (q dtype, KV kind, variant, head size, tile kind) of the table on target t, and for the
+// register-staged fallback of each LDS-DMA one.
+template <class F>
+void for_each_paged_config(const EmuTarget& t, F&& f) {
+  for (DType q : {DType::f16, DType::bf16})
+    for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
+      for (bool full : {false, true})
+        for (int d : UnifiedInstanceTable::head_sizes)
+          for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
+            PagedDecodeParams p;
+            p.q_dtype = q;
+            p.kv_dtype = kv == DType::f16 ? q : kv;
+            p.softcap = full ? 10.f : 0.f;
+            p.head_size = d;
+            PagedDecodePlan plan;
+            plan.tile_kind = kind;
+            const bool fp8 = kv != DType::f16;
+            const UnifiedTile tile = unified_tile(kind, d, t.target, fp8);
+            plan.kv_copy = kv_copy_model(t.target, fp8, d);
+            visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, fp8); });
+            if (plan.kv_copy == CopyModel::lds_dma) {
+              plan.kv_copy = CopyModel::register_staged;
+              visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, fp8); });
+            }
+          }
+}
+int paged_configs(const EmuTarget& t) {
+  int n = 0;
+  for (int q = 0; q < 2; ++q)
+    for (bool fp8 : {false, true, true})
+      for (int v = 0; v < 2; ++v)
+        for (int d : UnifiedInstanceTable::head_sizes)
+          for (int kind = 0; kind < 2; ++kind) n += kv_copy_model(t.target, fp8, d) == CopyModel::lds_dma ? 2 : 1;
+  return n;
+}
+
+// Every kernel paged decode can launch is in the code object, exactly once (CodeObject::find throws
+// on none or several): the kernel of each configuration, its reduce, the planner.
+TEST(EmuPagedDecodeNames, EveryDispatchedInstanceIsInTheCodeObject) {
+  for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
+    std::string why;
+    const auto co = paged_code_object(*t, why);
+    if (!co) GTEST_SKIP() << why;
+    int found = 0;
+    for_each_paged_config(*t, [&]<class Cfg>(const UnifiedTile&, bool) {
+      for (const auto& parts : {kernel_parts<Cfg>(), reduce_parts<Cfg>()}) {
+        EXPECT_NO_THROW((void)co->find(parts)) << emu::gfx_name(t->gfx) << ": " << parts[0];
+        ++found;
+      }
+    });
+    EXPECT_EQ(found, paged_configs(*t) * 2);
+    EXPECT_NO_THROW((void)co->find(kPlannerParts)) << emu::gfx_name(t->gfx);
+  }
+}
+
+// The residency the plan assumes (unified_residency: its workgroup budget, hence the task slots)
+// holds for the compiled kernels: each paged_decode_kernel stays within its tile's VGPR + AGPR budget
+// (granules of 8) and its LDS (static + the configuration's dynamic bytes) lets `residency`
+// workgroups share a CU.
+TEST(EmuPagedDecodeResidency, KernelsKeepTheTileBudget) {
+  for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
+    std::string why;
+    const auto co = paged_code_object(*t, why);
+    if (!co) GTEST_SKIP() << why;
+    int checked = 0;
+    for_each_paged_config(*t, [&]<class Cfg>(const UnifiedTile& tile, bool fp8) {
+      const int residency = unified_residency(tile, Cfg::kD, fp8, t->target);
+      const emu::KernelInfo& k = co->find(kernel_parts<Cfg>());
+      const int regs = (k.vgpr_count + 7) / 8 * 8 + (k.agpr_count + 7) / 8 * 8;
+      EXPECT_LE(regs, tile.regs) << emu::gfx_name(t->gfx) << ": " << kernel_parts<Cfg>()[0] << " uses " << k.vgpr_count
+                                 << " VGPRs + " << k.agpr_count << " AGPRs";
+      const uint32_t lds = k.group_segment_fixed_size + Cfg::kSmemBytes;
+      EXPECT_LE(int64_t(residency) * lds, int64_t(target_limits(t->target).lds_bytes)) << kernel_parts<Cfg>()[0];
+      EXPECT_EQ(k.private_segment_fixed_size, 0u) << kernel_parts<Cfg>()[0] << ": scratch";
+      ++checked;
+    });
+    EXPECT_EQ(checked, paged_configs(*t));
+    std::printf("  %s: %d paged-decode kernels within their tile's register budget and LDS residency\n",
+                emu::gfx_name(t->gfx), checked);
+  }
+}
+
+}  // namespace
+}  // namespace hipattn::testing
