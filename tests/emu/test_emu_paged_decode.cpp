@@ -40,6 +40,7 @@
 
 #include "../common/decode_problem.hpp"
 #include "emu.hpp"
+#include "emu_dispatch.hpp"
 #include "hipattn/dispatch/paged_decode_plan.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/problem/paged_decode_rules.hpp"
@@ -50,65 +51,13 @@ namespace {
 
 // ---- the device and its code object ----
 
-struct EmuTarget {
-  emu::Gfx gfx;
-  Target target;
-  int cus;        // compute units the planner assumes (MI300X: 304, MI355X: 256)
-  DType fp8;      // the fp8 KV format of the target's cases
-  const char* env;
-};
+using namespace emu_dispatch;
 const EmuTarget kGfx942{emu::Gfx::gfx942, Target::gfx942, 304, DType::fp8_e4m3fnuz, "HIPATTN_EMU_PAGED_DECODE_GFX942"};
 const EmuTarget kGfx950{emu::Gfx::gfx950, Target::gfx950, 256, DType::fp8_e4m3fn, "HIPATTN_EMU_PAGED_DECODE_GFX950"};
 
-// The paged-decode table's code object of a target, loaded once per process; null (with the reason)
-// when the environment names none.
+// The paged-decode table's code object of a target (null, with the reason, when the environment names none).
 std::shared_ptr<const emu::CodeObject> paged_code_object(const EmuTarget& t, std::string& why) {
-  static std::mutex m;
-  static std::map<std::string, std::shared_ptr<const emu::CodeObject>> cache;
-  const char* path = std::getenv(t.env);
-  if (path == nullptr || *path == 0) {
-    why = std::string("$") + t.env + " is not set (the build sets it to tests/isa/hipattn_isa_paged_decode_all-" +
-          emu::gfx_name(t.gfx) + ".co when the AMD toolchain is present)";
-    return nullptr;
-  }
-  std::lock_guard<std::mutex> lock(m);
-  auto it = cache.find(path);
-  if (it != cache.end()) return it->second;
-  auto co = emu::CodeObject::load(path);
-  if (co->gfx() != t.gfx) throw std::runtime_error(std::string(path) + " is not a " + emu::gfx_name(t.gfx) + " code object");
-  cache[path] = co;
-  return co;
-}
-
-// ---- kernel names from the compile-time configuration (llvm-cxxfilt's spelling) ----
-
-template <class V>
-struct VariantName;
-template <bool kSoftcap, bool kAlibi, bool kQQBias>
-struct VariantName<StandardVariant<kSoftcap, kAlibi, kQQBias>> {
-  static std::string get() {
-    auto b = [](bool x) { return std::string(x ? "true" : "false"); };
-    return "hipattn::StandardVariant<" + b(kSoftcap) + ", " + b(kAlibi) + ", " + b(kQQBias) + ">";
-  }
-};
-
-template <class T>
-std::string offset_name() {
-  static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t>, "offset type");
-  if constexpr (std::is_same_v<T, int32_t>) return "int";
-  else return std::is_same_v<int64_t, long> ? "long" : "long long";
-}
-
-std::string bool_name(bool b) { return b ? "true" : "false"; }
-
-template <class Cfg>
-std::string config_name() {
-  return "hipattn::UnifiedConfig<" + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" + std::to_string(int(Cfg::kKv)) +
-         ", " + std::to_string(Cfg::kD) + ", " + std::to_string(Cfg::kWarpsM) + ", " + std::to_string(Cfg::kWarpsN) +
-         ", " + std::to_string(Cfg::kMT) + ", " + std::to_string(Cfg::kKN) + ", " + std::to_string(Cfg::kStages) +
-         ", " + VariantName<typename Cfg::Variant>::get() + ", " + offset_name<typename Cfg::Offset>() + ", " +
-         std::to_string(Cfg::kPageSize) + ", (hipattn::Target)" + std::to_string(int(Cfg::kTarget)) +
-         ", (hipattn::CopyModel)" + std::to_string(int(Cfg::kCopy)) + ">";
+  return env_code_object(t, "hipattn_isa_paged_decode_all", why);
 }
 
 // The parts CodeObject::find needs to pick exactly one kernel.
@@ -116,8 +65,7 @@ template <class Cfg>
 std::vector<std::string> kernel_parts() { return {"void hipattn::paged_decode_kernel<" + config_name<Cfg>() + ">("}; }
 template <class Cfg>
 std::vector<std::string> reduce_parts() {
-  return {"void hipattn::paged_decode_reduce_kernel<" + bool_name(Cfg::kBf16) + ", " + std::to_string(Cfg::kD) + ", " +
-          std::to_string(split_kv_reduce_threads(Cfg::kD)) + ">(hipattn::PagedDecodeReduceArgs)"};
+  return emu_dispatch::reduce_parts<Cfg>("paged_decode_reduce_kernel", "PagedDecodeReduceArgs");
 }
 const std::vector<std::string> kPlannerParts = {"void hipattn::plan_decode_tasks_kernel<"};
 
@@ -188,9 +136,6 @@ struct EmuDecodeProblem {
 
 // ---- comparison (the device suites' tolerances: tests/common/compare.hpp) ----
 
-struct Tolerance { double atol, rtol; };
-Tolerance out_tolerance(bool bf16) { return bf16 ? Tolerance{1.6e-2, 1.6e-2} : Tolerance{3e-3, 3e-3}; }
-constexpr Tolerance kLseTolerance{2e-3, 1e-3};
 
 struct CompareStats {
   int64_t bad = 0, checked = 0;
@@ -241,11 +186,6 @@ struct RunResult {
   double seconds = 0;
 };
 
-emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::vector<std::string>& parts, UnifiedLaunchDim grid,
-                               uint32_t threads, uint32_t lds, const void* args, size_t bytes, emu::Memory& mem) {
-  const emu::KernelInfo& k = co.find(parts);
-  return emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem);
-}
 
 // What paged_decode() launches for configuration Cfg (dispatch/paged_decode.hpp
 // launch_paged_decode_config): the planner (planned), the kernel, the reduce (planned or uniform).
@@ -524,37 +464,19 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, EmuPagedDecode, ::testing::ValuesIn(all_params(
 // register-staged fallback of each LDS-DMA one.
 template <class F>
 void for_each_paged_config(const EmuTarget& t, F&& f) {
-  for (DType q : {DType::f16, DType::bf16})
-    for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
-      for (bool full : {false, true})
-        for (int d : UnifiedInstanceTable::head_sizes)
-          for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
-            PagedDecodeParams p;
-            p.q_dtype = q;
-            p.kv_dtype = kv == DType::f16 ? q : kv;
-            p.softcap = full ? 10.f : 0.f;
-            p.head_size = d;
-            PagedDecodePlan plan;
-            plan.tile_kind = kind;
-            const bool fp8 = kv != DType::f16;
-            const UnifiedTile tile = unified_tile(kind, d, t.target, fp8);
-            plan.kv_copy = kv_copy_model(t.target, fp8, d);
-            visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, fp8); });
-            if (plan.kv_copy == CopyModel::lds_dma) {
-              plan.kv_copy = CopyModel::register_staged;
-              visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, fp8); });
-            }
-          }
+  for_each_table_entry(t.target, [&](const TableEntry& e) {
+    PagedDecodeParams p;
+    p.q_dtype = e.q;
+    p.kv_dtype = e.kv;
+    p.softcap = e.full ? 10.f : 0.f;
+    p.head_size = e.d;
+    PagedDecodePlan plan;
+    plan.tile_kind = e.kind;
+    plan.kv_copy = e.kv_copy;
+    visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(e.tile, e.fp8); });
+  });
 }
-int paged_configs(const EmuTarget& t) {
-  int n = 0;
-  for (int q = 0; q < 2; ++q)
-    for (bool fp8 : {false, true, true})
-      for (int v = 0; v < 2; ++v)
-        for (int d : UnifiedInstanceTable::head_sizes)
-          for (int kind = 0; kind < 2; ++kind) n += kv_copy_model(t.target, fp8, d) == CopyModel::lds_dma ? 2 : 1;
-  return n;
-}
+int paged_configs(const EmuTarget& t) { return for_each_table_entry(t.target, [](const TableEntry&) {}); }
 
 // Every kernel paged decode can launch is in the code object, exactly once (CodeObject::find throws
 // on none or several): the kernel of each configuration, its reduce, the planner.
@@ -586,14 +508,7 @@ TEST(EmuPagedDecodeResidency, KernelsKeepTheTileBudget) {
     if (!co) GTEST_SKIP() << why;
     int checked = 0;
     for_each_paged_config(*t, [&]<class Cfg>(const UnifiedTile& tile, bool fp8) {
-      const int residency = unified_residency(tile, Cfg::kD, fp8, t->target);
-      const emu::KernelInfo& k = co->find(kernel_parts<Cfg>());
-      const int regs = (k.vgpr_count + 7) / 8 * 8 + (k.agpr_count + 7) / 8 * 8;
-      EXPECT_LE(regs, tile.regs) << emu::gfx_name(t->gfx) << ": " << kernel_parts<Cfg>()[0] << " uses " << k.vgpr_count
-                                 << " VGPRs + " << k.agpr_count << " AGPRs";
-      const uint32_t lds = k.group_segment_fixed_size + Cfg::kSmemBytes;
-      EXPECT_LE(int64_t(residency) * lds, int64_t(target_limits(t->target).lds_bytes)) << kernel_parts<Cfg>()[0];
-      EXPECT_EQ(k.private_segment_fixed_size, 0u) << kernel_parts<Cfg>()[0] << ": scratch";
+      expect_tile_budget<Cfg>(*co, kernel_parts<Cfg>(), tile, fp8, t->target, t->gfx);
       ++checked;
     });
     EXPECT_EQ(checked, paged_configs(*t));

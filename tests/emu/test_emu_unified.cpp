@@ -35,6 +35,7 @@
 #include "../common/paged_problem.hpp"
 #include "../common/random_spec.hpp"
 #include "emu.hpp"
+#include "emu_dispatch.hpp"
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/problem/unified_rules.hpp"
@@ -45,55 +46,14 @@ namespace {
 
 // ---- the device and its code object ----
 
-struct EmuTarget {
-  emu::Gfx gfx;
-  Target target;
-  int cus;  // compute units the planner assumes (MI300X: 304, MI355X: 256)
-  const char* env;
-};
-const EmuTarget kGfx942{emu::Gfx::gfx942, Target::gfx942, 304, "HIPATTN_EMU_DISPATCH_GFX942"};
-const EmuTarget kGfx950{emu::Gfx::gfx950, Target::gfx950, 256, "HIPATTN_EMU_DISPATCH_GFX950"};
+using namespace emu_dispatch;
+const EmuTarget kGfx942{emu::Gfx::gfx942, Target::gfx942, 304, DType::fp8_e4m3fnuz, "HIPATTN_EMU_DISPATCH_GFX942"};
+const EmuTarget kGfx950{emu::Gfx::gfx950, Target::gfx950, 256, DType::fp8_e4m3fn, "HIPATTN_EMU_DISPATCH_GFX950"};
 
-// The dispatch table's code object of a target, loaded once per process; null (with the reason) when
-// the environment names none.
+// The dispatch table's code object of a target (null, with the reason, when the environment names none).
 std::shared_ptr<const emu::CodeObject> dispatch_code_object(const EmuTarget& t, std::string& why) {
-  static std::mutex m;
-  static std::map<std::string, std::shared_ptr<const emu::CodeObject>> cache;
-  const char* path = std::getenv(t.env);
-  if (path == nullptr || *path == 0) {
-    why = std::string("$") + t.env + " is not set (the build sets it to tests/isa/hipattn_isa_dispatch_all-" +
-          emu::gfx_name(t.gfx) + ".co when the AMD toolchain is present)";
-    return nullptr;
-  }
-  std::lock_guard<std::mutex> lock(m);
-  auto it = cache.find(path);
-  if (it != cache.end()) return it->second;
-  auto co = emu::CodeObject::load(path);
-  if (co->gfx() != t.gfx) throw std::runtime_error(std::string(path) + " is not a " + emu::gfx_name(t.gfx) + " code object");
-  cache[path] = co;
-  return co;
+  return env_code_object(t, "hipattn_isa_dispatch_all", why);
 }
-
-// ---- kernel names from the compile-time configuration (llvm-cxxfilt's spelling) ----
-
-template <class V>
-struct VariantName;
-template <bool kSoftcap, bool kAlibi, bool kQQBias>
-struct VariantName<StandardVariant<kSoftcap, kAlibi, kQQBias>> {
-  static std::string get() {
-    auto b = [](bool x) { return std::string(x ? "true" : "false"); };
-    return "hipattn::StandardVariant<" + b(kSoftcap) + ", " + b(kAlibi) + ", " + b(kQQBias) + ">";
-  }
-};
-
-template <class T>
-std::string offset_name() {
-  static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t>, "offset type");
-  if constexpr (std::is_same_v<T, int32_t>) return "int";
-  else return std::is_same_v<int64_t, long> ? "long" : "long long";
-}
-
-std::string bool_name(bool b) { return b ? "true" : "false"; }
 
 // visit_unified_config (dispatch/unified_launch.hpp) on the emulated target: its instances are keyed
 // by the target, so a gfx950 run looks up the gfx950 kernels (the gfx942 ones are empty there).
@@ -103,17 +63,6 @@ void visit_target_config(Target t, const UnifiedAttentionParams& p, const Unifie
   else visit_unified_config<Target::gfx942>(p, plan, f);
 }
 
-// "hipattn::UnifiedConfig<true, (hipattn::KvKind)0, 64, 1, 2, 1, 16, 2, hipattn::StandardVariant<...>, long, 0,
-//  (hipattn::Target)1, (hipattn::CopyModel)1>"
-template <class Cfg>
-std::string config_name() {
-  return "hipattn::UnifiedConfig<" + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" + std::to_string(int(Cfg::kKv)) +
-         ", " + std::to_string(Cfg::kD) + ", " + std::to_string(Cfg::kWarpsM) + ", " + std::to_string(Cfg::kWarpsN) +
-         ", " + std::to_string(Cfg::kMT) + ", " + std::to_string(Cfg::kKN) + ", " + std::to_string(Cfg::kStages) +
-         ", " + VariantName<typename Cfg::Variant>::get() + ", " + offset_name<typename Cfg::Offset>() + ", " +
-         std::to_string(Cfg::kPageSize) + ", (hipattn::Target)" + std::to_string(int(Cfg::kTarget)) +
-         ", (hipattn::CopyModel)" + std::to_string(int(Cfg::kCopy)) + ">";
-}
 
 // The parts CodeObject::find needs to pick exactly one kernel.
 template <class Cfg>
@@ -121,10 +70,7 @@ std::vector<std::string> kernel_2d_parts() { return {"void hipattn::unified_2d_k
 template <class Cfg>
 std::vector<std::string> kernel_3d_parts() { return {"void hipattn::split_kv_3d_kernel<" + config_name<Cfg>() + ">("}; }
 template <class Cfg>
-std::vector<std::string> reduce_parts() {
-  return {"void hipattn::split_kv_reduce_kernel<" + bool_name(Cfg::kBf16) + ", " + std::to_string(Cfg::kD) + ", " +
-          std::to_string(split_kv_reduce_threads(Cfg::kD)) + ">(hipattn::SplitKvReduceArgs)"};
-}
+std::vector<std::string> reduce_parts() { return emu_dispatch::reduce_parts<Cfg>("split_kv_reduce_kernel", "SplitKvReduceArgs"); }
 
 // ---- a problem in emulated device memory ----
 
@@ -175,9 +121,6 @@ struct EmuProblem {
 
 // ---- comparison (the device suite's tolerances) ----
 
-struct Tolerance { double atol, rtol; };
-Tolerance out_tolerance(bool bf16) { return bf16 ? Tolerance{1.6e-2, 1.6e-2} : Tolerance{3e-3, 3e-3}; }
-constexpr Tolerance kLseTolerance{2e-3, 1e-3};
 
 struct CompareStats {
   int64_t bad = 0, checked = 0;
@@ -226,11 +169,6 @@ struct RunResult {
   double seconds = 0;
 };
 
-emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::vector<std::string>& parts, UnifiedLaunchDim grid,
-                               uint32_t threads, uint32_t lds, const void* args, size_t bytes, emu::Memory& mem) {
-  const emu::KernelInfo& k = co.find(parts);
-  return emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem);
-}
 
 // The kernels of configuration Cfg for (p, plan): 2D, or 3D and the reduce, with the dispatcher's
 // own argument and geometry builders.
@@ -639,39 +577,20 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, EmuUnified, ::testing::ValuesIn(all_params(kGfx
 // variant, head size, tile kind) of the dispatch table on target t.
 template <class F>
 void for_each_dispatch_config(const EmuTarget& t, F&& f) {
-  for (DType q : {DType::f16, DType::bf16})
-    for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
-      for (bool full : {false, true})
-        for (int d : UnifiedInstanceTable::head_sizes)
-          for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
-            UnifiedAttentionParams p;
-            p.q_dtype = q;
-            p.kv_dtype = kv == DType::f16 ? q : kv;
-            p.softcap = full ? 10.f : 0.f;
-            p.head_size = d;
-            UnifiedPlan plan;
-            plan.tile_kind = kind;
-            const bool fp8 = kv != DType::f16;
-            const UnifiedTile tile = unified_tile(kind, d, t.target, fp8);
-            plan.kv_copy = kv_copy_model(t.target, fp8, d);
-            visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, fp8); });
-            if (plan.kv_copy == CopyModel::lds_dma) {  // and the register-staged fallback of the same tile
-              plan.kv_copy = CopyModel::register_staged;
-              visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, fp8); });
-            }
-          }
+  for_each_table_entry(t.target, [&](const TableEntry& e) {
+    UnifiedAttentionParams p;
+    p.q_dtype = e.q;
+    p.kv_dtype = e.kv;
+    p.softcap = e.full ? 10.f : 0.f;
+    p.head_size = e.d;
+    UnifiedPlan plan;
+    plan.tile_kind = e.kind;
+    plan.kv_copy = e.kv_copy;
+    visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(e.tile, e.fp8); });
+  });
 }
-// The number of configurations for_each_dispatch_config visits on t: (q dtype, KV kind, variant, head
-// size, tile kind), plus a register-staged fallback for each LDS-DMA one.
-int dispatch_configs(const EmuTarget& t) {
-  int n = 0;
-  for (int q = 0; q < 2; ++q)
-    for (bool fp8 : {false, true, true})
-      for (int v = 0; v < 2; ++v)
-        for (int d : UnifiedInstanceTable::head_sizes)
-          for (int kind = 0; kind < 2; ++kind) n += kv_copy_model(t.target, fp8, d) == CopyModel::lds_dma ? 2 : 1;
-  return n;
-}
+// The number of configurations for_each_dispatch_config visits on t.
+int dispatch_configs(const EmuTarget& t) { return for_each_table_entry(t.target, [](const TableEntry&) {}); }
 
 TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
   for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
@@ -700,14 +619,8 @@ TEST(EmuUnifiedResidency, KernelsKeepTheTileBudget) {
     if (!co) GTEST_SKIP() << why;
     int checked = 0;
     for_each_dispatch_config(*t, [&]<class Cfg>(const UnifiedTile& tile, bool fp8) {
-      const int residency = unified_residency(tile, Cfg::kD, fp8, t->target);
       for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>()}) {
-        const emu::KernelInfo& k = co->find(parts);
-        const int regs = (k.vgpr_count + 7) / 8 * 8 + (k.agpr_count + 7) / 8 * 8;
-        EXPECT_LE(regs, tile.regs) << emu::gfx_name(t->gfx) << ": " << parts[0] << " uses " << k.vgpr_count
-                                   << " VGPRs + " << k.agpr_count << " AGPRs";
-        const uint32_t lds = k.group_segment_fixed_size + Cfg::kSmemBytes;
-        EXPECT_LE(int64_t(residency) * lds, int64_t(target_limits(t->target).lds_bytes)) << parts[0];
+        expect_tile_budget<Cfg>(*co, parts, tile, fp8, t->target, t->gfx);
         ++checked;
       }
     });
