@@ -101,6 +101,7 @@ concept AttentionArch = requires {
   A::copy_commit();
   { A::load_16(g, valid) } -> std::same_as<u32x4>;
   A::store_16(lds, A::load_16(g, valid));
+  { A::load_8(g, valid) } -> std::same_as<u32x2>;
   { A::load_4(g, valid) } -> std::same_as<uint32_t>;
   A::store_4(lds, A::load_4(g, valid));
   A::template copy_wait<0>();

@@ -55,7 +55,7 @@ template <Target kT, bool kBf16, KvKind kKv, int kD, UnifiedVariantKind kV>
 void launch_paged_decode_standard(const PagedDecodeParams& p, const PagedDecodePlan& plan, void* ws, rt::stream_t s) {
   using Variant = standard_variant_t<kV>;
   const Variant variant = unified_variant_from_params<Variant>(to_unified_params(p, nullptr));
-  visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, [&]<class Cfg>() {
+  visit_paged_decode_tile<kT, kBf16, kKv, kD, Variant>(plan, [&]<class Cfg>() {
     launch_paged_decode_config<Cfg>(p, plan, ws, s, variant);
   });
 }

@@ -54,6 +54,7 @@ struct PagedDecodePlan {
   int64_t grid_y = 0;  // num_kv_heads * head_chunks * q_blocks
   int32_t residency = 0;
   CopyModel kv_copy = CopyModel::async;
+  KvCacheLayout kv_layout = KvCacheLayout::rows;  // rocm: RocmKvLayout configurations (register-staged)
   bool planned = false;
   int32_t segments = 1;     // uniform split: segments a sequence (1: one partition or planned)
   int32_t capacity = 0;     // task slots: planned, or sequences x segments
@@ -113,6 +114,13 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
   plan.grid_y = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks * plan.q_blocks;
   plan.residency = unified_residency(plan.tile, p.head_size, is_fp8(p.kv_dtype), dev.target);
   plan.kv_copy = unified_kv_copy(paged_decode_rules::rule_view(p), dev.target);
+  plan.kv_layout = p.kv_layout;
+  if (p.kv_layout == KvCacheLayout::rocm) {
+    // The register-staged loader reads the rocm layout on every target (at most two LDS stages).
+    // The residency stays the default tile's: a workspace sized from the traits bounds the slots.
+    plan.kv_copy = CopyModel::register_staged;
+    plan.tile = unified_tile_for_copy(plan.tile, plan.kv_copy);
+  }
 
   const int32_t tile_keys = plan.tile.keys();
   const int32_t max_tiles = paged_decode_max_tiles(p, tile_keys);
@@ -275,6 +283,10 @@ paged_decode_args_t<Cfg> make_paged_decode_kernel_args(const PagedDecodeParams& 
     a.k_scale_value = p.k_scale_value;
     a.v_scale_value = p.v_scale_value;
   }
+  if (p.kv_layout == KvCacheLayout::rocm) {  // validated < 2^31
+    a.kv.k_stride_chunk = static_cast<int32_t>(p.k_stride_chunk);
+    a.kv.v_stride_dim = static_cast<int32_t>(p.v_stride_dim);
+  }
   a.q_len = p.q_len;
   a.q_blocks = plan.q_blocks;
   a.grid_y_div = FastDivmod(static_cast<uint32_t>(plan.grid_y));
@@ -341,6 +353,21 @@ PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p, const
   return make_paged_decode_geometry(p, plan, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kD);
 }
 
+// Within one instance: calls f.template operator()<Cfg>() with the configuration of the plan's tile
+// kind, loader policy and cache layout (the rocm layout: the register-staged RocmKvLayout configs).
+template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
+void visit_paged_decode_tile(const PagedDecodePlan& plan, F&& f) {
+  if (plan.kv_layout == KvCacheLayout::rocm) {
+    constexpr CopyModel kStaged = CopyModel::register_staged;
+    if (plan.tile_kind == UnifiedTileKind::decode)
+      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::decode, Variant, kT, kStaged, RocmKvLayout>>();
+    else
+      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kT, kStaged, RocmKvLayout>>();
+    return;
+  }
+  visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
+}
+
 // Calls f.template operator()<Cfg>() with the configuration the dispatcher launches for (p, plan) on
 // target kT with the problem's standard variant. Throws Error(unsupported) outside the table.
 template <Target kT, class F>
@@ -349,7 +376,7 @@ void visit_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePlan
   auto with = [&]<UnifiedVariantKind kV>() {
     return visit_unified_instance<kAllUnifiedInstances, kV>(key, TargetList<kT>{},
                                                             [&]<Target, bool kBf16, KvKind kKv, int kD>() {
-      visit_unified_tile<kT, kBf16, kKv, kD, standard_variant_t<kV>>(plan.tile_kind, plan.kv_copy, f);
+      visit_paged_decode_tile<kT, kBf16, kKv, kD, standard_variant_t<kV>>(plan, f);
     });
   };
   const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()

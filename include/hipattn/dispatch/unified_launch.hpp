@@ -36,16 +36,18 @@ namespace hipattn {
 // page size.
 // kCopy: the KV loader policy (the target's default; gfx950's 16-bit instances also exist with the
 // register-staged loader, for caches beyond the LDS-DMA loader's range: unified_kv_copy).
+// KvLayout: the cache layout policy (RowKvLayout; paged decode's RocmKvLayout with the register-staged
+// loader, whose stages the tile caps at two: unified_tile_for_copy).
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT,
-          CopyModel kCopy = kv_copy_model(kT, kKv != KvKind::same16, kD)>
+          CopyModel kCopy = kv_copy_model(kT, kKv != KvKind::same16, kD), class KvLayout = RowKvLayout>
 struct UnifiedInstance {
-  static constexpr UnifiedTile tile = unified_tile(kKind, kD, kT, kKv != KvKind::same16);
+  static constexpr UnifiedTile tile = unified_tile_for_copy(unified_tile(kKind, kD, kT, kKv != KvKind::same16), kCopy);
   using Config = UnifiedConfig<kBf16, kKv, kD, tile.warps_m, tile.warps_n, tile.mt, tile.kn, tile.stages, Variant,
-                               int64_t, 0, kT, kCopy>;
+                               int64_t, 0, kT, kCopy, KvLayout>;
 };
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT,
-          CopyModel kCopy = kv_copy_model(kT, kKv != KvKind::same16, kD)>
-using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT, kCopy>::Config;
+          CopyModel kCopy = kv_copy_model(kT, kKv != KvKind::same16, kD), class KvLayout = RowKvLayout>
+using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT, kCopy, KvLayout>::Config;
 
 // The standard variant type of a variant kind (plain or full).
 template <UnifiedVariantKind kV>

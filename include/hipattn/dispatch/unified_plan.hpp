@@ -103,6 +103,13 @@ constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target t
                                     : sm90_tile(kind, head_size, fp8);
 }
 
+// A target's tile under a loader policy other than its default: the register-staged loader keeps at
+// most two LDS stages (its registers are the next tile's buffer). Unchanged otherwise.
+constexpr UnifiedTile unified_tile_for_copy(UnifiedTile t, CopyModel copy) {
+  if (copy == CopyModel::register_staged && t.stages > 2) t.stages = 2;
+  return t;
+}
+
 // What one CU (SM) of a target offers resident workgroups.
 struct TargetLimits {
   int lds_bytes;       // LDS (shared memory) per CU / SM

@@ -6,6 +6,15 @@
 // num_blocks * block_stride stays below 2^31 elements (needs_64bit_offsets says when it does not).
 // The page size is a runtime value divided with FastDivmod (kPageSize == 0, what the dispatcher
 // instantiates); kPageSize > 0 makes it a compile-time constant instead.
+//
+// The cache layout is a policy type (Layout), read by the loaders at compile time:
+//   RowKvLayout   NHD / HND: a key's and a value's head_size elements are contiguous (the strides
+//                 say which of the two)
+//   RocmKvLayout  ROCm paged attention: K [num_blocks, num_kv_heads, head_size / x, block_size, x]
+//                 (a key is head_size / x chunks of x elements, k_stride_chunk apart; k_stride_slot
+//                 between slots), V [num_blocks, num_kv_heads, head_size, block_size] (a value's
+//                 dimensions v_stride_dim apart, slots contiguous: loaded as 8 slots of one dimension
+//                 and transposed in registers, kernels/common/paged_kv_loader.hpp)
 #pragma once
 #include <cstdint>
 
@@ -14,13 +23,26 @@
 
 namespace hipattn {
 
-template <class Offset, int kPageSize = 0>
+struct RowKvLayout {
+  static constexpr bool kChunkedKeys = false;       // a key's chunks are contiguous
+  static constexpr bool kTransposedValues = false;  // a value's dimensions are contiguous
+};
+struct RocmKvLayout {
+  static constexpr bool kChunkedKeys = true;
+  static constexpr bool kTransposedValues = true;
+  static constexpr int kValueSlots = 8;  // consecutive slots of one value dimension a load covers
+};
+
+template <class Offset, int kPageSize = 0, class Layout_ = RowKvLayout>
 struct PagedKvView {
+  using Layout = Layout_;
   const void* k = nullptr;  // cache base pointers (element type known to the caller)
   const void* v = nullptr;
   // Strides in elements, < 2^31 (validated); products with block ids are formed in Offset.
   int32_t k_stride_block = 0, k_stride_slot = 0, k_stride_head = 0;
   int32_t v_stride_block = 0, v_stride_slot = 0, v_stride_head = 0;
+  int32_t k_stride_chunk = 0;  // RocmKvLayout: between the 16-byte chunks of a key
+  int32_t v_stride_dim = 0;    // RocmKvLayout: between the dimensions of a value
   const float* k_scale = nullptr;  // per (slot, head) scales, or null
   const float* v_scale = nullptr;
   int32_t s_stride_block = 0, s_stride_slot = 0, s_stride_head = 0;
@@ -54,6 +76,17 @@ struct PagedKvView {
     return static_cast<Offset>(blk) * static_cast<Offset>(v_stride_block) +
            static_cast<Offset>(slot) * static_cast<Offset>(v_stride_slot) +
            static_cast<Offset>(kvh) * static_cast<Offset>(v_stride_head);
+  }
+  // Element offset of 16-byte chunk c (kChunkElems elements) of a key from its k_offset.
+  template <int kChunkElems>
+  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE Offset k_chunk(int c) const {
+    if constexpr (Layout::kChunkedKeys) return static_cast<Offset>(c) * static_cast<Offset>(k_stride_chunk);
+    else return static_cast<Offset>(c * kChunkElems);
+  }
+  // Element offset of dimension `dim` of a value from its v_offset.
+  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE Offset v_dim(int dim) const {
+    if constexpr (Layout::kTransposedValues) return static_cast<Offset>(dim) * static_cast<Offset>(v_stride_dim);
+    else return static_cast<Offset>(dim);
   }
   HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE Offset scale_offset(int32_t blk, int32_t slot, int32_t kvh) const {
     return static_cast<Offset>(blk) * static_cast<Offset>(s_stride_block) +

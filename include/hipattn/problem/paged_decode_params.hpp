@@ -14,6 +14,12 @@
 //     floats (k_scale_value / v_scale_value) that travel in the kernel arguments: no per-call fill,
 //     no allocation, no synchronization.
 //   * No QQ-bias (a prefill feature); sliding window, sinks, softcap and ALiBi as in unified.
+//   * The cache may also come in the layout of ROCm's paged attention (kv_layout = KvCacheLayout::rocm):
+//     K [num_blocks, num_kv_heads, head_size / x, block_size, x] and V [num_blocks, num_kv_heads,
+//     head_size, block_size], x = 16 bytes / element size (8 for fp16 / bf16, 16 for fp8), with the
+//     strides of those dimensions (k_stride_chunk between the x-element chunks of a key, v_stride_dim
+//     between the dimensions of a value; v_stride_slot is 1). block_size is a multiple of 8 there
+//     (a value load covers 8 consecutive slots of one dimension).
 // problem/paged_decode_rules.hpp validates it; dispatch/paged_decode.hpp runs it.
 #pragma once
 #include <cstdint>
@@ -26,6 +32,13 @@ namespace hipattn {
 // The query tokens per sequence paged decode serves: 1 (decode) to 8 (multi-token verify).
 inline constexpr int32_t kPagedDecodeMaxQLen = 8;
 
+// How the K and V caches are laid out (the kernel's paged view takes it as a policy type,
+// paged/paged_kv.hpp).
+enum class KvCacheLayout : uint8_t {
+  rows,  // NHD or HND (as UnifiedAttentionParams): a key's or value's head_size elements contiguous
+  rocm,  // K [num_blocks, num_kv_heads, head_size / x, block_size, x], V [num_blocks, num_kv_heads, head_size, block_size]
+};
+
 struct PagedDecodeParams {
   // ---- queries: q [num_seqs * q_len, num_q_heads, head_size] ----
   const void* q = nullptr;
@@ -34,12 +47,18 @@ struct PagedDecodeParams {
   int64_t q_stride_head = 0;
   int32_t q_len = 1;  // query tokens of every sequence, 1..kPagedDecodeMaxQLen
 
-  // ---- paged KV cache (as UnifiedAttentionParams: NHD or HND by the strides) ----
+  // ---- paged KV cache: rows (as UnifiedAttentionParams: NHD or HND by the strides) or rocm ----
   const void* k_cache = nullptr;
   const void* v_cache = nullptr;
   DType kv_dtype = DType::f16;  // the Q dtype, fp8_e4m3fn or fp8_e4m3fnuz
+  KvCacheLayout kv_layout = KvCacheLayout::rows;
   int64_t k_stride_block = 0, k_stride_slot = 0, k_stride_head = 0;
   int64_t v_stride_block = 0, v_stride_slot = 0, v_stride_head = 0;
+  // rocm only: elements between the x-element chunks of a key (block_size * x when packed) and
+  // between the dimensions of a value (block_size when packed); k_stride_slot is x when packed,
+  // v_stride_slot must be 1.
+  int64_t k_stride_chunk = 0;
+  int64_t v_stride_dim = 0;
   int32_t num_blocks = 0;
   int32_t block_size = 0;  // any value >= 1
 
@@ -82,6 +101,28 @@ struct PagedDecodeParams {
 
   int32_t num_tokens() const { return num_seqs * q_len; }
 };
+
+// Elements of one chunk of the rocm layout (x: 16 bytes of the KV dtype; 0 for an unknown dtype).
+inline int32_t rocm_kv_chunk_elems(DType kv_dtype) {
+  const int32_t b = static_cast<int32_t>(dtype_size(kv_dtype));
+  return b > 0 ? 16 / b : 0;
+}
+
+// Sets the rocm layout with the strides of packed (contiguous) K and V caches of p's num_kv_heads,
+// head_size, block_size and kv_dtype: K [num_blocks, num_kv_heads, head_size / x, block_size, x],
+// V [num_blocks, num_kv_heads, head_size, block_size].
+inline void set_packed_rocm_kv_layout(PagedDecodeParams& p) {
+  const int64_t x = rocm_kv_chunk_elems(p.kv_dtype), d = p.head_size, bs = p.block_size;
+  p.kv_layout = KvCacheLayout::rocm;
+  p.k_stride_slot = x;
+  p.k_stride_chunk = bs * x;
+  p.k_stride_head = d * bs;
+  p.k_stride_block = d * bs * p.num_kv_heads;
+  p.v_stride_slot = 1;
+  p.v_stride_dim = bs;
+  p.v_stride_head = d * bs;
+  p.v_stride_block = d * bs * p.num_kv_heads;
+}
 
 // The fields PagedDecodeParams and UnifiedAttentionParams share (same names, same meaning), from
 // `s` into `d`: the one list both conversions below copy.

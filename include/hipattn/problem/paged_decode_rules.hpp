@@ -11,7 +11,11 @@
 //     finite and > 0; per_token_head needs both pointers;
 //   * q, out, block_table and seq_lens_k are required when num_seqs > 0 (no cu_seqlens_q exists);
 //   * a context shorter than q_len (0 included) is valid: those rows output zeros (no bound ties
-//     max_seqlen_k to q_len).
+//     max_seqlen_k to q_len);
+//   * the rocm cache layout (KvCacheLayout::rocm) has its own K and V dimensions: the shared rules
+//     read a packed NHD cache of the same shape in its place, and rocm_layout() checks the real
+//     strides (in range, no overlap, 16-byte K strides, V strides whole 8-slot loads, v_stride_slot
+//     1) and block_size % 8 == 0.
 // validate(p, host) checks host copies of seq_lens_k and the block table as unified's does.
 #pragma once
 #include <array>
@@ -34,7 +38,53 @@ inline UnifiedAttentionParams rule_view(const PagedDecodeParams& p) {
   if (c.q_len < 1 || c.q_len > kPagedDecodeMaxQLen) c.q_len = 1;
   UnifiedAttentionParams u = to_unified_params(c, nullptr);
   u.causal = false;
+  if (p.kv_layout == KvCacheLayout::rocm) {  // a packed NHD cache of the same shape (rocm_layout checks the real one)
+    const int64_t d = p.head_size, h = p.num_kv_heads;
+    u.k_stride_slot = u.v_stride_slot = h * d;
+    u.k_stride_head = u.v_stride_head = d;
+    u.k_stride_block = u.v_stride_block = int64_t(p.block_size) * h * d;
+  }
   return u;
+}
+
+// The dimensions of the rocm layout's caches, innermost first (x: rocm_kv_chunk_elems).
+inline std::array<validation::Dim, 5> rocm_k_dims(const PagedDecodeParams& p) {
+  const int64_t x = rocm_kv_chunk_elems(p.kv_dtype);
+  return {{{x, 1, "x (16 bytes of kv_dtype)", "1"},
+           {p.block_size, p.k_stride_slot, "block_size", "k_stride_slot"},
+           {x > 0 ? p.head_size / x : 0, p.k_stride_chunk, "head_size / x", "k_stride_chunk"},
+           {p.num_kv_heads, p.k_stride_head, "num_kv_heads", "k_stride_head"},
+           {p.num_blocks, p.k_stride_block, "num_blocks", "k_stride_block"}}};
+}
+inline std::array<validation::Dim, 4> rocm_v_dims(const PagedDecodeParams& p) {
+  return {{{p.block_size, 1, "block_size", "1"},
+           {p.head_size, p.v_stride_dim, "head_size", "v_stride_dim"},
+           {p.num_kv_heads, p.v_stride_head, "num_kv_heads", "v_stride_head"},
+           {p.num_blocks, p.v_stride_block, "num_blocks", "v_stride_block"}}};
+}
+
+// The kv_layout value, and the rocm layout's own rules.
+inline void rocm_layout(ValidationReport& r, const PagedDecodeParams& p) {
+  using namespace validation;
+  if (p.kv_layout != KvCacheLayout::rows && p.kv_layout != KvCacheLayout::rocm) {
+    r.invalid("kv_layout", "kv_layout (" + num(static_cast<int>(p.kv_layout)) + ") is neither rows nor rocm");
+    return;
+  }
+  if (p.kv_layout != KvCacheLayout::rocm) return;
+  const int64_t kb = dtype_size(p.kv_dtype);
+  if (p.block_size > 0 && p.block_size % 8 != 0)
+    r.unsupported("block_size", "block_size (" + num(p.block_size) +
+                                    ") must be a multiple of 8 with kv_layout rocm (a value load covers 8 slots of one dimension)");
+  if (p.v_stride_slot != 1)
+    r.invalid("v_stride_slot", "v_stride_slot (" + num(p.v_stride_slot) +
+                                   ") must be 1 with kv_layout rocm (V [num_blocks, num_kv_heads, head_size, block_size])");
+  if (kb <= 0) return;  // the dtype rule reported it
+  const int64_t x = 16 / kb;
+  if (p.head_size % x != 0)
+    r.unsupported("head_size", "head_size (" + num(p.head_size) + ") is not a multiple of x (" + num(x) +
+                                   ") with kv_layout rocm");
+  tensor_layout(r, "k_cache", rocm_k_dims(p), kb, ValidationLimits::vector_align_bytes);
+  tensor_layout(r, "v_cache", rocm_v_dims(p), kb, 8 * kb);  // 8 slots a load: 16 (16-bit) or 8 (fp8) bytes
 }
 
 inline void q_len(ValidationReport& r, const PagedDecodeParams& p) {
@@ -93,11 +143,19 @@ inline ValidationReport validate(const PagedDecodeParams& p) {
   paged_decode_rules::pointers(r, p);
   unified_rules::optional_tensors(r, u);
   unified_rules::tensor_strides(r, u, dtypes_ok);
+  paged_decode_rules::rocm_layout(r, p);
   return r;
 }
 
-// Whether some offset of the problem can reach 2^31 bytes (unified's rule on the view).
-inline bool needs_64bit_offsets(const PagedDecodeParams& p) { return needs_64bit_offsets(paged_decode_rules::rule_view(p)); }
+// Whether some offset of the problem can reach 2^31 bytes (unified's rule on the view, and the rocm
+// layout's caches by their own dimensions).
+inline bool needs_64bit_offsets(const PagedDecodeParams& p) {
+  if (needs_64bit_offsets(paged_decode_rules::rule_view(p))) return true;
+  if (p.kv_layout != KvCacheLayout::rocm) return false;
+  const int64_t kb = dtype_size(p.kv_dtype), limit = ValidationLimits::max_32bit_extent_bytes;
+  return validation::extent_bytes(paged_decode_rules::rocm_k_dims(p), kb) > limit ||
+         validation::extent_bytes(paged_decode_rules::rocm_v_dims(p), kb) > limit;
+}
 
 // validate(p), then host copies of seq_lens_k ([num_seqs], each in [0, max_seqlen_k]) and of the
 // block table (the used entries in [0, num_blocks); empty: not checked).

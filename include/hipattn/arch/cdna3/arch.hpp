@@ -4,7 +4,7 @@
 //   kTarget, kWaveSize
 //   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
-//   load_16(gmem, valid) / store_16(lds, chunk), load_4 / store_4   register-staged copies
+//   load_16(gmem, valid) / store_16(lds, chunk), load_8, load_4 / store_4   register-staged copies
 //   kCopyModel                                                        the plain copies' model
 //   kLdsDmaBytes, BufferRsrc, buffer_rsrc, lds_dma, lds_dma_wait, lds_address, wave_uniform
 //                                                                     LDS DMA (concept LdsDmaArch)
@@ -70,6 +70,13 @@ struct Arch {
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store_16(void* lds, const ::hipattn::u32x4& c) {
     *to_lds(static_cast<u32x4*>(lds)) = u32x4{c.x, c.y, c.z, c.w};
+  }
+  // 8 bytes (a value's 8 slots of one fp8 dimension, RocmKvLayout), as load_16.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static ::hipattn::u32x2 load_8(const void* g, bool valid) {
+    const u32x2 v = *to_global(static_cast<const u32x2*>(g));
+    const u32x2 z = {0u, 0u};
+    const u32x2 r = valid ? v : z;
+    return {r[0], r[1]};
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t load_4(const void* g, bool valid) {
     const uint32_t v = *to_global(static_cast<const uint32_t*>(g));

@@ -73,6 +73,7 @@ typedef _Float16 f16x4 __attribute__((ext_vector_type(4)));
 typedef _Float16 f16x2 __attribute__((ext_vector_type(2)));
 typedef float f32x2 __attribute__((ext_vector_type(2)));
 typedef uint32_t u32x4 __attribute__((ext_vector_type(4)));  // 16 bytes (a copy chunk)
+typedef uint32_t u32x2 __attribute__((ext_vector_type(2)));  // 8 bytes
 
 // Generic pointers into LDS / global memory as their address-space pointers, so that the compiler
 // emits ds_* / global_* instructions even where it cannot infer the address space.

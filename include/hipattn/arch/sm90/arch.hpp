@@ -4,7 +4,7 @@
 //   kTarget, kWaveSize
 //   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
-//   load_16(gmem, valid) / store_16(lds, chunk), load_4 / store_4   register-staged copies
+//   load_16(gmem, valid) / store_16(lds, chunk), load_8, load_4 / store_4   register-staged copies
 //   kCopyModel                                                        which of the two the loaders use
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
 // sm_90's loaders copy asynchronously (cp.async: copy_commit groups, copy_wait<N> waits); the
@@ -34,6 +34,10 @@ struct Arch {
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store_16(void* lds, const ::hipattn::u32x4& c) {
     *static_cast<uint4*>(lds) = make_uint4(c.x, c.y, c.z, c.w);
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static ::hipattn::u32x2 load_8(const void* g, bool valid) {
+    const uint2 v = *static_cast<const uint2*>(g);
+    return valid ? ::hipattn::u32x2{v.x, v.y} : ::hipattn::u32x2{0u, 0u};
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t load_4(const void* g, bool valid) {
     const uint32_t v = *static_cast<const uint32_t*>(g);

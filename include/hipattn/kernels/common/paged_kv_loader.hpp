@@ -7,7 +7,10 @@
 //   LdsDmaPagedKvLoader   lds_dma (CDNA, 16-bit caches): buffer loads that write LDS, the next tile
 //                         in flight into the other LDS stage while the current one computes
 // All walk the tile alike (PagedTileWalk); fp8 conversion is dequant_regs16, written once;
-// per-(token, head) scales land in LDS beside the tiles.
+// per-(token, head) scales land in LDS beside the tiles. The cache layout is the view's policy type
+// (paged/paged_kv.hpp): every loader reads RowKvLayout; the register-staged one also RocmKvLayout
+// (keys in chunks k_stride_chunk apart; values loaded as 8 slots of one dimension and transposed in
+// registers: TransposedValueWalk).
 //
 // Interface the kernel skeleton uses (a loader slot of the configuration, Cfg::Loader):
 //   Params                                  what the kernel arguments carry (`kv`)
@@ -27,6 +30,7 @@
 #include "hipattn/numeric/numeric.hpp"
 #include "hipattn/paged/paged_kv.hpp"
 #include "hipattn/tile/lds_layout.hpp"
+#include "hipattn/tile/register_transpose.hpp"
 
 #if defined(HIPATTN_HAS_DEVICE)
 #include "hipattn/arch/arch.hpp"
@@ -114,7 +118,7 @@ struct KvTile {
 template <class Cfg, int kUnits = Cfg::kDqk / (Cfg::kFp8 ? 16 : 8)>
 class PagedTileWalk {
  public:
-  using Params = PagedKvView<typename Cfg::Offset, Cfg::kPageSize>;
+  using Params = PagedKvView<typename Cfg::Offset, Cfg::kPageSize, typename Cfg::KvLayout>;
 
 #if defined(HIPATTN_HAS_DEVICE)
   using Arch = DeviceArch;
@@ -241,6 +245,8 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
   using Walk::kStages;
   using Walk::kThreads;
   static_assert(kStages >= 2, "the cp.async pipeline needs at least two stages");
+  static_assert(!Params::Layout::kChunkedKeys && !Params::Layout::kTransposedValues,
+                "cp.async copies whole rows: the ROCm cache layout loads register-staged");
 
   // LDS carve-up: [Q][K stages][V stages][fp8: K16][V16][k scales][v scales]. 16-bit tiles are
   // SwizzledTile rows of the padded pitch (Cfg::QLds / KLds / VLds); fp8 staging rows are linear.
@@ -414,9 +420,9 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
 
   // Tile t_begin's loads in flight, and the block ids of the next tile.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void prologue(int32_t t_begin) {
-    this->load_pages(t_begin);
+    load_pages(t_begin);
     fetch();
-    this->load_pages(t_begin + 1);
+    load_pages(t_begin + 1);
   }
 
   // Before computing tile t (the it-th of this workgroup): tile t into LDS stage it % 2, tile t + 1
@@ -425,7 +431,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
     store(it % kStages);
     if (t + 1 < this->t_end_) {
       fetch();
-      this->load_pages(t + 2);
+      load_pages(t + 2);
     }
   }
 
@@ -450,6 +456,50 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   using Walk::k_stage;
   using Walk::v_stage;
 
+  // Values of a transposed layout (RocmKvLayout: a value's slots contiguous, its dimensions
+  // v_stride_dim apart). A unit is 8 slots x 8 dimensions: 8 loads (16 bytes of 16-bit codes, 8
+  // bytes of fp8 ones), each 8 consecutive slots of one dimension, transposed in registers into the
+  // 8 rows' chunk of 8 dimensions (fp8 then converted), stored as the V tile's chunks. Units go
+  // slot group fastest (neighbouring lanes read neighbouring slots of a dimension). The 8 slots of a
+  // unit share a page (block_size % 8 == 0, validated), so one block-table read serves them; rows
+  // outside the visible key range are zeroed after the transpose (bit moves only: nothing of an
+  // unowned slot reaches another row).
+  static constexpr bool kTransposedV = Params::Layout::kTransposedValues;
+  static constexpr int kVSlots = 8;
+  static constexpr int kVGroups = kBN / kVSlots;  // slot groups of a tile
+  static_assert(!kTransposedV || (kBN % kVSlots == 0 && kDv % 8 == 0), "whole 8 x 8 units");
+  static constexpr int kVUnits = kTransposedV ? kVGroups * (kDv / 8) : 0;
+  static constexpr int kVIters = kTransposedV ? (kVUnits + kThreads - 1) / kThreads : 1;
+  static constexpr bool kVMayIdle = kTransposedV && kVUnits % kThreads != 0;
+  using VLoad = std::conditional_t<Cfg::kFp8, u32x2, u32x4>;
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE int vgroup(int i) const { return (this->tid_ + i * kThreads) % kVGroups; }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE int vdims(int i) const { return (this->tid_ + i * kThreads) / kVGroups; }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE bool vidle(int i) const { return kVMayIdle && this->tid_ + i * kThreads >= kVUnits; }
+
+  // The block ids of tile t: the walk's rows and, for a transposed layout, the value units' pages and
+  // which of their 8 rows are visible.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_pages(int32_t t) {
+    Walk::load_pages(t);
+    if constexpr (kTransposedV) {
+#pragma unroll
+      for (int i = 0; i < kVIters; ++i) {
+        vblk_[i] = -1;
+        vslot_[i] = 0;
+        vrows_[i] = 0u;
+        if (vidle(i)) continue;
+        const int32_t j0 = t * kBN + kVSlots * vgroup(i);
+        const int32_t b = this->range_.key_begin - j0, e = this->range_.key_end - j0;
+        const int32_t lo = b > 0 ? b : 0, hi = e < kVSlots ? e : kVSlots;
+        if (t < this->t_end_ && lo < hi) {
+          int32_t page = 0;
+          this->kv_.locate(j0, page, vslot_[i]);
+          vblk_[i] = this->kv_.physical_block(this->seq_, page);
+          vrows_[i] = ((1u << hi) - 1u) & ~((1u << lo) - 1u);
+        }
+      }
+    }
+  }
+
   // Every load of the tile whose block ids load_pages() read, into registers, all issued before any
   // is used. The loads are raw (an invalid row reads the cache's first bytes) and ok_ remembers
   // which rows count: store() zeroes the others, so no select pulls a wait up behind the loads.
@@ -459,19 +509,37 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
     for (int i = 0; i < kIters; ++i) {
       if (this->valid(i)) ok_ |= 1u << i;
       const int c = this->col_of(i);
-      const int elem = Cfg::kFp8 ? c * 16 : c * 8;  // element offset of the chunk in the row
       const auto* kb = static_cast<const uint8_t*>(static_cast<const void*>(this->kv_.k));
-      const auto* vb = static_cast<const uint8_t*>(static_cast<const void*>(this->kv_.v));
       constexpr int kElemBytes = Cfg::kFp8 ? 1 : 2;
       Offset ko, vo;
       this->kv_offsets(i, ko, vo);
-      k_[i] = Arch::load_16(kb + (ko + elem) * kElemBytes, true);
-      v_[i] = Arch::load_16(vb + (vo + elem) * kElemBytes, true);
+      k_[i] = Arch::load_16(kb + (ko + this->kv_.template k_chunk<Walk::kChunkElems>(c)) * kElemBytes, true);
+      if constexpr (!kTransposedV) {
+        const auto* vb = static_cast<const uint8_t*>(static_cast<const void*>(this->kv_.v));
+        v_[i] = Arch::load_16(vb + (vo + c * Walk::kChunkElems) * kElemBytes, true);
+      }
       if constexpr (Cfg::kFp8) {
         if (this->per_token_head_scale_) {  // uniform: every thread takes the same branch
           const Offset so = this->scale_offset(i);
           ks_[i] = Arch::load_4(this->kv_.k_scale + so, true);
           vs_[i] = Arch::load_4(this->kv_.v_scale + so, true);
+        }
+      }
+    }
+    if constexpr (kTransposedV) {
+      const auto* vb = static_cast<const uint8_t*>(static_cast<const void*>(this->kv_.v));
+      constexpr int kElemBytes = Cfg::kFp8 ? 1 : 2;
+#pragma unroll
+      for (int i = 0; i < kVIters; ++i) {
+        vok_[i] = vrows_[i];
+        const bool read = vblk_[i] >= 0;
+        const Offset base = read ? this->kv_.v_offset(vblk_[i], vslot_[i], this->kvh_) : Offset(0);
+        const int d0 = 8 * (vidle(i) ? 0 : vdims(i));
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const uint8_t* src = vb + (read ? base + this->kv_.v_dim(d0 + k) : Offset(0)) * kElemBytes;
+          if constexpr (Cfg::kFp8) vt_[i][k] = Arch::load_8(src, true);
+          else vt_[i][k] = Arch::load_16(src, true);
         }
       }
     }
@@ -488,27 +556,62 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
       if (this->idle(i)) continue;
       const int r = this->row_of(i), c = this->col_of(i);
       const bool ok = (ok_ >> i) & 1u;
-      const u32x4 kc = ok ? k_[i] : zero, vc = ok ? v_[i] : zero;
+      const u32x4 kc = ok ? k_[i] : zero;
+      u32x4 vc = zero;
+      if constexpr (!kTransposedV) vc = ok ? v_[i] : zero;
       if constexpr (Cfg::kFp8) {
         u32x4 lo, hi;
         detail::dequant_regs16<Cfg::kKv, Cfg::kBf16, Arch>(kc, lo, hi);
         Arch::store_16(kd + KTile::chunk_index(r, 2 * c), lo);
         Arch::store_16(kd + KTile::chunk_index(r, 2 * c + 1), hi);
-        detail::dequant_regs16<Cfg::kKv, Cfg::kBf16, Arch>(vc, lo, hi);
-        Arch::store_16(vd + VTile::chunk_index(r, 2 * c), lo);
-        Arch::store_16(vd + VTile::chunk_index(r, 2 * c + 1), hi);
+        if constexpr (!kTransposedV) {
+          detail::dequant_regs16<Cfg::kKv, Cfg::kBf16, Arch>(vc, lo, hi);
+          Arch::store_16(vd + VTile::chunk_index(r, 2 * c), lo);
+          Arch::store_16(vd + VTile::chunk_index(r, 2 * c + 1), hi);
+        }
         if (this->copies_scales(i)) {
           Arch::store_4(this->lds_ks_ + stage * kBN + r, ok ? ks_[i] : 0u);
           Arch::store_4(this->lds_vs_ + stage * kBN + r, ok ? vs_[i] : 0u);
         }
       } else {
         Arch::store_16(kd + KTile::chunk_index(r, c), kc);
-        Arch::store_16(vd + VTile::chunk_index(r, c), vc);
+        if constexpr (!kTransposedV) Arch::store_16(vd + VTile::chunk_index(r, c), vc);
       }
+    }
+    if constexpr (kTransposedV) store_values(vd);
+  }
+
+  // The value units (transposed layout) into the V tile: transpose, convert fp8, zero the rows
+  // outside the visible range.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_values(uint16_t* vd) {
+    const u32x4 zero{0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int i = 0; i < kVIters; ++i) {
+      if (vidle(i)) continue;
+      u32x4 rows[8];
+      if constexpr (Cfg::kFp8) {
+        u32x2 codes[8];
+        transpose8x8_b8(vt_[i], codes);
+#pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          uint32_t w0, w1, w2, w3;
+          Arch::template dequant_fp8x4<Cfg::kKv, Cfg::kBf16>(codes[r].x, w0, w1);
+          Arch::template dequant_fp8x4<Cfg::kKv, Cfg::kBf16>(codes[r].y, w2, w3);
+          rows[r] = u32x4{w0, w1, w2, w3};
+        }
+      } else {
+        transpose8x8_b16(vt_[i], rows);
+      }
+      const int row0 = kVSlots * vgroup(i), c = vdims(i);
+#pragma unroll
+      for (int r = 0; r < 8; ++r) Arch::store_16(vd + VTile::chunk_index(row0 + r, c), ((vok_[i] >> r) & 1u) ? rows[r] : zero);
     }
   }
 
-  u32x4 k_[kIters], v_[kIters];
+  u32x4 k_[kIters], v_[kTransposedV ? 1 : kIters];
+  VLoad vt_[kTransposedV ? kVIters : 1][kTransposedV ? 8 : 1];  // transposed layout: the units' loads
+  int32_t vblk_[kVIters], vslot_[kVIters];                      // their pages (-1: not read)
+  uint32_t vrows_[kVIters], vok_[kVIters];                      // visible rows (bit r): of the pages read, of the loads
   uint32_t ks_[Cfg::kFp8 ? kIters : 1], vs_[Cfg::kFp8 ? kIters : 1];
   uint32_t ok_ = 0u;  // bit i: chunk row i of the registers' tile is read (not zero)
 #endif  // HIPATTN_HAS_DEVICE
@@ -568,6 +671,8 @@ class LdsDmaPagedKvLoader
   static constexpr bool kHere = Arch::kTarget == Cfg::kTarget;
   static_assert(!kHere || LdsDmaArch<Arch>, "the target's arch has LDS DMA (arch/concept.hpp LdsDmaArch)");
   static_assert(!Cfg::kFp8, "LDS DMA moves bytes as they are: fp8 caches use the register-staged loader");
+  static_assert(!Params::Layout::kChunkedKeys && !Params::Layout::kTransposedValues,
+                "the DMA writes whole rows: the ROCm cache layout loads register-staged");
   static_assert(kStages == 2, "the DMA of tile t + 1 lands in the other of two LDS stages");
   static constexpr int kB = lds_dma_bytes(Cfg::kTarget);
   static_assert(kB > 0, "a target with LDS DMA");

@@ -68,9 +68,11 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
 //   copy:   the KV loader policy (arch/concept.hpp kv_copy_model: the target's default for the KV
 //           storage and head size); the dispatcher also builds gfx950's register-staged fallback for
 //           caches beyond the DMA loader's range, and tests/isa the other CDNA policy, for the model
+//   layout: the cache layout policy of the paged view (RowKvLayout; RocmKvLayout with the
+//           register-staged loader)
 template <bool kBf16_, KvKind kKv_, int kD_, int kWarpsM_, int kWarpsN_, int kMT_, int kKN_, int kStages_,
           class Variant_, class Offset_ = int64_t, int kPageSize_ = 0, Target kTarget_ = Target::sm90,
-          CopyModel kCopy_ = kv_copy_model(kTarget_, kKv_ != KvKind::same16, kD_)>
+          CopyModel kCopy_ = kv_copy_model(kTarget_, kKv_ != KvKind::same16, kD_), class KvLayout_ = RowKvLayout>
 struct UnifiedConfig {
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
@@ -90,7 +92,12 @@ struct UnifiedConfig {
   using Offset = Offset_;
   // The loader policy (arch/concept.hpp CopyModel).
   static constexpr CopyModel kCopy = kCopy_;
-  static_assert(kCopy == kv_copy_model(kTarget_, kFp8, kD_) ||
+  // The cache layout (paged/paged_kv.hpp): RowKvLayout, or RocmKvLayout (paged decode), which only
+  // the register-staged loader reads (on any target).
+  using KvLayout = KvLayout_;
+  static constexpr bool kRowLayout = !KvLayout::kChunkedKeys && !KvLayout::kTransposedValues;
+  static_assert(kRowLayout || kCopy_ == CopyModel::register_staged, "the ROCm cache layout loads register-staged");
+  static_assert(!kRowLayout || kCopy == kv_copy_model(kTarget_, kFp8, kD_) ||
                     (is_cdna(kTarget_) && !kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::lds_dma)) ||
                     (!is_cdna(kTarget_) && kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::async)),
                 "a CDNA instance with a 16-bit cache may take either CDNA policy, an sm_90 fp8 instance either of "

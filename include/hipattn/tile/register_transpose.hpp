@@ -1,0 +1,72 @@
+// hipattn/tile/register_transpose.hpp: 8 x 8 transposes of a thread's registers.
+//
+// The value cache of the ROCm layout (paged/paged_kv.hpp RocmKvLayout) holds a value's dimensions
+// apart and its slots contiguous: one 16-byte load brings 8 slots of one dimension (16-bit), an 8-byte
+// load 8 slots of one fp8 dimension. A thread loads 8 dimensions of the same 8 slots and transposes
+// them here into 8 rows of 8 dimensions, the 16-byte chunks of the LDS value tile (fp8 rows are then
+// converted to 16-bit). Written with shifts and masks only: the compilers turn them into byte
+// permutes (sm_90 prmt, CDNA v_perm_b32 / v_alignbit); host-callable, so tests check them on the host.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/numeric/vec.hpp"
+#include "hipattn/platform/config.hpp"
+
+namespace hipattn {
+
+namespace detail {
+// The low (kHigh false) or high 16-bit halves of a and b as one word: a's in the low half.
+template <bool kHigh>
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE uint32_t pair_halves(uint32_t a, uint32_t b) {
+  if constexpr (kHigh) return (a >> 16) | (b & 0xFFFF0000u);
+  else return (a & 0x0000FFFFu) | (b << 16);
+}
+// Bytes j and j + 1 of a and b interleaved: a_j, b_j, a_{j+1}, b_{j+1} (low byte first).
+template <int kJ>
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE uint32_t interleave_bytes(uint32_t a, uint32_t b) {
+  const uint32_t a0 = (a >> (8 * kJ)) & 0xFFu, a1 = (a >> (8 * kJ + 8)) & 0xFFu;
+  const uint32_t b0 = (b >> (8 * kJ)) & 0xFFu, b1 = (b >> (8 * kJ + 8)) & 0xFFu;
+  return a0 | (b0 << 8) | (a1 << 16) | (b1 << 24);
+}
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE uint32_t word_of(const u32x4& v, int w) {
+  return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
+}
+}  // namespace detail
+
+// in[k]: 8 16-bit elements (element s = column s of row k, low half first). out[s]: column s of the 8
+// rows, element k = in[k]'s element s.
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b16(const u32x4 (&in)[8], u32x4 (&out)[8]) {
+#pragma unroll
+  for (int s = 0; s < 8; s += 2) {
+    uint32_t lo[4], hi[4];
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      const uint32_t a = detail::word_of(in[2 * w], s / 2), b = detail::word_of(in[2 * w + 1], s / 2);
+      lo[w] = detail::pair_halves<false>(a, b);
+      hi[w] = detail::pair_halves<true>(a, b);
+    }
+    out[s] = u32x4{lo[0], lo[1], lo[2], lo[3]};
+    out[s + 1] = u32x4{hi[0], hi[1], hi[2], hi[3]};
+  }
+}
+
+// in[k]: 8 bytes (byte s = column s of row k). out[s]: column s of the 8 rows, byte k = in[k]'s byte s.
+// Two steps: rows 2i and 2i + 1 interleaved into 16-bit pairs, then the 16-bit pairs as above.
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b8(const u32x2 (&in)[8], u32x2 (&out)[8]) {
+  uint32_t t[4][4];  // t[i][w]: columns 2w and 2w + 1 of rows 2i (low byte) and 2i + 1
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const u32x2 a = in[2 * i], b = in[2 * i + 1];
+    t[i][0] = detail::interleave_bytes<0>(a.x, b.x);
+    t[i][1] = detail::interleave_bytes<2>(a.x, b.x);
+    t[i][2] = detail::interleave_bytes<0>(a.y, b.y);
+    t[i][3] = detail::interleave_bytes<2>(a.y, b.y);
+  }
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    out[2 * w] = u32x2{detail::pair_halves<false>(t[0][w], t[1][w]), detail::pair_halves<false>(t[2][w], t[3][w])};
+    out[2 * w + 1] = u32x2{detail::pair_halves<true>(t[0][w], t[1][w]), detail::pair_halves<true>(t[2][w], t[3][w])};
+  }
+}
+
+}  // namespace hipattn
