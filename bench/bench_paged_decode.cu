@@ -2,9 +2,10 @@
 // (paged_decode, split_k_sliding_window_decode), the serving decode shapes of
 // tests/data/unified_default.json, MTP verify, random-length batches and decode_d128_b16, each through
 // hipattn::paged_decode with the split chosen (auto), forced to one partition, forced planned, and the
-// same problem through hipattn::unified_attention (unified_auto), side by side.
+// same problem through hipattn::unified_attention (unified_auto), side by side; the serving and MTP
+// shapes also with the cache read as the ROCm layout (rocm_auto).
 //
-// Names: paged_decode/<case>/<kv>/<path>, path in {auto, one_partition, planned, unified_auto}, kv in
+// Names: paged_decode/<case>/<kv>/<path>, path in {auto, one_partition, planned, unified_auto, rocm_auto}, kv in
 // {bf16, f16, fp8_e4m3fn_tensor (host float scales), fp8_e4m3fn_token_head}. Run this sweep alone
 // with --benchmark_filter=paged_decode/ (or e.g. 'paged_decode/minimax_.*_q1/', 'paged_decode/.*/auto/':
 // Google Benchmark appends /iterations:1/manual_time to every name).
@@ -58,11 +59,15 @@ constexpr KvChoice kF16{DType::f16, KvScaleMode::none, "f16"};
 constexpr KvChoice kFp8Tensor{DType::fp8_e4m3fn, KvScaleMode::per_tensor, "fp8_e4m3fn_tensor"};
 constexpr KvChoice kFp8TokenHead{DType::fp8_e4m3fn, KvScaleMode::per_token_head, "fp8_e4m3fn_token_head"};
 
-enum class Path : uint8_t { automatic, one_partition, planned, unified_auto };
+enum class Path : uint8_t { automatic, one_partition, planned, unified_auto, rocm_auto };
 constexpr std::pair<Path, const char*> kPaths[] = {{Path::automatic, "auto"},
                                                    {Path::one_partition, "one_partition"},
                                                    {Path::planned, "planned"},
                                                    {Path::unified_auto, "unified_auto"}};
+// rocm_auto: auto over the same cache bytes read as the ROCm layout (KvCacheLayout::rocm, packed
+// strides: a packed NHD block holds as many bytes as a packed rocm block), for the shapes add() is
+// asked to time it on.
+constexpr std::pair<Path, const char*> kRocmPath{Path::rocm_auto, "rocm_auto"};
 
 // The shape on the device (one at a time), its cu_seqlens_q per q_len (for the unified view) and a
 // workspace that grows only.
@@ -131,7 +136,13 @@ PagedDecodeParams decode_params(const HostProblem& h, const UnifiedAttentionPara
 void bench_paged_decode(benchmark::State& state, const Case* c, KvChoice kv, int q_len, Path path) {
   try {
     Shape& sh = shape(*c, kv);
-    const PagedDecodeParams p = decode_params(*sh.h, sh.d->params(), q_len);
+    PagedDecodeParams p = decode_params(*sh.h, sh.d->params(), q_len);
+    if (path == Path::rocm_auto) {
+      const int64_t block = p.k_stride_block;
+      set_packed_rocm_kv_layout(p);
+      if (p.k_stride_block != block || p.v_stride_block != block)
+        throw Error(ErrorCode::invalid_argument, "k_stride_block", "the bench cache is not packed: no rocm view of it");
+    }
     std::vector<std::pair<int, int>> seqs;
     for (int kl : c->kv_lens) seqs.emplace_back(q_len, kl);
     const double bytes = compulsory_bytes(double(p.num_tokens()), c->num_q_heads, c->num_kv_heads, c->head_size,
@@ -189,11 +200,13 @@ std::vector<int> random_lens(int n, int lo, int hi, uint64_t seed) {
 std::deque<Case> g_cases;  // stable addresses for the registered benchmarks
 
 void add(const Case& c, std::initializer_list<KvChoice> kvs, std::initializer_list<int> q_lens,
-         const std::string& q_suffix = "_q") {
+         const std::string& q_suffix = "_q", bool rocm = false) {
   const Case* cp = &g_cases.emplace_back(c);
+  std::vector<std::pair<Path, const char*>> paths(std::begin(kPaths), std::end(kPaths));
+  if (rocm) paths.push_back(kRocmPath);
   for (const KvChoice& kv : kvs)
     for (int q : q_lens)
-      for (auto [path, pname] : kPaths) {
+      for (auto [path, pname] : paths) {
         const std::string name = "paged_decode/" + c.name + (q_suffix.empty() ? "" : q_suffix + std::to_string(q)) +
                                  "/" + kv.tag + "/" + pname;
         benchmark::RegisterBenchmark(name.c_str(), bench_paged_decode, cp, kv, q, path)
@@ -275,11 +288,11 @@ void register_paged_decode_benchmarks() {
   for (const char* name : {"serve_decode_b64_ctx8k", "serve_decode_b8_ctx32k", "serve_decode_b1_ctx128k",
                            "serve_decode_mixed_15x2k_1x128k", "serve_decode_mixed_255x1k_1x100k",
                            "serve_decode_window256_b4_ctx8k"})
-    add(from_scenario(name), {kBf16, kFp8Tensor}, {1}, "");
+    add(from_scenario(name), {kBf16, kFp8Tensor}, {1}, "", true);
   for (auto [n, kv_len, ctx] : {std::tuple{64, 8192, "8k"}, std::tuple{8, 32768, "32k"}}) {
     Case c = repeat("mtp_b" + std::to_string(n) + "_ctx" + ctx, n, kv_len);
     c.max_q_len = 8;
-    add(c, {kBf16, kFp8Tensor}, {1, 2, 4, 8});
+    add(c, {kBf16, kFp8Tensor}, {1, 2, 4, 8}, "_q", true);
   }
   // Random-length batches of 32 / 8 heads (seeded).
   for (int n : {64, 128, 256})

@@ -8,7 +8,7 @@ Each FILE.s is `llvm-objdump -d` output of one code object, named <name>-<gfx>.s
 `llvm-readelf --notes` output beside it as <name>-<gfx>.notes.txt (cmake/HipattnAmdgpu.cmake writes
 both). For every unified 2D / 3D kernel and every paged-decode kernel (paged_decode_kernel, issue 10:
 the same configurations; "pd" in the table) built for the object's target (hipattn::UnifiedConfig<...,
-(hipattn::Target)N, (hipattn::CopyModel)C>) it prints, the instance's name ending in its KV loader
+(hipattn::Target)N, (hipattn::CopyModel)C, layout>) it prints, the instance's name ending in its KV loader
 policy (staged: register-staged loads; dma: buffer loads that write LDS):
   regs        VGPRs + AGPRs per lane (granules of 8), from the notes
   lds         bytes per workgroup: the static LDS of the notes + the dynamic LDS of the configuration
@@ -47,7 +47,7 @@ TARGET_IDS = {"1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
 CONFIG_RE = re.compile(
     r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d)>")
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout)>")
 SYMBOL_RE = re.compile(r"^(?P<addr>[0-9a-fA-F]+) <(?P<name>[^>]+)>:\s*$")
 INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b(?P<rest>[^/]*)(?://\s*(?P<addr>[0-9A-Fa-f]+):[^<]*(?:<(?P<tsym>[^>+]+)\+0x(?P<toff>[0-9a-fA-F]+)>)?)?")
 VMEM_LOAD_RE = re.compile(r"^(global|buffer|flat)_load_(?:lds_)?(?P<w>dword(?:x(?P<n>\d))?|u?byte|u?short|b\d+|d16\w*)")
@@ -223,7 +223,7 @@ def main(argv=None):
             wm, wn, mt, kn, st, d = (int(c[x]) for x in ("wm", "wn", "mt", "kn", "st", "d"))
             fp8 = c["kv"] != "0"
             variant = "full" if "true" in c["v"] else "plain"
-            loader = COPY_NAMES.get(c["copy"], c["copy"])
+            loader = COPY_NAMES.get(c["copy"], c["copy"]) + (" rocm" if c["layout"] == "RocmKvLayout" else "")
             key = (target, c["kernel"], c["bf16"], c["kv"], d, wm, wn, mt, kn, st, variant, loader)
             if key in seen:
                 continue

@@ -74,7 +74,7 @@ std::string offset_name() {
 inline std::string bool_name(bool b) { return b ? "true" : "false"; }
 
 // "hipattn::UnifiedConfig<true, (hipattn::KvKind)0, 64, 1, 2, 1, 16, 2, hipattn::StandardVariant<...>, long, 0,
-//  (hipattn::Target)1, (hipattn::CopyModel)1>"
+//  (hipattn::Target)1, (hipattn::CopyModel)1, hipattn::RowKvLayout>"
 template <class Cfg>
 std::string config_name() {
   return "hipattn::UnifiedConfig<" + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" + std::to_string(int(Cfg::kKv)) +
@@ -82,7 +82,8 @@ std::string config_name() {
          ", " + std::to_string(Cfg::kMT) + ", " + std::to_string(Cfg::kKN) + ", " + std::to_string(Cfg::kStages) +
          ", " + VariantName<typename Cfg::Variant>::get() + ", " + offset_name<typename Cfg::Offset>() + ", " +
          std::to_string(Cfg::kPageSize) + ", (hipattn::Target)" + std::to_string(int(Cfg::kTarget)) +
-         ", (hipattn::CopyModel)" + std::to_string(int(Cfg::kCopy)) + ">";
+         ", (hipattn::CopyModel)" + std::to_string(int(Cfg::kCopy)) + ", hipattn::" +
+         (Cfg::kRowLayout ? "RowKvLayout" : "RocmKvLayout") + ">";
 }
 
 // The name parts of a family's reduce (kernel "unified": split_kv_reduce_kernel with SplitKvReduceArgs;

@@ -246,7 +246,7 @@ WARP_TILE_RE = re.compile(r"warp_tile_kernel<(true|false), (\d+), (\d+), (\d+)>"
 UNIFIED_RE = re.compile(
     r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel)<(?P<cfg>hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d)>)")
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout)>)")
 REDUCE_RE = re.compile(r"split_kv_reduce_kernel<(true|false), (\d+), (\d+)>")
 PD_REDUCE_RE = re.compile(r"paged_decode_reduce_kernel<(true|false), (\d+), (\d+)>")
 PLANNER_RE = re.compile(r"plan_decode_tasks_kernel<\d+>")  # the decode work planner (kernels/common/task_plan.hpp)
@@ -260,8 +260,8 @@ def short_name(name):
         kind = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d"}.get(m["kernel"], "pd")
         variant = "full" if "true" in m["v"] else "plain"
         return (f"{kind} {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d{m['d']} "
-                f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant} "
-                f"@{TARGET_NAMES.get(m['tgt'], m['tgt'])}")
+                f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant}"
+                f"{' rocm' if m['layout'] == 'RocmKvLayout' else ''} @{TARGET_NAMES.get(m['tgt'], m['tgt'])}")
     m = REDUCE_RE.search(name)
     if m:
         return f"reduce {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} t{m.group(3)}"
@@ -450,7 +450,21 @@ def main(argv=None):
             failures.append(f"{target}: {have} given without {lack}: the paged-decode completeness check needs both")
             continue
         dbase, dcfgs, dred, _ = t["dispatch"]
-        pbase, pcfgs, pred, pplan = t["paged"]
+        pbase, pcfgs_all, pred, pplan = t["paged"]
+        # The rocm cache layout (RocmKvLayout): the register-staged configuration of every tile of the
+        # table (same instance and tile shape; the staged loader keeps at most two stages).
+        rocm = {c for c in pcfgs_all if c.endswith("hipattn::RocmKvLayout>")}
+        pcfgs = pcfgs_all - rocm
+        def tile_key(c):
+            m = UNIFIED_RE.search("paged_decode_kernel<" + c)
+            return tuple(m[x] for x in ("bf16", "kv", "d", "wm", "wn", "mt", "kn", "v", "off", "ps", "tgt"))
+        for c in sorted(rocm):
+            if UNIFIED_RE.search("paged_decode_kernel<" + c)["copy"] != "1":
+                failures.append(f"{pbase}: paged_decode_kernel<{c}>: the rocm layout loads register-staged (CopyModel 1)")
+        rocm_keys = {tile_key(c) for c in rocm}
+        for c in sorted(dcfgs):
+            if tile_key(c) not in rocm_keys:
+                failures.append(f"{pbase}: no rocm-layout paged_decode_kernel for {c} (a configuration of {dbase})")
         for c in sorted(dcfgs - pcfgs):
             failures.append(f"{pbase}: no paged_decode_kernel<{c}> (a configuration of {dbase})")
         for c in sorted(pcfgs - dcfgs):
@@ -463,7 +477,8 @@ def main(argv=None):
             failures.append(f"{pbase}: no plan_decode_tasks_kernel")
         if not pcfgs:
             failures.append(f"{pbase}: no paged_decode_kernel")
-        pd_counts.append(f"{target}: {len(pcfgs)} paged_decode_kernel, {len(pred)} reduces")
+        pd_counts.append(f"{target}: {len(pcfgs)} paged_decode_kernel + {len(rocm)} of the rocm layout, "
+                         f"{len(pred)} reduces")
 
     cols = ["kernel", "target", "vgpr", "agpr", "sgpr", "lds", "vgpr_spill", "sgpr_spill", "scratch", "mfma",
             "swaps"]

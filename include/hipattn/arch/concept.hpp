@@ -69,7 +69,9 @@ constexpr int lds_dma_bytes(Target t) { return t == Target::gfx942 ? 4 : t == Ta
 //   sm_90: async for 16-bit caches; register_staged for fp8 at d = 64 and 128 (the codes converted
 //   in registers on their way to 16-bit LDS stages: no fp8 stage, no LDS dequant pass and its two
 //   barriers a tile; decode b64 x 8K 571 -> 466 us; at d = 96 1.02x and d = 192 1.15x slower, so
-//   those keep async: bench/NOTES.md run v9). CDNA fp8 caches: register_staged.
+//   those keep async: bench/NOTES.md run v9). Async with four fp8 stages (three tiles in flight)
+//   and each thread converting its own chunks (one barrier fewer) measured 1.12-1.18x the staged
+//   time on the fp8 decode rows and 1.05x on prefill 1 x 4K (run v10). CDNA fp8 caches: register_staged.
 //   gfx950 16-bit caches, d = 64 and 128: lds_dma (no staging registers: 5 waves per SIMD instead of
 //   4 for the d = 64 prefill tile, 3 instead of 2 at d = 128, which outweighs its longer loop in
 //   llvm-mca); d = 96 (a quarter of each LDS row is padding the DMA still covers), 192 and 256 (the

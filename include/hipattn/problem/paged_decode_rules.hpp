@@ -63,13 +63,16 @@ inline std::array<validation::Dim, 4> rocm_v_dims(const PagedDecodeParams& p) {
            {p.num_blocks, p.v_stride_block, "num_blocks", "v_stride_block"}}};
 }
 
-// The kv_layout value, and the rocm layout's own rules.
+// The kv_layout value (first: the stride rules read the strides by it).
+inline bool kv_layout(ValidationReport& r, const PagedDecodeParams& p) {
+  if (p.kv_layout == KvCacheLayout::rows || p.kv_layout == KvCacheLayout::rocm) return true;
+  r.invalid("kv_layout", "kv_layout (" + validation::num(static_cast<int>(p.kv_layout)) + ") is neither rows nor rocm");
+  return false;
+}
+
+// The rocm layout's own rules.
 inline void rocm_layout(ValidationReport& r, const PagedDecodeParams& p) {
   using namespace validation;
-  if (p.kv_layout != KvCacheLayout::rows && p.kv_layout != KvCacheLayout::rocm) {
-    r.invalid("kv_layout", "kv_layout (" + num(static_cast<int>(p.kv_layout)) + ") is neither rows nor rocm");
-    return;
-  }
   if (p.kv_layout != KvCacheLayout::rocm) return;
   const int64_t kb = dtype_size(p.kv_dtype);
   if (p.block_size > 0 && p.block_size % 8 != 0)
@@ -127,11 +130,13 @@ inline void pointers(ValidationReport& r, const PagedDecodeParams& p) {
 
 }  // namespace paged_decode_rules
 
-// Host validation of everything the host knows about `p` (never dereferences a pointer): q_len, then
+// Host validation of everything the host knows about `p` (never dereferences a pointer): kv_layout
+// (the strides are read by it; an unknown one skips the stride rules), q_len, then
 // the shared rules in unified's order (counts, dtypes, bounds, logits, fp8 scale mode), the host
 // scale values, the pointers, the optional LSE and the tensor strides.
 inline ValidationReport validate(const PagedDecodeParams& p) {
   ValidationReport r;
+  const bool layout_ok = paged_decode_rules::kv_layout(r, p);
   paged_decode_rules::q_len(r, p);
   const UnifiedAttentionParams u = paged_decode_rules::rule_view(p);
   unified_rules::counts(r, u);
@@ -142,7 +147,7 @@ inline ValidationReport validate(const PagedDecodeParams& p) {
   paged_decode_rules::scale_values(r, p);
   paged_decode_rules::pointers(r, p);
   unified_rules::optional_tensors(r, u);
-  unified_rules::tensor_strides(r, u, dtypes_ok);
+  if (layout_ok) unified_rules::tensor_strides(r, u, dtypes_ok);
   paged_decode_rules::rocm_layout(r, p);
   return r;
 }

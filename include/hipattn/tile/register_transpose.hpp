@@ -6,6 +6,7 @@
 // them here into 8 rows of 8 dimensions, the 16-byte chunks of the LDS value tile (fp8 rows are then
 // converted to 16-bit). Written with shifts and masks only: the compilers turn them into byte
 // permutes (sm_90 prmt, CDNA v_perm_b32 / v_alignbit); host-callable, so tests check them on the host.
+// The loops have constant trip counts over register arrays: the device compilers unroll them fully.
 #pragma once
 #include <cstdint>
 
@@ -36,10 +37,8 @@ HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE uint32_t word_of(const u32x4& v, int w) 
 // in[k]: 8 16-bit elements (element s = column s of row k, low half first). out[s]: column s of the 8
 // rows, element k = in[k]'s element s.
 HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b16(const u32x4 (&in)[8], u32x4 (&out)[8]) {
-#pragma unroll
   for (int s = 0; s < 8; s += 2) {
     uint32_t lo[4], hi[4];
-#pragma unroll
     for (int w = 0; w < 4; ++w) {
       const uint32_t a = detail::word_of(in[2 * w], s / 2), b = detail::word_of(in[2 * w + 1], s / 2);
       lo[w] = detail::pair_halves<false>(a, b);
@@ -54,7 +53,6 @@ HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b16(const u32x4 (&in)[
 // Two steps: rows 2i and 2i + 1 interleaved into 16-bit pairs, then the 16-bit pairs as above.
 HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b8(const u32x2 (&in)[8], u32x2 (&out)[8]) {
   uint32_t t[4][4];  // t[i][w]: columns 2w and 2w + 1 of rows 2i (low byte) and 2i + 1
-#pragma unroll
   for (int i = 0; i < 4; ++i) {
     const u32x2 a = in[2 * i], b = in[2 * i + 1];
     t[i][0] = detail::interleave_bytes<0>(a.x, b.x);
@@ -62,7 +60,6 @@ HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b8(const u32x2 (&in)[8
     t[i][2] = detail::interleave_bytes<0>(a.y, b.y);
     t[i][3] = detail::interleave_bytes<2>(a.y, b.y);
   }
-#pragma unroll
   for (int w = 0; w < 4; ++w) {
     out[2 * w] = u32x2{detail::pair_halves<false>(t[0][w], t[1][w]), detail::pair_halves<false>(t[2][w], t[3][w])};
     out[2 * w + 1] = u32x2{detail::pair_halves<true>(t[0][w], t[1][w]), detail::pair_halves<true>(t[2][w], t[3][w])};

@@ -1,7 +1,7 @@
 // hipattn/kernels/common/paged_kv_loader.hpp: the paged KV loader policies: Q and K/V tiles from a
 // block-table cache into swizzled LDS tiles, in the arch's copy model (arch/concept.hpp CopyModel):
-//   PagedKvLoader         async (sm_90): cp.async kStages deep; fp8 tiles land in a staging buffer
-//                         and are converted to 16-bit in LDS
+//   PagedKvLoader         async (sm_90): cp.async kStages deep; fp8 tiles land in fp8 stages and
+//                         each thread converts its own chunks into a 16-bit buffer
 //   StagedPagedKvLoader   register_staged (CDNA): the next tile's loads in registers while the
 //                         current tile computes; fp8 converted in registers before the LDS store
 //   LdsDmaPagedKvLoader   lds_dma (CDNA, 16-bit caches): buffer loads that write LDS, the next tile
@@ -224,7 +224,8 @@ class PagedTileWalk {
 };
 
 // The asynchronous policy (CopyModel::async, sm_90): cp.async copies kStages deep; fp8 tiles land in
-// a staging buffer and are converted to 16-bit in LDS after the wait (two barriers per tile).
+// fp8 stages and each thread converts the chunks it copied into one 16-bit buffer after the wait
+// (no barrier of its own: the two a tile of a 16-bit cache).
 template <class Cfg>
 class PagedKvLoader : public PagedTileWalk<Cfg> {
   using Walk = PagedTileWalk<Cfg>;
@@ -306,15 +307,20 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
     Arch::sync();
   }
 
-  // Stage `stage` has landed: its K and V as 16-bit swizzled tiles (fp8 converted here).
+  // Stage `stage` has landed: its K and V as 16-bit swizzled tiles. fp8: each thread converts the
+  // chunks it copied itself (its own cp.async groups are complete after copy_wait, no barrier
+  // needed to read them) into the 16-bit buffer, then one barrier makes the buffer (and Q, the
+  // per-key scales) visible: the same two barriers a tile as a 16-bit cache (this one, release()).
+  // The fp8 stage is only ever read by the thread that fills it, so refilling it needs no barrier.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE KvTile wait(int stage) {
-    wait_oldest();
     if constexpr (Cfg::kFp8) {
-      constexpr int kChunks = kBN * (kDqk / 16);
+      Arch::template copy_wait<kStages - 1>();
       const uint8_t* ks = reinterpret_cast<const uint8_t*>(k_stage(stage));
       const uint8_t* vs = reinterpret_cast<const uint8_t*>(v_stage(stage));
-      for (int idx = this->tid_; idx < kChunks; idx += kThreads) {
-        const int r = idx / (kDqk / 16), c = idx % (kDqk / 16);
+#pragma unroll
+      for (int i = 0; i < Walk::kIters; ++i) {
+        if (this->idle(i)) continue;
+        const int r = this->row_of(i), c = this->col_of(i);
         detail::dequant_chunk16<Cfg::kKv, Cfg::kBf16, Arch>(ks + r * kDqk + c * 16, lds_k16_ + KTile::chunk_index(r, 2 * c),
                                                             lds_k16_ + KTile::chunk_index(r, 2 * c + 1));
         detail::dequant_chunk16<Cfg::kKv, Cfg::kBf16, Arch>(vs + r * kDv + c * 16, lds_v16_ + VTile::chunk_index(r, 2 * c),
@@ -323,6 +329,7 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
       Arch::sync();
       return {lds_k16_, lds_v16_};
     } else {
+      wait_oldest();
       return {reinterpret_cast<const uint16_t*>(k_stage(stage)), reinterpret_cast<const uint16_t*>(v_stage(stage))};
     }
   }
