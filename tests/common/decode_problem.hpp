@@ -17,6 +17,15 @@
 // scales of unowned slots are NaN, and the padded block-table entries (extra_table_cols more per
 // row) point at real blocks that hold nothing but that poison.
 //
+// ROCm cache layout: with DecodeSpec::rocm_layout the problem keeps its rows (NHD / HND) master cache
+// for the float64 reference (and for unified_attention, which reads only rows), and also holds a copy
+// of the very same element bytes (poison included: unowned slots, unused blocks) in the rocm layout
+// (PagedDecodeParams::kv_layout = KvCacheLayout::rocm: K [blocks, kv heads, d / x, block, x], V
+// [blocks, kv heads, d, block]), built on the host from the master's bytes. The device params of a
+// batch (DecodeBatch::params) point at that copy; DecodeBatch::rows_params is the same problem over
+// the rows cache. DecodeSpec::rocm_pad > 0 pads every K stride above the slot by rocm_pad x-element
+// chunks and every V stride above the slot by rocm_pad 8-element groups (the padding NaN bytes).
+//
 // The sweep grids of issue 10 (tests/data/decode_sweeps.json, copied from the seed documents) are
 // mirrored as constants in namespace decode_sweeps below.
 #pragma once
@@ -64,6 +73,8 @@ struct DecodeSpec {
   int lse_pad = 0;                              // lse_stride_head = num_tokens + lse_pad
   bool poison_unowned = false;                  // NaN / +Inf in unowned slots, padded entries -> poison blocks
   int extra_table_cols = 0;                     // padded block-table columns past the longest context
+  bool rocm_layout = false;                     // the kernel reads a rocm-layout copy of the cache
+  int rocm_pad = 0;                             // rocm: padding units on each stride above the slot
   uint64_t seed = 1;
 };
 
@@ -81,7 +92,66 @@ inline std::string describe(const DecodeSpec& s) {
          (s.hnd ? " HND" : " NHD") + " q_len=" + std::to_string(s.q_len) + " ctx={" + c + "}" +
          (s.window_left >= 0 ? " wl=" + std::to_string(s.window_left) : "") + (s.softcap > 0 ? " softcap" : "") +
          (s.alibi ? " alibi" : "") + (s.sinks ? " sinks" : "") + (s.lse ? " lse" : "") +
-         (s.poison_unowned ? " poison" : "");
+         (s.poison_unowned ? " poison" : "") +
+         (s.rocm_layout ? " rocm" + (s.rocm_pad ? "+pad" + std::to_string(s.rocm_pad) : std::string()) : std::string());
+}
+
+// The strides (elements) of the rocm-layout copy of a decode problem's cache (DecodeSpec::rocm_pad).
+struct RocmStrides {
+  int64_t x = 0;  // elements of a chunk (16 bytes)
+  int64_t k_slot = 0, k_chunk = 0, k_head = 0, k_block = 0;
+  int64_t v_dim = 0, v_head = 0, v_block = 0;  // v_stride_slot is 1
+};
+inline RocmStrides rocm_strides(const DecodeSpec& s) {
+  const DType kv = is_fp8(s.kv_dtype) ? s.kv_dtype : (s.bf16 ? DType::bf16 : DType::f16);
+  PagedDecodeParams p;
+  p.kv_dtype = kv;
+  p.num_kv_heads = s.num_kv_heads;
+  p.head_size = s.head_size;
+  p.block_size = s.block_size;
+  set_packed_rocm_kv_layout(p);
+  RocmStrides r;
+  r.x = rocm_kv_chunk_elems(kv);
+  const int64_t kp = int64_t(s.rocm_pad) * r.x, vp = int64_t(s.rocm_pad) * 8;  // 16-byte / 8-slot units
+  r.k_slot = p.k_stride_slot;
+  r.k_chunk = p.k_stride_chunk + kp;
+  r.k_head = (s.head_size / std::max<int64_t>(1, r.x)) * r.k_chunk + kp;
+  r.k_block = s.num_kv_heads * r.k_head + kp;
+  r.v_dim = p.v_stride_dim + vp;
+  r.v_head = s.head_size * r.v_dim + vp;
+  r.v_block = s.num_kv_heads * r.v_head + vp;
+  return r;
+}
+// Sets p's cache to the rocm layout of strides `r` (pointers untouched).
+inline void set_rocm_layout(PagedDecodeParams& p, const RocmStrides& r) {
+  p.kv_layout = KvCacheLayout::rocm;
+  p.k_stride_slot = r.k_slot;
+  p.k_stride_chunk = r.k_chunk;
+  p.k_stride_head = r.k_head;
+  p.k_stride_block = r.k_block;
+  p.v_stride_slot = 1;
+  p.v_stride_dim = r.v_dim;
+  p.v_stride_head = r.v_head;
+  p.v_stride_block = r.v_block;
+}
+
+// The rocm-layout copy of a host problem's cache: every element of every block, slot and head (the
+// poison of unowned slots and unused blocks included) at its rocm position; padding NaN bytes.
+inline void make_rocm_cache(const HostProblem& h, const RocmStrides& r, std::vector<uint8_t>& k, std::vector<uint8_t>& v) {
+  const int eb = h.elem_bytes(), bs = h.spec.block_size, hk = h.spec.num_kv_heads, d = h.spec.head_size;
+  k.assign(size_t(h.num_blocks) * size_t(r.k_block) * eb, 0xFF);
+  v.assign(size_t(h.num_blocks) * size_t(r.v_block) * eb, 0xFF);
+  for (int blk = 0; blk < h.num_blocks; ++blk)
+    for (int hh = 0; hh < hk; ++hh)
+      for (int slot = 0; slot < bs; ++slot) {
+        const int64_t src = blk * h.stride_block + slot * h.stride_slot + hh * h.stride_head;
+        for (int e = 0; e < d; ++e) {
+          const int64_t kd = blk * r.k_block + hh * r.k_head + (e / r.x) * r.k_chunk + slot * r.k_slot + e % r.x;
+          const int64_t vd = blk * r.v_block + hh * r.v_head + e * r.v_dim + slot;
+          std::memcpy(&k[size_t(kd) * eb], &h.k_cache[size_t(src + e) * eb], size_t(eb));
+          std::memcpy(&v[size_t(vd) * eb], &h.v_cache[size_t(src + e) * eb], size_t(eb));
+        }
+      }
 }
 
 inline ProblemSpec to_problem_spec(const DecodeSpec& d) {
@@ -251,7 +321,14 @@ inline DecodeSpec random_decode_spec(uint64_t seed) {
 struct DecodeHostProblem {
   DecodeSpec spec;
   HostProblem h;
-  explicit DecodeHostProblem(const DecodeSpec& s) : spec(s), h(make_decode_host(s)) {}
+  RocmStrides rocm;                       // spec.rocm_layout: the strides of the copy below
+  std::vector<uint8_t> rocm_k, rocm_v;    // spec.rocm_layout: the cache bytes in the rocm layout
+  explicit DecodeHostProblem(const DecodeSpec& s) : spec(s), h(make_decode_host(s)) {
+    if (spec.rocm_layout) {
+      rocm = rocm_strides(spec);
+      make_rocm_cache(h, rocm, rocm_k, rocm_v);
+    }
+  }
   DecodeHostProblem(const DecodeHostProblem&) = delete;
   DecodeHostProblem& operator=(const DecodeHostProblem&) = delete;
 
@@ -268,7 +345,7 @@ struct DecodeHostProblem {
   }
 
   // The host problem of the sequences `idx` (gathered q rows, block-table rows and lengths), its
-  // pointers valid while `g` lives; then the reference of it (through to_unified_params, as the brief
+  // pointers valid while `g` lives, over the rows cache (spec.rocm_layout or not); then the reference of it (through to_unified_params, as the brief
   // of the family says: cu_seqlens_q = 0, q_len, 2 q_len, ...; host-float scales passed as pointers).
   struct Gathered {
     std::vector<uint16_t> q;
@@ -347,9 +424,23 @@ struct TestStream {
 };
 
 // The master problem: host arrays and their device copies.
+// The master problem: host arrays and their device copies (and, with spec.rocm_layout, the device
+// copy of the rocm-layout cache, block ids shifted by dp.block_base as the rows cache's).
 struct DecodeProblem : DecodeHostProblem {
   DeviceProblem dp;
-  explicit DecodeProblem(const DecodeSpec& s) : DecodeHostProblem(s), dp(h) {}
+  DeviceBuffer rk, rv;
+  explicit DecodeProblem(const DecodeSpec& s) : DecodeHostProblem(s), dp(h) {
+    if (!spec.rocm_layout) return;
+    const size_t eb = size_t(h.elem_bytes()), base = size_t(dp.block_base);
+    rk = DeviceBuffer(size_t(dp.device_blocks) * size_t(rocm.k_block) * eb);
+    rv = DeviceBuffer(size_t(dp.device_blocks) * size_t(rocm.v_block) * eb);
+    HIPATTN_CHECK(rt::memset_async(rk.ptr, 0xFF, rk.bytes, nullptr));
+    HIPATTN_CHECK(rt::memset_async(rv.ptr, 0xFF, rv.bytes, nullptr));
+    HIPATTN_CHECK(rt::device_synchronize());
+    HIPATTN_CHECK(rt::memcpy_h2d(rk.as<char>() + base * size_t(rocm.k_block) * eb, rocm_k.data(), rocm_k.size()));
+    HIPATTN_CHECK(rt::memcpy_h2d(rv.as<char>() + base * size_t(rocm.v_block) * eb, rocm_v.data(), rocm_v.size()));
+    HIPATTN_CHECK(rt::device_synchronize());
+  }
 };
 
 // A batch of master sequences with its own q, block table, lengths and outputs on the device.
@@ -392,7 +483,20 @@ struct DecodeBatch {
     return v;
   }
 
+  // The device problem over the cache the spec asks for: the rocm copy with spec.rocm_layout, else
+  // the rows cache.
   PagedDecodeParams params() const {
+    PagedDecodeParams p = rows_params();
+    if (m.spec.rocm_layout) {
+      p.k_cache = m.rk.ptr;
+      p.v_cache = m.rv.ptr;
+      set_rocm_layout(p, m.rocm);
+    }
+    return p;
+  }
+  // The same problem over the rows (NHD / HND) cache, whatever the spec: the one to_unified_params
+  // (unified_attention) takes.
+  PagedDecodeParams rows_params() const {
     PagedDecodeParams p = paged_from_unified(m.dp.params(), m.q_len());
     p.q = q.ptr;
     p.block_table = bt.as<int32_t>();

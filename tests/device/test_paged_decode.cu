@@ -4,10 +4,13 @@
 // every element must be written), is checked (the entry point's error, the runtime's last error, the
 // synchronization), and every output element and LSE is compared within the dtype's tolerance. After
 // each planned call the device plan in the workspace is compared slot by slot with the host plan.
+// The ROCm cache layout (kv_layout = rocm) runs on a rocm-layout copy of the same cache bytes
+// (decode_problem.hpp DecodeSpec::rocm_layout) while the reference reads the rows master.
 // Every test skips itself, saying so, when no GPU is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -64,8 +67,9 @@ struct RunResult {
 
 // Poison the outputs, run paged_decode on `s`, check the launch and the stream, download, and check
 // the device plan.
-RunResult run_decode(const DecodeBatch& b, const PagedDecodeOptions& opt, void* ws, size_t bytes, rt::stream_t s = nullptr) {
-  const PagedDecodeParams p = b.params();
+// `p`: the batch's params (b.params(), or b.rows_params() for the rows cache of a rocm problem).
+RunResult run_decode(const DecodeBatch& b, const PagedDecodeParams& p, const PagedDecodeOptions& opt, void* ws,
+                     size_t bytes, rt::stream_t s = nullptr) {
   b.poison(s);
   paged_decode(p, ws, bytes, s, opt);
   HIPATTN_CHECK(rt::get_last_error());
@@ -74,6 +78,9 @@ RunResult run_decode(const DecodeBatch& b, const PagedDecodeOptions& opt, void* 
   b.download(r.out, r.lse);
   r.most_parts = check_device_plan(p, opt, ws, b.seq_lens());
   return r;
+}
+RunResult run_decode(const DecodeBatch& b, const PagedDecodeOptions& opt, void* ws, size_t bytes, rt::stream_t s = nullptr) {
+  return run_decode(b, b.params(), opt, ws, bytes, s);
 }
 
 void expect_match(const DecodeBatch& b, const reference::AttentionResult& ref, const RunResult& r, const std::string& what) {
@@ -649,7 +656,7 @@ TEST(PagedDecodeBatchInvariance, SequenceBitwiseIdenticalInAnyBatch) {
 
 TEST(PagedDecodeUnified, AgreesWithUnifiedAttention) {
   REQUIRE_GPU();
-  for (int variant = 0; variant < 3; ++variant) {
+  for (int variant = 0; variant < 4; ++variant) {
     DecodeSpec s;
     if (variant == 0) {
       s.bf16 = true, s.num_q_heads = 8, s.num_kv_heads = 2, s.head_size = 128, s.q_len = 1;
@@ -658,7 +665,7 @@ TEST(PagedDecodeUnified, AgreesWithUnifiedAttention) {
       set_kv_mode(s, KvMode::fp8_tensor_ptr);
       s.num_q_heads = 16, s.num_kv_heads = 2, s.head_size = 96, s.q_len = 4, s.block_size = 32;
       s.ctx = {4, 900, 65, 3000};
-    } else {
+    } else if (variant == 2) {
       s.bf16 = true;
       set_kv_mode(s, KvMode::fp8_token_head, DType::fp8_e4m3fnuz);
       s.num_q_heads = 4, s.num_kv_heads = 1, s.head_size = 256, s.q_len = 8, s.block_size = 16;
@@ -667,6 +674,13 @@ TEST(PagedDecodeUnified, AgreesWithUnifiedAttention) {
       s.softcap = 25.f;
       s.window_left = 400;
       s.hnd = true;
+    } else {  // paged_decode on the rocm copy, unified_attention on the rows cache of the same values
+      set_kv_mode(s, KvMode::fp8_tensor_host, DType::fp8_e4m3fnuz);
+      s.num_q_heads = 8, s.num_kv_heads = 2, s.head_size = 128, s.q_len = 2, s.block_size = 24;
+      s.ctx = {1027, 2, 700};
+      s.sinks = true;
+      s.poison_unowned = true;
+      s.rocm_layout = true;
     }
     s.seed = 1100 + variant;
     DecodeProblem m(s);
@@ -677,7 +691,11 @@ TEST(PagedDecodeUnified, AgreesWithUnifiedAttention) {
     const RunResult rp = run_decode(b, PagedDecodeOptions{}, ws.buf.ptr, ws.bytes);
     expect_match(b, ref, rp, "paged_decode " + describe(s));
 
-    const UnifiedAttentionParams u = to_unified_params(p, m.dp.cu.as<int32_t>());
+    // The unified family reads the rows cache only: its view of the rows params (the same values).
+    const PagedDecodeParams rows = b.rows_params();
+    const float ks = m.k_scale_value(), vs = m.v_scale_value();
+    DeviceBuffer dks = DeviceBuffer::from(std::vector<float>{ks}), dvs = DeviceBuffer::from(std::vector<float>{vs});
+    const UnifiedAttentionParams u = to_unified_params(rows, m.dp.cu.as<int32_t>(), dks.as<float>(), dvs.as<float>());
     const size_t ubytes = unified_attention_workspace_size(u);
     DeviceBuffer uws(ubytes);
     b.poison();
@@ -727,6 +745,234 @@ TEST_P(PagedDecodeRandom, MatchesReferenceInEveryPlan) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sweep, PagedDecodeRandom, ::testing::Range(0, 24));
+
+// ---- the ROCm cache layout (kv_layout = rocm: K [blocks, kv heads, d / x, block, x], V [blocks, kv
+// heads, d, block]): a copy of the master cache's bytes (poison included) in that layout, padded
+// strides in a third of the cases; the reference reads the rows master ----
+
+// A seeded selection of the grid KV dtype / scale mode x page x head size x q_len x tile (decode:
+// q_len x group <= 16 rows, prefill: more) x boundary contexts x padding: each column holds every value
+// of its list (repeated to kRocmCases entries) in a shuffled order, so every value is covered.
+constexpr int kRocmCases = 36;
+enum RocmKv { rk_f16, rk_bf16, rk_fn_ptr, rk_fn_host, rk_fn_token, rk_fnuz_ptr, rk_fnuz_host, rk_fnuz_token, rk_count };
+const char* const kRocmKvNames[] = {"f16", "bf16", "e4m3fn_tensor_ptr", "e4m3fn_tensor_host", "e4m3fn_token_head",
+                                    "e4m3fnuz_tensor_ptr", "e4m3fnuz_tensor_host", "e4m3fnuz_token_head"};
+constexpr int kRocmPages[] = {8, 16, 32, 64, 128, 24};
+constexpr int kRocmHeadSizes[] = {64, 96, 128, 192, 256};
+constexpr int kRocmQLens[] = {1, 2, 4, 8};
+
+struct RocmColumns {
+  std::vector<int> kv, page, d, q_len, prefill, ctx_a, ctx_b, pad;
+};
+const RocmColumns& rocm_columns() {
+  static const RocmColumns c = [] {
+    auto column = [](int values, uint32_t seed) {
+      std::vector<int> v(kRocmCases);
+      for (int i = 0; i < kRocmCases; ++i) v[size_t(i)] = i % values;
+      std::shuffle(v.begin(), v.end(), std::mt19937(seed));
+      return v;
+    };
+    RocmColumns r;
+    r.kv = column(rk_count, 1301);
+    r.page = column(6, 1302);
+    r.d = column(5, 1303);
+    r.q_len = column(4, 1304);
+    r.prefill = column(2, 1305);
+    r.ctx_a = column(6, 1306);  // indices into decode_sweeps::kBoundaryContexts
+    r.ctx_b = column(6, 1307);
+    r.pad = column(3, 1308);    // 2: padded strides
+    return r;
+  }();
+  return c;
+}
+
+DecodeSpec rocm_sweep_spec(int i) {
+  const RocmColumns& c = rocm_columns();
+  std::mt19937 r(1300 + i);
+  DecodeSpec s;
+  s.seed = 1300 + i;
+  s.rocm_layout = true;
+  s.rocm_pad = c.pad[size_t(i)] == 2 ? 1 + int(r() % 2) : 0;
+  const int kv = c.kv[size_t(i)];
+  s.bf16 = kv == rk_bf16 || (kv >= rk_fn_ptr && r() % 2);
+  if (kv >= rk_fn_ptr) {
+    const int mode = (kv - rk_fn_ptr) % 3;
+    set_kv_mode(s, mode == 0 ? KvMode::fp8_tensor_ptr : mode == 1 ? KvMode::fp8_tensor_host : KvMode::fp8_token_head,
+                kv < rk_fnuz_ptr ? DType::fp8_e4m3fn : DType::fp8_e4m3fnuz);
+  } else {
+    s.kv_dtype = s.bf16 ? DType::bf16 : DType::f16;
+  }
+  s.block_size = kRocmPages[c.page[size_t(i)]];
+  s.head_size = kRocmHeadSizes[c.d[size_t(i)]];
+  s.q_len = kRocmQLens[c.q_len[size_t(i)]];
+  int group;
+  if (c.prefill[size_t(i)]) {  // q_len x group > 16 rows: the prefill tile
+    const int lo = 16 / s.q_len + 1;
+    group = lo + int(r() % unsigned(16 / s.q_len));
+    s.num_kv_heads = 1 + int(r() % 2);
+  } else {  // <= 16 rows: the decode tile
+    const int most = 16 / s.q_len;
+    group = 1 << int(r() % unsigned(std::bit_width(unsigned(most))));  // 1, 2, ... most
+    s.num_kv_heads = 1 << int(r() % 3);
+  }
+  s.num_q_heads = s.num_kv_heads * group;
+  s.hnd = r() % 2;  // the master (reference) layout
+  s.ctx = {decode_sweeps::kBoundaryContexts[c.ctx_a[size_t(i)]], decode_sweeps::kBoundaryContexts[c.ctx_b[size_t(i)]],
+           int(r() % 4097), int(r() % 4097)};
+  const bool swapped = r() % 2;
+  if (swapped) std::swap(s.ctx[0], s.ctx[2]);
+  const size_t r0 = swapped ? 0 : 2;  // the random contexts: r0 and 3
+  s.poison_unowned = true;
+  s.extra_table_cols = 1 + int(r() % 2);
+  // Keep the float64 reference modest: halve the longest random context while the work is large.
+  auto work = [&] {
+    int64_t w = 0;
+    for (int ctx : s.ctx)
+      for (int q = 0; q < s.q_len; ++q) w += std::max<int64_t>(0, int64_t(ctx) - s.q_len + q + 1);
+    return w * s.num_q_heads * 2 * s.head_size;
+  };
+  while (work() > 80'000'000 && std::max(s.ctx[r0], s.ctx[3]) > 1) (s.ctx[r0] > s.ctx[3] ? s.ctx[r0] : s.ctx[3]) /= 2;
+  return s;
+}
+
+// The selection covers every value of every list (and both tiles with every q_len but 1's prefill
+// width, which the group sets).
+TEST(PagedDecodeRocm, SweepCoversEveryValue) {
+  std::vector<int> kv(rk_count), page(6), d(5), q(4), tile(2), ctx(6), pad(2);
+  for (int i = 0; i < kRocmCases; ++i) {
+    const DecodeSpec s = rocm_sweep_spec(i);
+    const RocmColumns& c = rocm_columns();
+    ++kv[size_t(c.kv[size_t(i)])], ++page[size_t(c.page[size_t(i)])], ++d[size_t(c.d[size_t(i)])];
+    ++q[size_t(c.q_len[size_t(i)])], ++ctx[size_t(c.ctx_a[size_t(i)])], ++ctx[size_t(c.ctx_b[size_t(i)])];
+    ++tile[size_t(s.q_len * (s.num_q_heads / s.num_kv_heads) > 16)];
+    ++pad[size_t(s.rocm_pad > 0)];
+    EXPECT_EQ(s.num_q_heads % s.num_kv_heads, 0);
+    EXPECT_EQ(s.block_size % 8, 0);
+  }
+  for (const auto* v : {&kv, &page, &d, &q, &tile, &ctx, &pad})
+    for (size_t k = 0; k < v->size(); ++k) EXPECT_GT((*v)[k], 0) << "value " << k << " of a column is never drawn";
+}
+
+class PagedDecodeRocmSweep : public ::testing::TestWithParam<int> {};
+
+TEST_P(PagedDecodeRocmSweep, MatchesReferenceInEveryPlan) {
+  REQUIRE_GPU();
+  const DecodeSpec s = rocm_sweep_spec(GetParam());
+  DecodeProblem m(s);
+  {
+    const ValidationReport v = validate(DecodeBatch(m, m.all()).params());
+    ASSERT_TRUE(v.ok()) << describe(s) << ": " << v.summary();
+  }
+  check_splits(m, describe(s), {Split::one_partition, Split::planned, Split::uniform});
+}
+
+std::string rocm_sweep_name(const ::testing::TestParamInfo<int>& i) {
+  const DecodeSpec s = rocm_sweep_spec(i.param);
+  const bool prefill = s.q_len * (s.num_q_heads / s.num_kv_heads) > 16;
+  return "c" + std::to_string(i.param) + "_" + kRocmKvNames[rocm_columns().kv[size_t(i.param)]] + "_page" +
+         std::to_string(s.block_size) + "_d" + std::to_string(s.head_size) + "_q" + std::to_string(s.q_len) +
+         (prefill ? "_prefill" : "_decode") + (s.rocm_pad ? "_padded" : "");
+}
+INSTANTIATE_TEST_SUITE_P(Selection, PagedDecodeRocmSweep, ::testing::Range(0, kRocmCases), rocm_sweep_name);
+
+// The same problem on the rocm copy and on the rows cache: both within the reference's tolerance, and
+// within rounding of each other (the rows layout may take another loader and tile, e.g. the async
+// copy of 16-bit caches on sm_90, so the bits need not be equal; how many are is printed).
+TEST(PagedDecodeRocm, AgreesWithRowsLayout) {
+  REQUIRE_GPU();
+  for (int variant = 0; variant < 4; ++variant) {
+    DecodeSpec s;
+    s.rocm_layout = true;
+    s.poison_unowned = true;
+    if (variant == 0) {  // 8 rows: the decode tile
+      s.num_q_heads = 8, s.num_kv_heads = 2, s.head_size = 128, s.q_len = 1, s.block_size = 16;
+      s.ctx = {1027, 256, 0, 3000};
+    } else if (variant == 1) {  // 64 rows: the prefill tile; HND master
+      s.bf16 = true;
+      s.num_q_heads = 16, s.num_kv_heads = 1, s.head_size = 64, s.q_len = 4, s.block_size = 32;
+      s.ctx = {1, 4, 2500, 257};
+      s.hnd = true;
+    } else if (variant == 2) {
+      set_kv_mode(s, KvMode::fp8_token_head);
+      s.num_q_heads = 8, s.num_kv_heads = 4, s.head_size = 256, s.q_len = 2, s.block_size = 64;
+      s.ctx = {1800, 255, 3};
+      s.rocm_pad = 1;
+    } else {
+      s.bf16 = true;
+      set_kv_mode(s, KvMode::fp8_tensor_host, DType::fp8_e4m3fnuz);
+      s.num_q_heads = 8, s.num_kv_heads = 2, s.head_size = 192, s.q_len = 8, s.block_size = 24;
+      s.ctx = {8, 1200, 0, 640};
+      s.extra_table_cols = 2;
+    }
+    s.seed = 1400 + variant;
+    DecodeProblem m(s);
+    DecodeBatch b(m, m.all());
+    const auto ref = m.reference(b.idx);
+    for (Split sp : {Split::one_partition, Split::planned, Split::uniform}) {
+      const PagedDecodeOptions opt = with_split(sp);
+      const PagedDecodeParams pr = b.params(), pw = b.rows_params();
+      ASSERT_EQ(pr.kv_layout, KvCacheLayout::rocm);
+      ASSERT_EQ(pw.kv_layout, KvCacheLayout::rows);
+      Workspace wr(pr, opt), ww(pw, opt);
+      const RunResult rocm = run_decode(b, pr, opt, wr.buf.ptr, wr.bytes);
+      const RunResult rows = run_decode(b, pw, opt, ww.buf.ptr, ww.bytes);
+      expect_match(b, ref, rocm, describe(s) + " " + split_name(sp) + " (rocm)");
+      expect_match(b, ref, rows, describe(s) + " " + split_name(sp) + " (rows)");
+      const Tolerance tol = out_tolerance(s.bf16);
+      int64_t differ = 0, same_bits = 0;
+      for (size_t i = 0; i < rocm.out.size(); ++i) {
+        same_bits += rocm.out[i] == rows.out[i];
+        const double x = s.bf16 ? bfloat16_t::from_bits(rocm.out[i]).to_float() : half_t::from_bits(rocm.out[i]).to_float();
+        const double y = s.bf16 ? bfloat16_t::from_bits(rows.out[i]).to_float() : half_t::from_bits(rows.out[i]).to_float();
+        if (!(std::fabs(x - y) <= tol.atol + tol.rtol * std::fabs(y))) ++differ;
+      }
+      EXPECT_EQ(differ, 0) << describe(s) << " " << split_name(sp) << ": the rocm and rows outputs differ beyond rounding";
+      int64_t lse_differ = 0;
+      for (int64_t hh = 0; hh < s.num_q_heads; ++hh)
+        for (int64_t t = 0; t < b.num_tokens; ++t) {
+          const float x = rocm.lse[size_t(hh * b.lse_stride + t)], y = rows.lse[size_t(hh * b.lse_stride + t)];
+          const bool ok = std::isinf(y) ? x == y : std::fabs(x - y) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(y);
+          lse_differ += !ok;
+        }
+      EXPECT_EQ(lse_differ, 0) << describe(s) << " " << split_name(sp) << ": the rocm and rows LSEs differ";
+      std::printf("  rocm vs rows %s: %lld of %zu outputs bitwise equal\n", split_name(sp), static_cast<long long>(same_bits),
+                  rocm.out.size());
+    }
+  }
+}
+
+// Sliding window, sinks, softcap, ALiBi and a padded LSE on the rocm copy (padded strides, poisoned
+// unowned slots).
+TEST(PagedDecodeRocm, WindowSinksSoftcapAlibiAndLse) {
+  REQUIRE_GPU();
+  for (int variant = 0; variant < 2; ++variant) {
+    DecodeSpec s;
+    s.rocm_layout = true;
+    s.poison_unowned = true;
+    s.extra_table_cols = 1;
+    s.sinks = s.alibi = s.lse = true;
+    if (variant == 0) {  // fp8 per-(token, head), 16 rows: the decode tile
+      s.bf16 = true;
+      set_kv_mode(s, KvMode::fp8_token_head);
+      s.num_q_heads = 16, s.num_kv_heads = 4, s.head_size = 128, s.q_len = 4, s.block_size = 32;
+      s.ctx = {0, 2, 5, 300, 1027, 3000};
+      s.window_left = 1023;
+      s.softcap = 30.f;
+      s.lse_pad = 3;
+      s.rocm_pad = 1;
+    } else {  // 16-bit, 48 rows: the prefill tile; a non-power-of-two page
+      s.num_q_heads = 12, s.num_kv_heads = 2, s.head_size = 96, s.q_len = 8, s.block_size = 24;
+      s.ctx = {0, 6, 63, 64, 65, 2000};
+      s.window_left = 63;
+      s.softcap = 20.f;
+      s.lse_pad = 1;
+      s.rocm_pad = 2;
+    }
+    s.seed = 1450 + variant;
+    DecodeProblem m(s);
+    check_splits(m, describe(s));
+  }
+}
 
 // ---- errors: every bad call throws before launching, naming the field ----
 
@@ -805,6 +1051,51 @@ TEST(PagedDecodeErrors, BadCallsThrowNamingTheField) {
     PagedDecodeParams p = b.params();
     p.seq_lens_k = nullptr;
     expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "seq_lens_k", "null seq_lens_k");
+  }
+  HIPATTN_CHECK(rt::get_last_error());
+}
+
+// The rocm layout's own rules: block_size a multiple of 8, v_stride_slot 1, 16-byte K strides, and a
+// known kv_layout value.
+TEST(PagedDecodeErrors, RocmLayoutBadCallsThrowNamingTheField) {
+  REQUIRE_GPU();
+  DecodeSpec s;
+  s.num_q_heads = 8, s.num_kv_heads = 2, s.head_size = 128, s.q_len = 2, s.block_size = 16, s.ctx = {40, 10};
+  s.extra_table_cols = 3;  // 6 columns: block_size 12 still covers the longest context
+  s.rocm_layout = true;
+  DecodeProblem m(s);
+  DecodeBatch b(m, m.all());
+  const PagedDecodeOptions one = with_split(Split::one_partition);
+  {
+    const PagedDecodeParams p = b.params();
+    const ValidationReport v = validate(p);
+    ASSERT_TRUE(v.ok()) << v.summary();
+  }
+  {
+    PagedDecodeParams p = b.params();
+    p.block_size = 12;
+    expect_error([&] { paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::unsupported, "block_size",
+                 "rocm with block_size 12");
+  }
+  {
+    PagedDecodeParams p = b.params();
+    p.v_stride_slot = 2;
+    expect_error([&] { paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::invalid_argument, "v_stride_slot",
+                 "rocm with v_stride_slot 2");
+  }
+  {  // 4 more elements (8 bytes) a chunk; the head and block strides grown to keep the chunks apart
+    PagedDecodeParams p = b.params();
+    p.k_stride_chunk += 4;
+    p.k_stride_head += p.head_size;
+    p.k_stride_block += int64_t(p.num_kv_heads) * p.head_size;
+    expect_error([&] { paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::invalid_argument, "k_stride_chunk",
+                 "rocm with an 8-byte-misaligned k_stride_chunk");
+  }
+  {  // on the rows params (whose strides are valid rows strides): only the value is wrong
+    PagedDecodeParams p = b.rows_params();
+    p.kv_layout = static_cast<KvCacheLayout>(7);
+    expect_error([&] { paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::invalid_argument, "kv_layout",
+                 "kv_layout 7");
   }
   HIPATTN_CHECK(rt::get_last_error());
 }

@@ -17,7 +17,8 @@
 // shorter than q_len (rows with no key: zeros, LSE -inf, or the sink's share); NaN in every unowned
 // cache slot, NaN / +Inf and poisoned padded block-table entries (tests/common/decode_problem.hpp);
 // sinks, window, softcap, ALiBi, the HND layout, a padded LSE stride, a batch-invariant plan, the
-// register-staged loader where gfx950 would use LDS DMA. Outputs
+// register-staged loader where gfx950 would use LDS DMA, the rocm cache layout (pages 8, 16 and 24,
+// padded strides, both tiles, 16-bit and fp8). Outputs
 // and workspace are poisoned before every run. The reference: the unified float64 reference of
 // to_unified_params(p, cu_seqlens_q) on host pointers. Tolerances are the device suites'.
 //
@@ -91,8 +92,8 @@ struct EmuDecodeProblem {
     const HostProblem& h = m.h;
     auto up = [&](const auto& vec, const char* label) -> uint64_t { return vec.empty() ? 0 : mem.upload(vec, label); };
     q = up(h.q, "q");
-    k = up(h.k_cache, "k_cache");
-    v = up(h.v_cache, "v_cache");
+    k = m.spec.rocm_layout ? up(m.rocm_k, "k_cache (rocm)") : up(h.k_cache, "k_cache");
+    v = m.spec.rocm_layout ? up(m.rocm_v, "v_cache (rocm)") : up(h.v_cache, "v_cache");
     bt = up(h.block_table, "block_table");
     sk = up(h.seq_lens_k, "seq_lens_k");
     ks = up(h.k_scale, "k_scale");
@@ -116,6 +117,7 @@ struct EmuDecodeProblem {
                  static_cast<const float*>(dev_ptr(vs)), static_cast<const float*>(dev_ptr(sinks)),
                  static_cast<const float*>(dev_ptr(slopes)), nullptr, dev_ptr(out), nullptr, h.num_blocks);
     PagedDecodeParams p = paged_decode_params_from_unified(u, m.q_len());
+    if (m.spec.rocm_layout) set_rocm_layout(p, m.rocm);  // the same values in the rocm layout
     p.lse = m.spec.lse ? static_cast<float*>(dev_ptr(lse)) : nullptr;
     p.lse_stride_head = lse_stride;
     if (m.host_scale()) {
@@ -397,6 +399,34 @@ std::vector<Case> all_cases() {
     s.window_left = 9;
     v.push_back({"q2_g64_head_chunks_d256", s});
   }
+  // The rocm cache layout (K [blocks, kv heads, d / x, block, x], V [blocks, kv heads, d, block]; the
+  // values transposed in registers): 16-bit d 128 page 16 on the decode tile with NaN / +Inf in
+  // unowned slots, every plan; fp8 with per-(token, head) scales, page 8, a window and q_len 2;
+  // the prefill tile at d 192 with page 24 and padded strides, sinks
+  {
+    DecodeSpec s = decode_spec(true, false, 128, 8, 2, 16, 1, {37, 0, 1, 70, 16}, 113);
+    s.rocm_layout = true;
+    s.poison_unowned = true;
+    s.extra_table_cols = 1;
+    v.push_back({"q1_g4_bf16kv_d128_rocm", s,
+                 {Split::automatic, Split::one_partition, Split::planned, Split::fixed, Split::uniform}});
+  }
+  {
+    DecodeSpec s = decode_spec(false, true, 64, 4, 1, 8, 2, {0, 53, 2, 21}, 114);
+    s.scale_mode = KvScaleMode::per_token_head;
+    s.window_left = 20;
+    s.poison_unowned = true;
+    s.rocm_layout = true;
+    v.push_back({"q2_g4_fp8_token_head_d64_p8_rocm", s});
+  }
+  {
+    DecodeSpec s = decode_spec(false, false, 192, 8, 1, 24, 4, {1, 66, 0, 9}, 115);
+    s.sinks = true;
+    s.poison_unowned = true;
+    s.rocm_layout = true;
+    s.rocm_pad = 1;
+    v.push_back({"q4_g8_prefill_tile_f16kv_d192_p24_rocm_pad", s});
+  }
   return v;
 }
 
@@ -460,8 +490,8 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, EmuPagedDecode, ::testing::ValuesIn(all_params(
 // ---- the whole table: names and resources ----
 
 // Calls f.template operator()<Cfg>(tile, fp8) for the configuration paged decode launches for every
-// (q dtype, KV kind, variant, head size, tile kind) of the table on target t, and for the
-// register-staged fallback of each LDS-DMA one.
+// (q dtype, KV kind, variant, head size, tile kind) of the table on target t, for the
+// register-staged fallback of each LDS-DMA one, and for the rocm cache layout of each.
 template <class F>
 void for_each_paged_config(const EmuTarget& t, F&& f) {
   for_each_table_entry(t.target, [&](const TableEntry& e) {
@@ -474,9 +504,18 @@ void for_each_paged_config(const EmuTarget& t, F&& f) {
     plan.tile_kind = e.kind;
     plan.kv_copy = e.kv_copy;
     visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(e.tile, e.fp8); });
+    if (e.kv_copy != kv_copy_model(t.target, e.fp8, e.d)) return;  // the rocm layout once a tile
+    plan.kv_layout = KvCacheLayout::rocm;
+    plan.kv_copy = CopyModel::register_staged;
+    const UnifiedTile tile = unified_tile_for_copy(e.tile, plan.kv_copy);
+    visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, e.fp8); });
   });
 }
-int paged_configs(const EmuTarget& t) { return for_each_table_entry(t.target, [](const TableEntry&) {}); }
+int paged_configs(const EmuTarget& t) {
+  int rocm = 0;
+  const int rows = for_each_table_entry(t.target, [&](const TableEntry& e) { rocm += e.kv_copy == kv_copy_model(t.target, e.fp8, e.d); });
+  return rows + rocm;
+}
 
 // Every kernel paged decode can launch is in the code object, exactly once (CodeObject::find throws
 // on none or several): the kernel of each configuration, its reduce, the planner.
