@@ -99,9 +99,9 @@ struct UnifiedConfig {
   static_assert(kRowLayout || kCopy_ == CopyModel::register_staged, "the ROCm cache layout loads register-staged");
   static_assert(!kRowLayout || kCopy == kv_copy_model(kTarget_, kFp8, kD_) ||
                     (is_cdna(kTarget_) && !kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::lds_dma)) ||
-                    (!is_cdna(kTarget_) && kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::async)),
-                "a CDNA instance with a 16-bit cache may take either CDNA policy, an sm_90 fp8 instance either of "
-                "its two; everything else its default");
+                    (!is_cdna(kTarget_) && (kCopy == CopyModel::register_staged || kCopy == CopyModel::async)),
+                "a CDNA instance with a 16-bit cache may take either CDNA policy, an sm_90 instance either of its "
+                "two; everything else its default");
   static_assert(kCopy != CopyModel::lds_dma || kStages_ == 2, "the LDS-DMA loader keeps two LDS stages");
   static constexpr bool kStagedLoads = kCopy == CopyModel::register_staged;
   using Loader = std::conditional_t<
