@@ -1,10 +1,9 @@
 // hipattn/tile/register_transpose.hpp: 8 x 8 transposes of a thread's registers.
 //
 // The value cache of the ROCm layout (paged/paged_kv.hpp RocmKvLayout) holds a value's dimensions
-// apart and its slots contiguous: one 16-byte load brings 8 slots of one dimension (16-bit), an 8-byte
-// load 8 slots of one fp8 dimension. A thread loads 8 dimensions of the same 8 slots and transposes
-// them here into 8 rows of 8 dimensions, the 16-byte chunks of the LDS value tile (fp8 rows are then
-// converted to 16-bit). Written with shifts and masks only: the compilers turn them into byte
+// apart and its slots contiguous: an 8-byte load brings 4 slots of one 16-bit dimension, a 4-byte
+// load 4 slots of one fp8 dimension. A thread loads 8 dimensions of the same slots and transposes them here into rows
+// of 8 dimensions, the 16-byte chunks of the LDS value tile (fp8 rows are then converted to 16-bit). Written with shifts and masks only: the compilers turn them into byte
 // permutes (sm_90 prmt, CDNA v_perm_b32 / v_alignbit); host-callable, so tests check them on the host.
 // The loops have constant trip counts over register arrays: the device compilers unroll them fully.
 #pragma once
@@ -34,36 +33,66 @@ HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE uint32_t word_of(const u32x4& v, int w) 
 }
 }  // namespace detail
 
+// Columns s and s + 1 (s even) of the 8 x 8 16-bit transpose below: column s of the 8 rows, element
+// k = in[k]'s element s. Callers that store each pair before the next keep 8 words live, not 32.
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b16_pair(const u32x4 (&in)[8], int s, u32x4& out_s,
+                                                                   u32x4& out_s1) {
+  uint32_t lo[4], hi[4];
+  for (int w = 0; w < 4; ++w) {
+    const uint32_t a = detail::word_of(in[2 * w], s / 2), b = detail::word_of(in[2 * w + 1], s / 2);
+    lo[w] = detail::pair_halves<false>(a, b);
+    hi[w] = detail::pair_halves<true>(a, b);
+  }
+  out_s = u32x4{lo[0], lo[1], lo[2], lo[3]};
+  out_s1 = u32x4{hi[0], hi[1], hi[2], hi[3]};
+}
+
+// The same for 8 rows of 4 16-bit elements (an 8-byte load each): columns s and s + 1 (s = 0 or 2)
+// as 8 elements each.
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x4_b16_pair(const u32x2 (&in)[8], int s, u32x4& out_s,
+                                                                   u32x4& out_s1) {
+  uint32_t lo[4], hi[4];
+  for (int w = 0; w < 4; ++w) {
+    const uint32_t a = s < 2 ? in[2 * w].x : in[2 * w].y, b = s < 2 ? in[2 * w + 1].x : in[2 * w + 1].y;
+    lo[w] = detail::pair_halves<false>(a, b);
+    hi[w] = detail::pair_halves<true>(a, b);
+  }
+  out_s = u32x4{lo[0], lo[1], lo[2], lo[3]};
+  out_s1 = u32x4{hi[0], hi[1], hi[2], hi[3]};
+}
+
 // in[k]: 8 16-bit elements (element s = column s of row k, low half first). out[s]: column s of the 8
 // rows, element k = in[k]'s element s.
 HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b16(const u32x4 (&in)[8], u32x4 (&out)[8]) {
-  for (int s = 0; s < 8; s += 2) {
-    uint32_t lo[4], hi[4];
-    for (int w = 0; w < 4; ++w) {
-      const uint32_t a = detail::word_of(in[2 * w], s / 2), b = detail::word_of(in[2 * w + 1], s / 2);
-      lo[w] = detail::pair_halves<false>(a, b);
-      hi[w] = detail::pair_halves<true>(a, b);
-    }
-    out[s] = u32x4{lo[0], lo[1], lo[2], lo[3]};
-    out[s + 1] = u32x4{hi[0], hi[1], hi[2], hi[3]};
+  for (int s = 0; s < 8; s += 2) transpose8x8_b16_pair(in, s, out[s], out[s + 1]);
+}
+
+// Columns 2w and 2w + 1 of the 8 x 8 byte transpose below. Two steps: rows 2i and 2i + 1
+// interleaved into 16-bit pairs (t[i]: columns 2w and 2w + 1 of those rows), then the pairs' halves.
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b8_pair(const u32x2 (&in)[8], int w, u32x2& out_lo,
+                                                                  u32x2& out_hi) {
+  uint32_t t[4];
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t a = w < 2 ? in[2 * i].x : in[2 * i].y, b = w < 2 ? in[2 * i + 1].x : in[2 * i + 1].y;
+    t[i] = w % 2 == 0 ? detail::interleave_bytes<0>(a, b) : detail::interleave_bytes<2>(a, b);
   }
+  out_lo = u32x2{detail::pair_halves<false>(t[0], t[1]), detail::pair_halves<false>(t[2], t[3])};
+  out_hi = u32x2{detail::pair_halves<true>(t[0], t[1]), detail::pair_halves<true>(t[2], t[3])};
+}
+
+// The same for 8 rows of 4 bytes (a 4-byte load each): columns s and s + 1 (s = 0 or 2), 8 bytes each.
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x4_b8_pair(const uint32_t (&in)[8], int s, u32x2& out_s,
+                                                                  u32x2& out_s1) {
+  uint32_t t[4];  // t[i]: columns s and s + 1 of rows 2i (low byte) and 2i + 1
+  for (int i = 0; i < 4; ++i)
+    t[i] = s == 0 ? detail::interleave_bytes<0>(in[2 * i], in[2 * i + 1]) : detail::interleave_bytes<2>(in[2 * i], in[2 * i + 1]);
+  out_s = u32x2{detail::pair_halves<false>(t[0], t[1]), detail::pair_halves<false>(t[2], t[3])};
+  out_s1 = u32x2{detail::pair_halves<true>(t[0], t[1]), detail::pair_halves<true>(t[2], t[3])};
 }
 
 // in[k]: 8 bytes (byte s = column s of row k). out[s]: column s of the 8 rows, byte k = in[k]'s byte s.
-// Two steps: rows 2i and 2i + 1 interleaved into 16-bit pairs, then the 16-bit pairs as above.
 HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b8(const u32x2 (&in)[8], u32x2 (&out)[8]) {
-  uint32_t t[4][4];  // t[i][w]: columns 2w and 2w + 1 of rows 2i (low byte) and 2i + 1
-  for (int i = 0; i < 4; ++i) {
-    const u32x2 a = in[2 * i], b = in[2 * i + 1];
-    t[i][0] = detail::interleave_bytes<0>(a.x, b.x);
-    t[i][1] = detail::interleave_bytes<2>(a.x, b.x);
-    t[i][2] = detail::interleave_bytes<0>(a.y, b.y);
-    t[i][3] = detail::interleave_bytes<2>(a.y, b.y);
-  }
-  for (int w = 0; w < 4; ++w) {
-    out[2 * w] = u32x2{detail::pair_halves<false>(t[0][w], t[1][w]), detail::pair_halves<false>(t[2][w], t[3][w])};
-    out[2 * w + 1] = u32x2{detail::pair_halves<true>(t[0][w], t[1][w]), detail::pair_halves<true>(t[2][w], t[3][w])};
-  }
+  for (int w = 0; w < 4; ++w) transpose8x8_b8_pair(in, w, out[2 * w], out[2 * w + 1]);
 }
 
 }  // namespace hipattn

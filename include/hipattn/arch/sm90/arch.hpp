@@ -9,11 +9,13 @@
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
 // sm_90's loaders copy asynchronously (cp.async: copy_commit groups, copy_wait<N> waits); the
 // register-staged copies exist for the interface's sake (plain loads and stores).
+// Beyond the interface, sm_90a's warpgroup MMA atoms, descriptors and fences are in wgmma.hpp.
 #pragma once
 #include "hipattn/arch/concept.hpp"
 #include "hipattn/kernels/common/kv_kind.hpp"
 #include "hipattn/arch/sm90/atoms.hpp"
 #include "hipattn/arch/sm90/warp_tile.hpp"
+#include "hipattn/arch/sm90/wgmma.hpp"
 #include "hipattn/platform/target.hpp"
 
 namespace hipattn::sm90 {

@@ -464,21 +464,22 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   using Walk::v_stage;
 
   // Values of a transposed layout (RocmKvLayout: a value's slots contiguous, its dimensions
-  // v_stride_dim apart). A unit is 8 slots x 8 dimensions: 8 loads (16 bytes of 16-bit codes, 8
-  // bytes of fp8 ones), each 8 consecutive slots of one dimension, transposed in registers into the
-  // 8 rows' chunk of 8 dimensions (fp8 then converted), stored as the V tile's chunks. Units go
-  // slot group fastest (neighbouring lanes read neighbouring slots of a dimension). The 8 slots of a
-  // unit share a page (block_size % 8 == 0, validated), so one block-table read serves them; rows
-  // outside the visible key range are zeroed after the transpose (bit moves only: nothing of an
-  // unowned slot reaches another row).
+  // v_stride_dim apart). A unit is 4 slots x 8 dimensions: 8 loads (8 bytes of 16-bit values, 4 of
+  // fp8 ones), each 4 slots of one dimension, transposed in registers into the 4 rows' chunks of 8
+  // dimensions (fp8 then converted), stored as the V tile's chunks: a thread holds as many value
+  // registers as the row layout's loads would (units of 8 slots left half the decode tile's threads
+  // idle and the others 16 registers over the tile's budget on gfx942). Units go slot
+  // group fastest (neighbouring lanes read neighbouring slots of a dimension). A unit's slots share
+  // a page (block_size % 8 == 0, validated), so one block-table read serves them; rows outside the
+  // visible key range are zeroed after the transpose (bit moves only: nothing of an unowned slot
+  // reaches another row).
   static constexpr bool kTransposedV = Params::Layout::kTransposedValues;
-  static constexpr int kVSlots = 8;
+  static constexpr int kVSlots = 4;
   static constexpr int kVGroups = kBN / kVSlots;  // slot groups of a tile
-  static_assert(!kTransposedV || (kBN % kVSlots == 0 && kDv % 8 == 0), "whole 8 x 8 units");
+  static_assert(!kTransposedV || (kBN % kVSlots == 0 && kDv % 8 == 0), "whole units of kVSlots slots x 8 dimensions");
   static constexpr int kVUnits = kTransposedV ? kVGroups * (kDv / 8) : 0;
   static constexpr int kVIters = kTransposedV ? (kVUnits + kThreads - 1) / kThreads : 1;
   static constexpr bool kVMayIdle = kTransposedV && kVUnits % kThreads != 0;
-  using VLoad = std::conditional_t<Cfg::kFp8, u32x2, u32x4>;
   HIPATTN_DEVICE HIPATTN_FORCEINLINE int vgroup(int i) const { return (this->tid_ + i * kThreads) % kVGroups; }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE int vdims(int i) const { return (this->tid_ + i * kThreads) / kVGroups; }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE bool vidle(int i) const { return kVMayIdle && this->tid_ + i * kThreads >= kVUnits; }
@@ -540,13 +541,15 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
       for (int i = 0; i < kVIters; ++i) {
         vok_[i] = vrows_[i];
         const bool read = vblk_[i] >= 0;
-        const Offset base = read ? this->kv_.v_offset(vblk_[i], vslot_[i], this->kvh_) : Offset(0);
         const int d0 = 8 * (vidle(i) ? 0 : vdims(i));
+        // One address, stepped a dimension at a time (8 offsets formed apart would be loop
+        // invariants the compiler keeps in registers across the whole kernel).
+        const uint8_t* src = vb + (read ? this->kv_.v_offset(vblk_[i], vslot_[i], this->kvh_) + this->kv_.v_dim(d0) : Offset(0)) * kElemBytes;
+        const Offset step = read ? this->kv_.v_dim(1) * kElemBytes : Offset(0);
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-          const uint8_t* src = vb + (read ? base + this->kv_.v_dim(d0 + k) : Offset(0)) * kElemBytes;
-          if constexpr (Cfg::kFp8) vt_[i][k] = Arch::load_8(src, true);
-          else vt_[i][k] = Arch::load_16(src, true);
+        for (int k = 0; k < 8; ++k, src += step) {
+          if constexpr (Cfg::kFp8) vt_[i][k] = Arch::load_4(src, true);
+          else vt_[i][k] = Arch::load_8(src, true);
         }
       }
     }
@@ -589,34 +592,36 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   }
 
   // The value units (transposed layout) into the V tile: transpose, convert fp8, zero the rows
-  // outside the visible range.
+  // outside the visible range. Two rows at a time, each pair stored before the next is formed, so
+  // only the loads and one pair are live (the whole transpose at once needs 32 more registers).
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_values(uint16_t* vd) {
     const u32x4 zero{0u, 0u, 0u, 0u};
 #pragma unroll
     for (int i = 0; i < kVIters; ++i) {
       if (vidle(i)) continue;
-      u32x4 rows[8];
-      if constexpr (Cfg::kFp8) {
-        u32x2 codes[8];
-        transpose8x8_b8(vt_[i], codes);
-#pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          uint32_t w0, w1, w2, w3;
-          Arch::template dequant_fp8x4<Cfg::kKv, Cfg::kBf16>(codes[r].x, w0, w1);
-          Arch::template dequant_fp8x4<Cfg::kKv, Cfg::kBf16>(codes[r].y, w2, w3);
-          rows[r] = u32x4{w0, w1, w2, w3};
-        }
-      } else {
-        transpose8x8_b16(vt_[i], rows);
-      }
       const int row0 = kVSlots * vgroup(i), c = vdims(i);
 #pragma unroll
-      for (int r = 0; r < 8; ++r) Arch::store_16(vd + VTile::chunk_index(row0 + r, c), ((vok_[i] >> r) & 1u) ? rows[r] : zero);
+      for (int r = 0; r < kVSlots; r += 2) {
+        u32x4 a, b;
+        if constexpr (Cfg::kFp8) {
+          u32x2 ca, cb;
+          transpose8x4_b8_pair(vt_[i], r, ca, cb);
+          Arch::template dequant_fp8x4<Cfg::kKv, Cfg::kBf16>(ca.x, a.x, a.y);
+          Arch::template dequant_fp8x4<Cfg::kKv, Cfg::kBf16>(ca.y, a.z, a.w);
+          Arch::template dequant_fp8x4<Cfg::kKv, Cfg::kBf16>(cb.x, b.x, b.y);
+          Arch::template dequant_fp8x4<Cfg::kKv, Cfg::kBf16>(cb.y, b.z, b.w);
+        } else {
+          transpose8x4_b16_pair(vt_[i], r, a, b);
+        }
+        Arch::store_16(vd + VTile::chunk_index(row0 + r, c), ((vok_[i] >> r) & 1u) ? a : zero);
+        Arch::store_16(vd + VTile::chunk_index(row0 + r + 1, c), ((vok_[i] >> (r + 1)) & 1u) ? b : zero);
+      }
     }
   }
 
   u32x4 k_[kIters], v_[kTransposedV ? 1 : kIters];
-  VLoad vt_[kTransposedV ? kVIters : 1][kTransposedV ? 8 : 1];  // transposed layout: the units' loads
+  using VLoad = std::conditional_t<Cfg::kFp8, uint32_t, u32x2>;  // 4 slots of one dimension
+  VLoad vt_[kTransposedV ? kVIters : 1][kTransposedV ? 8 : 1];   // transposed layout: the units' loads
   int32_t vblk_[kVIters], vslot_[kVIters];                      // their pages (-1: not read)
   uint32_t vrows_[kVIters], vok_[kVIters];                      // visible rows (bit r): of the pages read, of the loads
   uint32_t ks_[Cfg::kFp8 ? kIters : 1], vs_[Cfg::kFp8 ? kIters : 1];
