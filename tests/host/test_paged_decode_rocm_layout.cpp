@@ -1,8 +1,8 @@
 // tests/host/test_paged_decode_rocm_layout.cpp: the host side of paged decode's ROCm cache layout
 // (KvCacheLayout::rocm: K [num_blocks, num_kv_heads, head_size / x, block_size, x],
 // V [num_blocks, num_kv_heads, head_size, block_size]):
-//   * the register transposes (tile/register_transpose.hpp): transpose8x8_b16 / transpose8x8_b8 on
-//     random words put element s of row k at element k of row s, and are involutions;
+//   * the register transposes (tile/register_transpose.hpp): transpose8x4_b16 / transpose8x4_b8 (and
+//     their pair forms) on random words put element s of row k at element k of row s;
 //   * the paged view's layout policies (paged/paged_kv.hpp): with the strides of a packed rocm cache,
 //     k_offset + k_chunk and v_offset + v_dim are the packed indices; RowKvLayout ignores the rocm
 //     strides (chunk c at c * x, dimension d at d);
@@ -49,6 +49,8 @@ using hipattn::ValidationReport;
 uint32_t word(const u32x4& v, int w) { return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w; }
 // 16-bit element s of 8 (low half of each word first).
 uint16_t elem16(const u32x4& v, int s) { return static_cast<uint16_t>(word(v, s / 2) >> (16 * (s % 2))); }
+// 16-bit element s of 4 (an 8-byte row).
+uint16_t elem16x4(const u32x2& v, int s) { return static_cast<uint16_t>((s < 2 ? v.x : v.y) >> (16 * (s % 2))); }
 // Byte s of 8.
 uint8_t elem8(const u32x2& v, int s) { return static_cast<uint8_t>((s < 4 ? v.x : v.y) >> (8 * (s % 4))); }
 
@@ -58,48 +60,49 @@ bool same(const u32x2& a, const u32x2& b) { return a.x == b.x && a.y == b.y; }
 TEST(RegisterTranspose, B16PutsRowKColumnSAtRowSColumnK) {
   std::mt19937 rng(20240611);
   for (int iter = 0; iter < 2000; ++iter) {
-    u32x4 in[8], out[8], back[8];
-    for (u32x4& v : in) v = u32x4{uint32_t(rng()), uint32_t(rng()), uint32_t(rng()), uint32_t(rng())};
-    hipattn::transpose8x8_b16(in, out);
-    for (int s = 0; s < 8; ++s)
+    u32x2 in[8];
+    u32x4 out[4];
+    for (u32x2& v : in) v = u32x2{uint32_t(rng()), uint32_t(rng())};
+    hipattn::transpose8x4_b16(in, out);
+    for (int s = 0; s < 4; ++s)
       for (int k = 0; k < 8; ++k)
-        ASSERT_EQ(elem16(out[s], k), elem16(in[k], s)) << "iteration " << iter << ": out[" << s << "] element " << k;
-    hipattn::transpose8x8_b16(out, back);
-    for (int k = 0; k < 8; ++k) ASSERT_TRUE(same(back[k], in[k])) << "iteration " << iter << ": twice is not the identity, row " << k;
+        ASSERT_EQ(elem16(out[s], k), elem16x4(in[k], s)) << "iteration " << iter << ": out[" << s << "] element " << k;
+    // the pair form gives the same columns
+    u32x4 p0, p1;
+    hipattn::transpose8x4_b16_pair(in, 2, p0, p1);
+    ASSERT_TRUE(same(p0, out[2]) && same(p1, out[3])) << "iteration " << iter;
   }
-  // distinct elements: the element of row k, column s is 16 k + s (no two alike), in every word half
-  u32x4 in[8], out[8];
-  for (int k = 0; k < 8; ++k) {
-    uint32_t w[4];
-    for (int j = 0; j < 4; ++j) w[j] = uint32_t(16 * k + 2 * j) | (uint32_t(16 * k + 2 * j + 1) << 16);
-    in[k] = u32x4{w[0], w[1], w[2], w[3]};
-  }
-  hipattn::transpose8x8_b16(in, out);
-  for (int s = 0; s < 8; ++s)
-    for (int k = 0; k < 8; ++k) EXPECT_EQ(elem16(out[s], k), 16 * k + s);
+  // distinct elements: row k, column s holds 8 k + s
+  u32x2 in[8];
+  u32x4 out[4];
+  for (int k = 0; k < 8; ++k)
+    in[k] = u32x2{uint32_t(8 * k) | (uint32_t(8 * k + 1) << 16), uint32_t(8 * k + 2) | (uint32_t(8 * k + 3) << 16)};
+  hipattn::transpose8x4_b16(in, out);
+  for (int s = 0; s < 4; ++s)
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(elem16(out[s], k), 8 * k + s);
 }
 
 TEST(RegisterTranspose, B8PutsRowKByteSAtRowSByteK) {
   std::mt19937 rng(777);
   for (int iter = 0; iter < 2000; ++iter) {
-    u32x2 in[8], out[8], back[8];
-    for (u32x2& v : in) v = u32x2{uint32_t(rng()), uint32_t(rng())};
-    hipattn::transpose8x8_b8(in, out);
-    for (int s = 0; s < 8; ++s)
+    uint32_t in[8];
+    u32x2 out[4];
+    for (uint32_t& v : in) v = uint32_t(rng());
+    hipattn::transpose8x4_b8(in, out);
+    for (int s = 0; s < 4; ++s)
       for (int k = 0; k < 8; ++k)
-        ASSERT_EQ(elem8(out[s], k), elem8(in[k], s)) << "iteration " << iter << ": out[" << s << "] byte " << k;
-    hipattn::transpose8x8_b8(out, back);
-    for (int k = 0; k < 8; ++k) ASSERT_TRUE(same(back[k], in[k])) << "iteration " << iter << ": twice is not the identity, row " << k;
+        ASSERT_EQ(elem8(out[s], k), uint8_t(in[k] >> (8 * s))) << "iteration " << iter << ": out[" << s << "] byte " << k;
+    u32x2 p0, p1;
+    hipattn::transpose8x4_b8_pair(in, 0, p0, p1);
+    ASSERT_TRUE(same(p0, out[0]) && same(p1, out[1])) << "iteration " << iter;
   }
-  u32x2 in[8], out[8];
-  for (int k = 0; k < 8; ++k) {
-    uint32_t w[2] = {0, 0};
-    for (int s = 0; s < 8; ++s) w[s / 4] |= uint32_t(8 * k + s + 1) << (8 * (s % 4));
-    in[k] = u32x2{w[0], w[1]};
-  }
-  hipattn::transpose8x8_b8(in, out);
-  for (int s = 0; s < 8; ++s)
-    for (int k = 0; k < 8; ++k) EXPECT_EQ(elem8(out[s], k), 8 * k + s + 1);
+  // distinct bytes: row k, column s holds 4 k + s
+  uint32_t in[8];
+  u32x2 out[4];
+  for (int k = 0; k < 8; ++k) in[k] = uint32_t(4 * k) | uint32_t(4 * k + 1) << 8 | uint32_t(4 * k + 2) << 16 | uint32_t(4 * k + 3) << 24;
+  hipattn::transpose8x4_b8(in, out);
+  for (int s = 0; s < 4; ++s)
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(elem8(out[s], k), 4 * k + s);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
-// hipattn/tile/register_transpose.hpp: 8 x 8 transposes of a thread's registers.
+// hipattn/tile/register_transpose.hpp: 8 x 4 transposes of a thread's registers.
 //
 // The value cache of the ROCm layout (paged/paged_kv.hpp RocmKvLayout) holds a value's dimensions
 // apart and its slots contiguous: an 8-byte load brings 4 slots of one 16-bit dimension, a 4-byte
-// load 4 slots of one fp8 dimension. A thread loads 8 dimensions of the same slots and transposes them here into rows
-// of 8 dimensions, the 16-byte chunks of the LDS value tile (fp8 rows are then converted to 16-bit). Written with shifts and masks only: the compilers turn them into byte
-// permutes (sm_90 prmt, CDNA v_perm_b32 / v_alignbit); host-callable, so tests check them on the host.
-// The loops have constant trip counts over register arrays: the device compilers unroll them fully.
+// load 4 slots of one fp8 dimension. A thread loads 8 dimensions of the same 4 slots and transposes
+// them here into 4 rows of 8 dimensions, the 16-byte chunks of the LDS value tile (fp8 rows are then
+// converted to 16-bit). Written with shifts and masks only: the compilers turn them into byte
+// permutes (sm_90 prmt, CDNA v_perm_b32 / v_and_or_b32); host-callable, so tests check them on the
+// host. The loops have constant trip counts over register arrays: the device compilers unroll them.
 #pragma once
 #include <cstdint>
 
@@ -28,27 +29,12 @@ HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE uint32_t interleave_bytes(uint32_t a, ui
   const uint32_t b0 = (b >> (8 * kJ)) & 0xFFu, b1 = (b >> (8 * kJ + 8)) & 0xFFu;
   return a0 | (b0 << 8) | (a1 << 16) | (b1 << 24);
 }
-HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE uint32_t word_of(const u32x4& v, int w) {
-  return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
-}
 }  // namespace detail
 
-// Columns s and s + 1 (s even) of the 8 x 8 16-bit transpose below: column s of the 8 rows, element
-// k = in[k]'s element s. Callers that store each pair before the next keep 8 words live, not 32.
-HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b16_pair(const u32x4 (&in)[8], int s, u32x4& out_s,
-                                                                   u32x4& out_s1) {
-  uint32_t lo[4], hi[4];
-  for (int w = 0; w < 4; ++w) {
-    const uint32_t a = detail::word_of(in[2 * w], s / 2), b = detail::word_of(in[2 * w + 1], s / 2);
-    lo[w] = detail::pair_halves<false>(a, b);
-    hi[w] = detail::pair_halves<true>(a, b);
-  }
-  out_s = u32x4{lo[0], lo[1], lo[2], lo[3]};
-  out_s1 = u32x4{hi[0], hi[1], hi[2], hi[3]};
-}
-
-// The same for 8 rows of 4 16-bit elements (an 8-byte load each): columns s and s + 1 (s = 0 or 2)
-// as 8 elements each.
+// The 8 x 4 16-bit transpose, columns s and s + 1 (s = 0 or 2): in[k] holds row k's 4 elements
+// (an 8-byte load, low half of each word first); out_s holds column s of the 8 rows, element k =
+// in[k]'s element s. The kernels store each pair before forming the next, so only the loads and one
+// pair are live.
 HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x4_b16_pair(const u32x2 (&in)[8], int s, u32x4& out_s,
                                                                    u32x4& out_s1) {
   uint32_t lo[4], hi[4];
@@ -61,26 +47,9 @@ HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x4_b16_pair(const u32x2 (
   out_s1 = u32x4{hi[0], hi[1], hi[2], hi[3]};
 }
 
-// in[k]: 8 16-bit elements (element s = column s of row k, low half first). out[s]: column s of the 8
-// rows, element k = in[k]'s element s.
-HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b16(const u32x4 (&in)[8], u32x4 (&out)[8]) {
-  for (int s = 0; s < 8; s += 2) transpose8x8_b16_pair(in, s, out[s], out[s + 1]);
-}
-
-// Columns 2w and 2w + 1 of the 8 x 8 byte transpose below. Two steps: rows 2i and 2i + 1
-// interleaved into 16-bit pairs (t[i]: columns 2w and 2w + 1 of those rows), then the pairs' halves.
-HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b8_pair(const u32x2 (&in)[8], int w, u32x2& out_lo,
-                                                                  u32x2& out_hi) {
-  uint32_t t[4];
-  for (int i = 0; i < 4; ++i) {
-    const uint32_t a = w < 2 ? in[2 * i].x : in[2 * i].y, b = w < 2 ? in[2 * i + 1].x : in[2 * i + 1].y;
-    t[i] = w % 2 == 0 ? detail::interleave_bytes<0>(a, b) : detail::interleave_bytes<2>(a, b);
-  }
-  out_lo = u32x2{detail::pair_halves<false>(t[0], t[1]), detail::pair_halves<false>(t[2], t[3])};
-  out_hi = u32x2{detail::pair_halves<true>(t[0], t[1]), detail::pair_halves<true>(t[2], t[3])};
-}
-
-// The same for 8 rows of 4 bytes (a 4-byte load each): columns s and s + 1 (s = 0 or 2), 8 bytes each.
+// The 8 x 4 byte transpose, columns s and s + 1 (s = 0 or 2): in[k] holds row k's 4 bytes (a 4-byte
+// load); out_s holds column s of the 8 rows, byte k = in[k]'s byte s. Two steps: rows 2i and 2i + 1
+// interleaved into 16-bit pairs, then the pairs' halves as above.
 HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x4_b8_pair(const uint32_t (&in)[8], int s, u32x2& out_s,
                                                                   u32x2& out_s1) {
   uint32_t t[4];  // t[i]: columns s and s + 1 of rows 2i (low byte) and 2i + 1
@@ -90,9 +59,14 @@ HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x4_b8_pair(const uint32_t
   out_s1 = u32x2{detail::pair_halves<true>(t[0], t[1]), detail::pair_halves<true>(t[2], t[3])};
 }
 
-// in[k]: 8 bytes (byte s = column s of row k). out[s]: column s of the 8 rows, byte k = in[k]'s byte s.
-HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x8_b8(const u32x2 (&in)[8], u32x2 (&out)[8]) {
-  for (int w = 0; w < 4; ++w) transpose8x8_b8_pair(in, w, out[2 * w], out[2 * w + 1]);
+// The whole transposes (out[s] = column s), for tests and callers with registers to spare.
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x4_b16(const u32x2 (&in)[8], u32x4 (&out)[4]) {
+  transpose8x4_b16_pair(in, 0, out[0], out[1]);
+  transpose8x4_b16_pair(in, 2, out[2], out[3]);
+}
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void transpose8x4_b8(const uint32_t (&in)[8], u32x2 (&out)[4]) {
+  transpose8x4_b8_pair(in, 0, out[0], out[1]);
+  transpose8x4_b8_pair(in, 2, out[2], out[3]);
 }
 
 }  // namespace hipattn
