@@ -16,6 +16,7 @@
 #include "hipattn/arch/sm90/atoms.hpp"
 #include "hipattn/arch/sm90/warp_tile.hpp"
 #include "hipattn/arch/sm90/wgmma.hpp"
+#include "hipattn/arch/sm90/tma.hpp"
 #include "hipattn/platform/target.hpp"
 
 namespace hipattn::sm90 {

@@ -428,16 +428,16 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   // Tile t_begin's loads in flight, and the block ids of the next tile.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void prologue(int32_t t_begin) {
     load_pages(t_begin);
-    fetch();
+    fetch(t_begin);
     load_pages(t_begin + 1);
   }
 
   // Before computing tile t (the it-th of this workgroup): tile t into LDS stage it % 2, tile t + 1
   // into registers (its block ids were read a tile ago), the block ids of tile t + 2.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void advance(int32_t t, int it) {
-    store(it % kStages);
+    store(it % kStages, t);
     if (t + 1 < this->t_end_) {
-      fetch();
+      fetch(t + 1);
       load_pages(t + 2);
     }
   }
@@ -484,34 +484,35 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE int vdims(int i) const { return (this->tid_ + i * kThreads) / kVGroups; }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE bool vidle(int i) const { return kVMayIdle && this->tid_ + i * kThreads >= kVUnits; }
 
-  // The block ids of tile t: the walk's rows and, for a transposed layout, the value units' pages and
-  // which of their 8 rows are visible.
+  // The block ids of tile t: the walk's rows and, for a transposed layout, the value units' pages
+  // (-1: no row of the unit is visible). The slots are found again when the loads are issued and the
+  // visible rows when they are stored (from the tile index): fewer registers held across the tile.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_pages(int32_t t) {
     Walk::load_pages(t);
     if constexpr (kTransposedV) {
 #pragma unroll
       for (int i = 0; i < kVIters; ++i) {
         vblk_[i] = -1;
-        vslot_[i] = 0;
-        vrows_[i] = 0u;
         if (vidle(i)) continue;
         const int32_t j0 = t * kBN + kVSlots * vgroup(i);
-        const int32_t b = this->range_.key_begin - j0, e = this->range_.key_end - j0;
-        const int32_t lo = b > 0 ? b : 0, hi = e < kVSlots ? e : kVSlots;
-        if (t < this->t_end_ && lo < hi) {
-          int32_t page = 0;
-          this->kv_.locate(j0, page, vslot_[i]);
+        if (t < this->t_end_ && j0 + kVSlots > this->range_.key_begin && j0 < this->range_.key_end) {
+          int32_t page = 0, slot = 0;
+          this->kv_.locate(j0, page, slot);
           vblk_[i] = this->kv_.physical_block(this->seq_, page);
-          vrows_[i] = ((1u << hi) - 1u) & ~((1u << lo) - 1u);
         }
       }
     }
+  }
+  // Row r of tile t is visible (its key inside the work item's range).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE bool visible(int32_t t, int r) const {
+    const int32_t j = t * kBN + r;
+    return j >= this->range_.key_begin && j < this->range_.key_end;
   }
 
   // Every load of the tile whose block ids load_pages() read, into registers, all issued before any
   // is used. The loads are raw (an invalid row reads the cache's first bytes) and ok_ remembers
   // which rows count: store() zeroes the others, so no select pulls a wait up behind the loads.
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE void fetch() {
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void fetch([[maybe_unused]] int32_t t) {
     ok_ = 0u;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
@@ -539,12 +540,13 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
       constexpr int kElemBytes = Cfg::kFp8 ? 1 : 2;
 #pragma unroll
       for (int i = 0; i < kVIters; ++i) {
-        vok_[i] = vrows_[i];
         const bool read = vblk_[i] >= 0;
         const int d0 = 8 * (vidle(i) ? 0 : vdims(i));
+        int32_t page = 0, slot = 0;
+        this->kv_.locate(t * kBN + kVSlots * vgroup(i), page, slot);
         // One address, stepped a dimension at a time (8 offsets formed apart would be loop
         // invariants the compiler keeps in registers across the whole kernel).
-        const uint8_t* src = vb + (read ? this->kv_.v_offset(vblk_[i], vslot_[i], this->kvh_) + this->kv_.v_dim(d0) : Offset(0)) * kElemBytes;
+        const uint8_t* src = vb + (read ? this->kv_.v_offset(vblk_[i], slot, this->kvh_) + this->kv_.v_dim(d0) : Offset(0)) * kElemBytes;
         const Offset step = read ? this->kv_.v_dim(1) * kElemBytes : Offset(0);
 #pragma unroll
         for (int k = 0; k < 8; ++k, src += step) {
@@ -557,7 +559,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
 
   // The registers into LDS stage `stage` (fp8 converted to the q dtype first); rows that were not
   // to be read store zeros, whatever the cache held there.
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE void store(int stage) {
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void store(int stage, [[maybe_unused]] int32_t t) {
     uint16_t* kd = reinterpret_cast<uint16_t*>(k_stage(stage));
     uint16_t* vd = reinterpret_cast<uint16_t*>(v_stage(stage));
     const u32x4 zero{0u, 0u, 0u, 0u};
@@ -588,13 +590,13 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
         if constexpr (!kTransposedV) Arch::store_16(vd + VTile::chunk_index(r, c), vc);
       }
     }
-    if constexpr (kTransposedV) store_values(vd);
+    if constexpr (kTransposedV) store_values(vd, t);
   }
 
   // The value units (transposed layout) into the V tile: transpose, convert fp8, zero the rows
   // outside the visible range. Two rows at a time, each pair stored before the next is formed, so
   // only the loads and one pair are live (the whole transpose at once needs 32 more registers).
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_values(uint16_t* vd) {
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_values(uint16_t* vd, int32_t t) {
     const u32x4 zero{0u, 0u, 0u, 0u};
 #pragma unroll
     for (int i = 0; i < kVIters; ++i) {
@@ -613,8 +615,8 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
         } else {
           transpose8x4_b16_pair(vt_[i], r, a, b);
         }
-        Arch::store_16(vd + VTile::chunk_index(row0 + r, c), ((vok_[i] >> r) & 1u) ? a : zero);
-        Arch::store_16(vd + VTile::chunk_index(row0 + r + 1, c), ((vok_[i] >> (r + 1)) & 1u) ? b : zero);
+        Arch::store_16(vd + VTile::chunk_index(row0 + r, c), visible(t, row0 + r) ? a : zero);
+        Arch::store_16(vd + VTile::chunk_index(row0 + r + 1, c), visible(t, row0 + r + 1) ? b : zero);
       }
     }
   }
@@ -622,8 +624,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   u32x4 k_[kIters], v_[kTransposedV ? 1 : kIters];
   using VLoad = std::conditional_t<Cfg::kFp8, uint32_t, u32x2>;  // 4 slots of one dimension
   VLoad vt_[kTransposedV ? kVIters : 1][kTransposedV ? 8 : 1];   // transposed layout: the units' loads
-  int32_t vblk_[kVIters], vslot_[kVIters];                      // their pages (-1: not read)
-  uint32_t vrows_[kVIters], vok_[kVIters];                      // visible rows (bit r): of the pages read, of the loads
+  int32_t vblk_[kVIters];                                        // their pages (-1: not read)
   uint32_t ks_[Cfg::kFp8 ? kIters : 1], vs_[Cfg::kFp8 ? kIters : 1];
   uint32_t ok_ = 0u;  // bit i: chunk row i of the registers' tile is read (not zero)
 #endif  // HIPATTN_HAS_DEVICE
