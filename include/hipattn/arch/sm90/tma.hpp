@@ -56,9 +56,10 @@
 //
 // ---- paged K/V ----
 // Two ways to land a paged K or V in the same swizzled, barrier-signalled stage:
-//   - a tensor map over the whole page pool with the page as its outermost coordinate (e.g. dims
-//     {d, page_size, heads, pages}) and one tma_load per page, page id from the block table: pages
-//     of 8 or more rows (a multiple of 8) each fill whole swizzle atoms;
+//   - a tensor map over the whole page pool with the page as its outermost coordinate (an NHD pool
+//     [pages, page_size, heads, d]: dims {d, heads, page_size, pages}, box {W / elem, 1, page_size,
+//     1}) and one tma_load_4d per page, page id from the block table: pages of a multiple of 8 rows
+//     each fill whole swizzle atoms;
 //   - bulk_copy_g2s (cp.async.bulk, no tensor map) of whole rows or whole pages, or, into a swizzled
 //     tile, bulk_copy_row_to_tile_g2s: one 16-byte copy per chunk to its swizzled place.
 // Either way the producer announces the stage's total bytes once, and the consumers see one phase.
@@ -218,7 +219,8 @@ inline CUtensorMap make_tensor_map(const void* gmem, TmaElem elem, const std::ar
       throw bad("strides[" + std::to_string(i) + "] = " + std::to_string(strides_bytes[i]) +
                 " bytes is not a multiple of 16 below 2^40");
   const uint32_t inner = box[0] * uint32_t(eb);
-  if (inner % 16 != 0) throw bad("the box's inner extent, " + std::to_string(inner) + " bytes, is not a multiple of 16");
+  if (inner % 16 != 0)
+    throw bad("the box's inner extent, " + std::to_string(inner) + " bytes, is not a multiple of 16");
   if (swizzle != SmemSwizzle::none && inner > uint32_t(swizzle_row_bytes(swizzle)))
     throw bad("the box's inner extent, " + std::to_string(inner) + " bytes, exceeds the swizzle width");
 
@@ -238,9 +240,10 @@ inline CUtensorMap make_tensor_map(const void* gmem, TmaElem elem, const std::ar
   }
   for (int i = 0; i < kRank - 1; ++i) gstride[i] = strides_bytes[i];
   CUtensorMap map{};
-  const CUresult r = detail::tensor_map_encoder()(&map, type, cuuint32_t(kRank), const_cast<void*>(gmem), gdim, gstride,
-                                                  bdim, estride, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
-                                                  CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      detail::tensor_map_encoder()(&map, type, cuuint32_t(kRank), const_cast<void*>(gmem), gdim, gstride, bdim, estride,
+                                   CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw Error(ErrorCode::runtime, "cuTensorMapEncodeTiled",
                 std::string("the driver refused the tensor map: ") + detail::cu_result_name(r) + " (" +
@@ -393,8 +396,8 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void bulk_copy_row_to_tile_g2s(void* tile, in
   using Tile = KMajorTile<kSwizzle, kRows, kRowBytes>;
 #pragma unroll
   for (int c = 0; c < kRowBytes / 16; ++c)
-    bulk_copy_g2s(static_cast<uint8_t*>(tile) + Tile::offset(row, 16 * c), static_cast<const uint8_t*>(gmem_row) + 16 * c,
-                  16u, bar);
+    bulk_copy_g2s(static_cast<uint8_t*>(tile) + Tile::offset(row, 16 * c),
+                  static_cast<const uint8_t*>(gmem_row) + 16 * c, 16u, bar);
 }
 
 #undef HIPATTN_TMA_ASM
