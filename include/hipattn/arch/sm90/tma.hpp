@@ -2,6 +2,12 @@
 // cp.async.bulk) into shared memory, signalled through mbarrier transaction counts, and the host-side
 // tensor maps (CUtensorMap) they read, behind the sm_90 arch layer.
 //
+// Verified on the H200 (tests/device/test_tma.cu): 2D / 3D / 4D bf16 boxes with the 128-byte swizzle
+// and without, edges and zero fill, a 4-stage ring over 64 laps, bulk gathers of rows and pages (also
+// into swizzled tiles), a paged pool tensor map, and TMA tiles read by wgmma. Not yet: the 64- and
+// 32-byte swizzles and u8 / f16 boxes with the 128-byte swizzle (their test hit an illegal
+// instruction; docs/NEXT.md item 9).
+//
 // These are the producer side of the warp-specialised pipeline: one thread of a producer warp
 // announces the bytes a stage will receive (mbarrier_arrive_expect_tx) and issues the copies; the
 // copy engine counts the bytes it lands against the same barrier, and the stage's phase completes
