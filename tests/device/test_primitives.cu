@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../common/device_check.hpp"
 #include "../common/gpu.hpp"
 #include "../common/paged_problem.hpp"
 #include "hipattn/arch/sm90/arch.hpp"
@@ -27,26 +28,6 @@
 namespace hipattn::testing {
 namespace {
 
-// Launch, check the launch, wait and check the execution.
-#define LAUNCH_CHECKED(...)                   \
-  do {                                        \
-    __VA_ARGS__;                              \
-    HIPATTN_CHECK_LAUNCH();                   \
-    HIPATTN_CHECK(rt::device_synchronize()); \
-  } while (0)
-
-DeviceBuffer poisoned(size_t bytes) {  // every byte 0xFF: NaN as f32, f16, bf16 and e4m3fn
-  DeviceBuffer b(bytes);
-  HIPATTN_CHECK(rt::memset_async(b.ptr, 0xFF, bytes, nullptr));
-  HIPATTN_CHECK(rt::device_synchronize());
-  return b;
-}
-template <class T>
-std::vector<T> download(const DeviceBuffer& b) {
-  std::vector<T> v(b.bytes / sizeof(T));
-  HIPATTN_CHECK(rt::memcpy_d2h(v.data(), b.ptr, b.bytes));
-  return v;
-}
 double from16(uint16_t b, bool bf16) { return bf16 ? bfloat16_t::from_bits(b).to_float() : half_t::from_bits(b).to_float(); }
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 

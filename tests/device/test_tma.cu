@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/device_check.hpp"
 #include "../common/gpu.hpp"
 #include "../common/paged_problem.hpp"
 #include "hipattn/arch/sm90/tma.hpp"
@@ -149,26 +150,6 @@ TEST(Sm90TmaMap, RejectsWhatTheDriverWould) {
 
 // ================= 3. GPU: the copies =================
 
-// Launch, check the launch, wait and check the execution.
-#define LAUNCH_CHECKED(...)                   \
-  do {                                        \
-    __VA_ARGS__;                              \
-    HIPATTN_CHECK_LAUNCH();                   \
-    HIPATTN_CHECK(rt::device_synchronize()); \
-  } while (0)
-
-DeviceBuffer poisoned(size_t bytes) {  // every byte 0xFF: NaN as f32
-  DeviceBuffer b(bytes);
-  HIPATTN_CHECK(rt::memset_async(b.ptr, 0xFF, bytes, nullptr));
-  HIPATTN_CHECK(rt::device_synchronize());
-  return b;
-}
-template <class T>
-std::vector<T> download(const DeviceBuffer& b) {
-  std::vector<T> v(b.bytes / sizeof(T));
-  HIPATTN_CHECK(rt::memcpy_d2h(v.data(), b.ptr, b.bytes));
-  return v;
-}
 
 __global__ void tma_probe_kernel(int* out) {
   int f = 0;

@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../common/device_check.hpp"
 #include "../common/gpu.hpp"
 #include "../common/paged_problem.hpp"
 #include "hipattn/arch/sm90/wgmma.hpp"
@@ -191,26 +192,6 @@ const char* kind_name(Kind k) { return k == Kind::f16 ? "f16" : k == Kind::bf16 
 template <Kind kKind, int N>
 using AtomOf = std::conditional_t<kKind == Kind::e4m3, sm90::WgmmaE4m3<N>, sm90::WgmmaF16<N, kKind == Kind::bf16>>;
 
-// Launch, check the launch, wait and check the execution.
-#define LAUNCH_CHECKED(...)                   \
-  do {                                        \
-    __VA_ARGS__;                              \
-    HIPATTN_CHECK_LAUNCH();                   \
-    HIPATTN_CHECK(rt::device_synchronize()); \
-  } while (0)
-
-DeviceBuffer poisoned(size_t bytes) {  // every byte 0xFF: NaN as f32
-  DeviceBuffer b(bytes);
-  HIPATTN_CHECK(rt::memset_async(b.ptr, 0xFF, bytes, nullptr));
-  HIPATTN_CHECK(rt::device_synchronize());
-  return b;
-}
-template <class T>
-std::vector<T> download(const DeviceBuffer& b) {
-  std::vector<T> v(b.bytes / sizeof(T));
-  HIPATTN_CHECK(rt::memcpy_d2h(v.data(), b.ptr, b.bytes));
-  return v;
-}
 
 __global__ void wgmma_probe_kernel(int* out) {
 #if defined(HIPATTN_SM90A_WGMMA)
