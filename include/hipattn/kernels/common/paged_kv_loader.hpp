@@ -377,8 +377,8 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
 #endif  // HIPATTN_HAS_DEVICE
 };
 
-// The register-staged policy (CopyModel::register_staged, CDNA). Tile t + 1 travels in registers
-// while tile t is computed from LDS:
+// The register-staged policy (CopyModel::register_staged: CDNA; sm_90 fp8 at d = 64 / 128; the ROCm
+// cache layout on every target). Tile t + 1 travels in registers while tile t is computed from LDS:
 //   prologue(t0)     issue every load of tile t0 (registers), then the block ids of tile t0 + 1
 //   advance(t, it)   store the registers (tile t; fp8 converted to 16-bit here) into LDS stage it % 2
 //                    and the per-key scales beside it, then issue every load of tile t + 1 and the
@@ -393,6 +393,8 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
 // barrier after each tile's compute (release) before the next store; the registers are still the
 // second buffer, so the loads stay a tile ahead either way.
 // LDS holds 16-bit tiles only (fp8 is converted in registers): [Q][K stages][V stages][scales].
+// With RocmKvLayout the keys are the walk's chunks (at the view's k_chunk offsets) and the values
+// come in transposed units (below); the LDS tiles are the same.
 template <class Cfg>
 class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   using Walk = PagedTileWalk<Cfg>;
