@@ -113,14 +113,12 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
   plan.q_blocks = (p.q_len + plan.block_q - 1) / plan.block_q;
   plan.grid_y = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks * plan.q_blocks;
   plan.residency = unified_residency(plan.tile, p.head_size, is_fp8(p.kv_dtype), dev.target);
-  plan.kv_copy = unified_kv_copy(paged_decode_rules::rule_view(p), dev.target);
+  // The register-staged loader reads the rocm layout on every target (at most two LDS stages); the
+  // residency stays the default tile's, so a workspace sized from the traits bounds the slots.
   plan.kv_layout = p.kv_layout;
-  if (p.kv_layout == KvCacheLayout::rocm) {
-    // The register-staged loader reads the rocm layout on every target (at most two LDS stages).
-    // The residency stays the default tile's: a workspace sized from the traits bounds the slots.
-    plan.kv_copy = CopyModel::register_staged;
-    plan.tile = unified_tile_for_copy(plan.tile, plan.kv_copy);
-  }
+  plan.kv_copy = p.kv_layout == KvCacheLayout::rocm ? CopyModel::register_staged
+                                                    : unified_kv_copy(paged_decode_rules::rule_view(p), dev.target);
+  plan.tile = unified_tile_for_copy(plan.tile, plan.kv_copy);
 
   const int32_t tile_keys = plan.tile.keys();
   const int32_t max_tiles = paged_decode_max_tiles(p, tile_keys);

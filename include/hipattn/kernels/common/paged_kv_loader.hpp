@@ -9,8 +9,8 @@
 // All walk the tile alike (PagedTileWalk); fp8 conversion is dequant_regs16, written once;
 // per-(token, head) scales land in LDS beside the tiles. The cache layout is the view's policy type
 // (paged/paged_kv.hpp): every loader reads RowKvLayout; the register-staged one also RocmKvLayout
-// (keys in chunks k_stride_chunk apart; values loaded as 8 slots of one dimension and transposed in
-// registers: TransposedValueWalk).
+// (keys in chunks k_stride_chunk apart; values loaded as 4 slots of one dimension, 8 dimensions a
+// unit, and transposed in registers: StagedPagedKvLoader::store_values).
 //
 // Interface the kernel skeleton uses (a loader slot of the configuration, Cfg::Loader):
 //   Params                                  what the kernel arguments carry (`kv`)
