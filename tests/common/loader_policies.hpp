@@ -11,7 +11,7 @@ namespace hipattn::testing {
 
 template <Target kT, int kD>
 inline constexpr CopyModel kOtherCdnaCopy =
-    kv_copy_model(kT, false, kD) == CopyModel::lds_dma ? CopyModel::register_staged : CopyModel::lds_dma;
+    kv_copy_model(kT, false, kD, false) == CopyModel::lds_dma ? CopyModel::register_staged : CopyModel::lds_dma;
 
 template <bool kBf16, int kD, UnifiedTileKind kKind, class Variant, Target kT>
 struct OtherCopyInstance {

@@ -125,7 +125,7 @@ int for_each_table_entry(Target t, F&& f) {
           for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
             const bool fp8 = kv != DType::f16;
             TableEntry e{q, kv == DType::f16 ? q : kv, full, fp8, d, kind, unified_tile(kind, d, t, fp8),
-                         kv_copy_model(t, fp8, d)};
+                         unified_default_copy(kind, d, t, fp8)};
             f(e), ++n;
             if (e.kv_copy == CopyModel::lds_dma) {
               e.kv_copy = CopyModel::register_staged;

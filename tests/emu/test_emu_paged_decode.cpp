@@ -504,7 +504,7 @@ void for_each_paged_config(const EmuTarget& t, F&& f) {
     plan.tile_kind = e.kind;
     plan.kv_copy = e.kv_copy;
     visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(e.tile, e.fp8); });
-    if (e.kv_copy != kv_copy_model(t.target, e.fp8, e.d)) return;  // the rocm layout once a tile
+    if (e.kv_copy != unified_default_copy(e.kind, e.d, t.target, e.fp8)) return;  // the rocm layout once a tile
     plan.kv_layout = KvCacheLayout::rocm;
     plan.kv_copy = CopyModel::register_staged;
     const UnifiedTile tile = unified_tile_for_copy(e.tile, plan.kv_copy);
@@ -513,7 +513,7 @@ void for_each_paged_config(const EmuTarget& t, F&& f) {
 }
 int paged_configs(const EmuTarget& t) {
   int rocm = 0;
-  const int rows = for_each_table_entry(t.target, [&](const TableEntry& e) { rocm += e.kv_copy == kv_copy_model(t.target, e.fp8, e.d); });
+  const int rows = for_each_table_entry(t.target, [&](const TableEntry& e) { rocm += e.kv_copy == unified_default_copy(e.kind, e.d, t.target, e.fp8); });
   return rows + rocm;
 }
 

@@ -197,10 +197,11 @@ void expect_row_sharing(int lanes, std::vector<int> xor_set, Leader leader) {
   }
 }
 
-template <int kD, int kMT, int kKN>
+template <int kD, int kMT, int kKN, hipattn::KvKind kKv = hipattn::KvKind::same16>
 void sm90_maps() {
-  SCOPED_TRACE("sm90 D=" + std::to_string(kD) + " MT=" + std::to_string(kMT) + " KN=" + std::to_string(kKN));
-  using WT = hipattn::sm90::WarpTile<true, kD, kMT, kKN>;
+  SCOPED_TRACE("sm90 D=" + std::to_string(kD) + " MT=" + std::to_string(kMT) + " KN=" + std::to_string(kKN) +
+               " kv " + std::to_string(static_cast<int>(kKv)));
+  using WT = hipattn::sm90::WarpTile<true, kD, kMT, kKN, kD, kKv>;
   expect_warp_tile_maps<WT>(32, kD, kKN);
   // quad lanes share rows; the mainloop's LSE store uses lane % 4 == 0 as the row leader.
   expect_row_sharing<WT>(32, {0, 1, 2, 3}, [](int l) { return l % 4 == 0; });
@@ -221,6 +222,12 @@ TEST(WarpTileMaps, Sm90) {
   sm90_maps<128, 1, 64>();
   sm90_maps<128, 2, 32>();
   sm90_maps<256, 1, 32>();
+  // fp8 K / V read at the fragment: O is held in the order of the converted V fragments (o_col)
+  sm90_maps<64, 1, 16, hipattn::KvKind::e4m3fn>();
+  sm90_maps<96, 1, 16, hipattn::KvKind::e4m3fnuz>();
+  sm90_maps<128, 1, 16, hipattn::KvKind::e4m3fn>();
+  sm90_maps<192, 1, 16, hipattn::KvKind::e4m3fn>();
+  sm90_maps<256, 1, 16, hipattn::KvKind::e4m3fn>();
 }
 
 TEST(WarpTileMaps, Cdna3) {

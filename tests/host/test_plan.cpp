@@ -263,16 +263,16 @@ TEST(Plan, KvLoaderPolicyAndTheDmaRange) {
   const auto small = cache(1024, 16, 8, 128, DType::bf16);
   const auto at_4g = cache(131072, 16, 8, 128, DType::bf16);
   const auto below = cache(131071, 16, 8, 128, DType::bf16);  // 4 GiB - 32 KiB: inside
-  EXPECT_EQ(hipattn::unified_kv_copy(small, Target::gfx950), CopyModel::lds_dma);
-  EXPECT_EQ(hipattn::unified_kv_copy(below, Target::gfx950), CopyModel::lds_dma);
-  EXPECT_EQ(hipattn::unified_kv_copy(at_4g, Target::gfx950), CopyModel::register_staged);
+  EXPECT_EQ(hipattn::unified_kv_copy(small, Target::gfx950, UnifiedTileKind::prefill), CopyModel::lds_dma);
+  EXPECT_EQ(hipattn::unified_kv_copy(below, Target::gfx950, UnifiedTileKind::prefill), CopyModel::lds_dma);
+  EXPECT_EQ(hipattn::unified_kv_copy(at_4g, Target::gfx950, UnifiedTileKind::prefill), CopyModel::register_staged);
   EXPECT_EQ(hipattn::plan_unified_attention(at_4g, {}, device(Target::gfx950, 256)).kv_copy, CopyModel::register_staged);
   EXPECT_EQ(hipattn::plan_unified_attention(small, {}, device(Target::gfx950, 256)).kv_copy, CopyModel::lds_dma);
-  EXPECT_EQ(hipattn::unified_kv_copy(cache(1024, 16, 8, 256, DType::bf16), Target::gfx950), CopyModel::register_staged);
-  EXPECT_EQ(hipattn::unified_kv_copy(cache(1024, 16, 8, 128, DType::fp8_e4m3fn), Target::gfx950),
+  EXPECT_EQ(hipattn::unified_kv_copy(cache(1024, 16, 8, 256, DType::bf16), Target::gfx950, UnifiedTileKind::prefill), CopyModel::register_staged);
+  EXPECT_EQ(hipattn::unified_kv_copy(cache(1024, 16, 8, 128, DType::fp8_e4m3fn), Target::gfx950, UnifiedTileKind::prefill),
             CopyModel::register_staged);
-  EXPECT_EQ(hipattn::unified_kv_copy(small, Target::gfx942), CopyModel::register_staged);
-  EXPECT_EQ(hipattn::unified_kv_copy(at_4g, Target::sm90), CopyModel::async);
+  EXPECT_EQ(hipattn::unified_kv_copy(small, Target::gfx942, UnifiedTileKind::prefill), CopyModel::register_staged);
+  EXPECT_EQ(hipattn::unified_kv_copy(at_4g, Target::sm90, UnifiedTileKind::prefill), CopyModel::async);
 }
 
 TEST(Plan, ServeDecodeB64Ctx8kStays2D) {

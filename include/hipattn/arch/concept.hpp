@@ -64,14 +64,18 @@ constexpr CopyModel copy_model_of(Target t) {
 // LDS a dword a lane, gfx950's also 16 bytes a lane.
 constexpr int lds_dma_bytes(Target t) { return t == Target::gfx942 ? 4 : t == Target::gfx950 ? 16 : 0; }
 
-// The KV loader policy an instance uses by default, per target, KV storage and head size
-// (tools/amdgpu_model.py compares the CDNA policies; bench/NOTES.md "AMD" has the figures):
-//   sm_90: async for 16-bit caches; register_staged for fp8 at d = 64 and 128 (the codes converted
-//   in registers on their way to 16-bit LDS stages: no fp8 stage, no LDS dequant pass and its two
-//   barriers a tile; decode b64 x 8K 571 -> 466 us; at d = 96 1.02x and d = 192 1.15x slower, so
-//   those keep async: bench/NOTES.md run v9). Async with four fp8 stages (three tiles in flight)
-//   and each thread converting its own chunks (one barrier fewer) measured 1.12-1.18x the staged
-//   time on the fp8 decode rows and 1.05x on prefill 1 x 4K (run v10). CDNA fp8 caches: register_staged.
+// The KV loader policy an instance uses by default, per target, KV storage, head size and whether
+// the tile's warps share its keys (warps_share_keys: several row bands read every key of a tile, the
+// prefill tiles; decode tiles give each key to one warp). tools/amdgpu_model.py compares the CDNA
+// policies; bench/NOTES.md "AMD" has the figures.
+//   sm_90: async. An fp8 decode tile (each key read by one warp) keeps the codes in its LDS stages and
+//   converts them at the MMA fragment (arch/sm90/warp_tile.hpp, KvKind != same16): half the LDS a
+//   stage, no conversion pass, no barrier of its own (bench/NOTES.md run v11). Tiles whose warps share
+//   the keys would convert every code once a warp, so they convert once a workgroup: fp8 at d = 64
+//   and 128 register_staged (the codes converted in registers on their way to 16-bit LDS stages;
+//   decode b64 x 8K 571 -> 466 us against an LDS pass, run v9), at d = 96, 192, 256 async with an LDS
+//   pass where each thread converts the chunks it copied (1.02x and 1.15x faster than staged there).
+//   CDNA fp8 caches: register_staged.
 //   gfx950 16-bit caches, d = 64 and 128: lds_dma (no staging registers: 5 waves per SIMD instead of
 //   4 for the d = 64 prefill tile, 3 instead of 2 at d = 128, which outweighs its longer loop in
 //   llvm-mca); d = 96 (a quarter of each LDS row is padding the DMA still covers), 192 and 256 (the
@@ -79,8 +83,10 @@ constexpr int lds_dma_bytes(Target t) { return t == Target::gfx942 ? 4 : t == Ta
 //   register_staged for caches beyond the DMA loader's 32-bit buffer offsets (dispatch/unified_plan.hpp).
 //   gfx942 16-bit caches: register_staged (its DMA moves a dword a lane: 4x the instructions, and it
 //   needs two LDS stages where gfx942's tiles keep one for 2-6 workgroups a CU).
-constexpr CopyModel kv_copy_model(Target t, bool fp8, int head_size) {
-  if (!is_cdna(t)) return fp8 && (head_size == 64 || head_size == 128) ? CopyModel::register_staged : CopyModel::async;
+constexpr CopyModel kv_copy_model(Target t, bool fp8, int head_size, bool warps_share_keys) {
+  if (!is_cdna(t))
+    return fp8 && warps_share_keys && (head_size == 64 || head_size == 128) ? CopyModel::register_staged
+                                                                           : CopyModel::async;
   const bool dma = !fp8 && t == Target::gfx950 && (head_size == 64 || head_size == 128);
   return dma ? CopyModel::lds_dma : CopyModel::register_staged;
 }

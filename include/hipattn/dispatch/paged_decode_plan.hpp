@@ -117,7 +117,7 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
   // residency stays the default tile's, so a workspace sized from the traits bounds the slots.
   plan.kv_layout = p.kv_layout;
   plan.kv_copy = p.kv_layout == KvCacheLayout::rocm ? CopyModel::register_staged
-                                                    : unified_kv_copy(paged_decode_rules::rule_view(p), dev.target);
+                                                    : unified_kv_copy(paged_decode_rules::rule_view(p), dev.target, plan.tile_kind);
   plan.tile = unified_tile_for_copy(plan.tile, plan.kv_copy);
 
   const int32_t tile_keys = plan.tile.keys();

@@ -39,14 +39,14 @@ namespace hipattn {
 // KvLayout: the cache layout policy (RowKvLayout; paged decode's RocmKvLayout with the register-staged
 // loader, whose stages the tile caps at two: unified_tile_for_copy).
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT,
-          CopyModel kCopy = kv_copy_model(kT, kKv != KvKind::same16, kD), class KvLayout = RowKvLayout>
+          CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv != KvKind::same16), class KvLayout = RowKvLayout>
 struct UnifiedInstance {
   static constexpr UnifiedTile tile = unified_tile_for_copy(unified_tile(kKind, kD, kT, kKv != KvKind::same16), kCopy);
   using Config = UnifiedConfig<kBf16, kKv, kD, tile.warps_m, tile.warps_n, tile.mt, tile.kn, tile.stages, Variant,
                                int64_t, 0, kT, kCopy, KvLayout>;
 };
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT,
-          CopyModel kCopy = kv_copy_model(kT, kKv != KvKind::same16, kD), class KvLayout = RowKvLayout>
+          CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv != KvKind::same16), class KvLayout = RowKvLayout>
 using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT, kCopy, KvLayout>::Config;
 
 // The standard variant type of a variant kind (plain or full).
@@ -145,7 +145,7 @@ inline Error unified_instance_missing(const UnifiedInstanceKey& key, const std::
 // register-staged fallback of an LDS-DMA instance).
 template <Target kT, bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, class F>
 void visit_unified_copy(CopyModel kv_copy, F&& f) {
-  constexpr CopyModel kDefault = kv_copy_model(kT, kKv != KvKind::same16, kD);
+  constexpr CopyModel kDefault = unified_default_copy(kKind, kD, kT, kKv != KvKind::same16);
   if constexpr (kDefault == CopyModel::lds_dma) {
     if (kv_copy == CopyModel::register_staged) {
       f.template operator()<unified_instance_config_t<kBf16, kKv, kD, kKind, Variant, kT, CopyModel::register_staged>>();

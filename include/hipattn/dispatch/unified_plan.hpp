@@ -52,9 +52,11 @@ enum class UnifiedTileKind : uint8_t { decode, prefill };
 // Registers: __launch_bounds__(128) lets ptxas use up to 255 per thread.
 constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size, bool fp8) {
   if (kind == UnifiedTileKind::decode) {
-    if ((head_size == 64 || head_size == 128) && fp8)
-      return {1, 4, 1, 16, 2, 255, "decode, fp8: 1x4 warps split 64 keys; register-staged loads (converted on their "
-                                   "way to LDS) keep two 16-bit stages"};
+    if (fp8 && head_size <= 128)
+      return {1, 4, 1, 16, 4, 255, "decode, fp8: 1x4 warps split 64 keys; code stages converted at the fragment are "
+                                   "half a 16-bit stage (d=128), so 4 stages keep a 16-bit tile's bytes in flight"};
+    if (fp8)
+      return {1, 4, 1, 16, 3, 255, "decode, fp8: 1x4 warps split 64 keys; 3 code stages of 32 KiB at d=192 / 256"};
     if (head_size <= 128)
       return {1, 4, 1, 16, 3, 255, "decode: 1x4 warps split 64 keys; 3 stages fit in 96 KiB at d<=128"};
     return {1, 4, 1, 16, 2, 255, "decode: 1x4 warps split 64 keys; 2 stages (d=256 tiles are 32 KiB; d=192 24 KiB)"};
@@ -101,6 +103,11 @@ constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target t
   return target == Target::gfx942   ? gfx942_tile(kind, head_size)
          : target == Target::gfx950 ? gfx950_tile(kind, head_size)
                                     : sm90_tile(kind, head_size, fp8);
+}
+
+// The default KV loader policy of a tile kind (kv_copy_model: do the tile's warps share its keys?).
+constexpr CopyModel unified_default_copy(UnifiedTileKind kind, int head_size, Target target, bool fp8) {
+  return kv_copy_model(target, fp8, head_size, unified_tile(kind, head_size, target, fp8).warps_m > 1);
 }
 
 // A target's tile under a loader policy other than its default: the register-staged loader keeps at
@@ -222,9 +229,9 @@ inline bool unified_kv_within_lds_dma_window(const UnifiedAttentionParams& p) {
 // The KV loader policy of a problem on `target`: the instance's default (kv_copy_model), except that
 // caches beyond the LDS-DMA loader's range take the register-staged loader (an instance of the same
 // tile the dispatch table also holds).
-inline CopyModel unified_kv_copy(const UnifiedAttentionParams& p, Target target) {
+inline CopyModel unified_kv_copy(const UnifiedAttentionParams& p, Target target, UnifiedTileKind kind) {
   const bool fp8 = p.kv_dtype == DType::fp8_e4m3fn || p.kv_dtype == DType::fp8_e4m3fnuz;
-  const CopyModel c = kv_copy_model(target, fp8, p.head_size);
+  const CopyModel c = unified_default_copy(kind, p.head_size, target, fp8);
   return c == CopyModel::lds_dma && !unified_kv_within_lds_dma_window(p) ? CopyModel::register_staged : c;
 }
 
@@ -293,7 +300,7 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   // 3D when the 2D grid cannot fill the device and sequences are long enough to split. A full device
   // holds `residency` workgroups of this tile per CU / SM.
   plan.residency = unified_residency(plan.tile, p.head_size, fp8, dev.target);
-  plan.kv_copy = unified_kv_copy(p, dev.target);
+  plan.kv_copy = unified_kv_copy(p, dev.target, plan.tile_kind);
   const int64_t fill = static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
   const int32_t max_tiles = (std::max(1, p.max_seqlen_k) + plan.tile.keys() - 1) / plan.tile.keys();
   bool split;

@@ -18,6 +18,8 @@
 // at M0 + kLdsDmaBytes * lane, so the loader picks, per lane, the global bytes that belong at that
 // LDS address of the swizzled tile. copy_16 / copy_4 remain (a load, then its store) for one-off copies.
 #pragma once
+#include <type_traits>
+
 #include "hipattn/arch/cdna3/atoms.hpp"
 #include "hipattn/arch/concept.hpp"
 #include "hipattn/kernels/common/kv_kind.hpp"
@@ -44,8 +46,9 @@ struct Arch {
   static constexpr Target kTarget = Target::gfx942;
   static constexpr int kWaveSize = 64;
   static constexpr CopyModel kCopyModel = CopyModel::register_staged;
-  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
-  using WarpTile = cdna3::WarpTile<kBf16, kD, kMT, kKN, kDv>;
+  // The CDNA warp tiles read 16-bit K / V tiles only (fp8 is converted by the register-staged loader).
+  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16>
+  using WarpTile = std::enable_if_t<kKv == KvKind::same16, cdna3::WarpTile<kBf16, kD, kMT, kKN, kDv>>;
 
 #if defined(HIPATTN_BACKEND_HIP)
   // 16 bytes global -> LDS; zeros (and no global access) when !valid. Both addresses 16-byte aligned.

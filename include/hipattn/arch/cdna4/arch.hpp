@@ -21,8 +21,9 @@ namespace hipattn::cdna4 {
 // shapes, ds_read_b64_tr_b16, permlane swaps) and a hardware bf16 pack (v_cvt_pk_bf16_f32).
 struct Arch : cdna3::Arch {
   static constexpr Target kTarget = Target::gfx950;
-  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
-  using WarpTile = cdna4::WarpTile<kBf16, kD, kMT, kKN, kDv>;
+  // The CDNA warp tiles read 16-bit K / V tiles only (fp8 is converted by the register-staged loader).
+  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16>
+  using WarpTile = std::enable_if_t<kKv == KvKind::same16, cdna4::WarpTile<kBf16, kD, kMT, kKN, kDv>>;
 
 #if defined(HIPATTN_BACKEND_HIP)
   template <bool kBf16>

@@ -25,8 +25,9 @@ struct Arch {
   static constexpr Target kTarget = Target::sm90;
   static constexpr int kWaveSize = 32;
   static constexpr CopyModel kCopyModel = CopyModel::async;
-  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
-  using WarpTile = sm90::WarpTile<kBf16, kD, kMT, kKN, kDv>;
+  // kKv: what the K / V tiles hold (same16, or fp8 codes converted at the fragment).
+  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16>
+  using WarpTile = sm90::WarpTile<kBf16, kD, kMT, kKN, kDv, kKv>;
 
 #if defined(HIPATTN_BACKEND_CUDA)
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_16(void* lds, const void* g, bool valid) { cp_async_16(lds, g, valid); }
@@ -59,44 +60,10 @@ struct Arch {
     if constexpr (kBf16) return pack_bf16x2(lo, hi); else return pack_f16x2(lo, hi);
   }
 
-  // Four fp8 codes (byte i = element i) -> the q dtype's 16-bit pairs (elements 0, 1 in `lo`, 2, 3 in
-  // `hi`), exact for every code and independent of f32 denormal flushing: cvt.rn.f16x2.e4m3x2 (f16
-  // arithmetic keeps subnormals under --use_fast_math / ftz); e4m3fnuz is half the e4m3fn value of
-  // the same bits (bias 8 against 7), except 0x80 (its NaN; e4m3fn: -0) and S.1111.111 (+-240;
-  // e4m3fn: NaN); bf16 goes through f32.
+  // Four fp8 codes (byte i = element i) -> the q dtype's 16-bit pairs: atoms.hpp dequant_fp8x4.
   template <KvKind kKv, bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void dequant_fp8x4(uint32_t x, uint32_t& lo, uint32_t& hi) {
-    uint32_t h[2];
-    asm("{\n .reg .b16 a, b;\n mov.b32 {a, b}, %2;\n cvt.rn.f16x2.e4m3x2 %0, a;\n cvt.rn.f16x2.e4m3x2 %1, b;\n}"
-        : "=r"(h[0]), "=r"(h[1])
-        : "r"(x));
-    if constexpr (kKv == KvKind::e4m3fnuz) {
-      asm("mul.rn.f16x2 %0, %0, %2;\n mul.rn.f16x2 %1, %1, %2;" : "+r"(h[0]), "+r"(h[1]) : "r"(0x38003800u));
-      // The codes whose e4m3fn meaning differs (rare, so tested once per word): 0x80 is e4m3fnuz's
-      // NaN (e4m3fn: -0), S.1111.111 is +-240 (e4m3fn: NaN).
-      const uint32_t t = x ^ 0x80808080u, u = ~x & 0x7F7F7F7Fu;  // a zero byte marks each case
-      const auto has_zero_byte = [](uint32_t v) { return ((v - 0x01010101u) & ~v & 0x80808080u) != 0u; };
-      if (has_zero_byte(t) || has_zero_byte(u)) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const uint32_t b = (x >> (8 * i)) & 0xFFu;
-          const uint32_t v = b == 0x80u ? 0x7E00u : (b & 0x7Fu) == 0x7Fu ? ((b & 0x80u) << 8) | 0x5B80u : 0x10000u;
-          if (v != 0x10000u) h[i / 2] = (h[i / 2] & (0xFFFF0000u >> (16 * (i % 2)))) | (v << (16 * (i % 2)));
-        }
-      }
-    }
-    if constexpr (kBf16) {
-#pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        float f0, f1;
-        asm("{\n .reg .b16 a, b;\n mov.b32 {a, b}, %2;\n cvt.f32.f16 %0, a;\n cvt.f32.f16 %1, b;\n}"
-            : "=f"(f0), "=f"(f1)
-            : "r"(h[k]));
-        h[k] = pack_bf16x2(f0, f1);
-      }
-    }
-    lo = h[0];
-    hi = h[1];
+    sm90::dequant_fp8x4<kKv, kBf16>(x, lo, hi);
   }
 #endif
 };

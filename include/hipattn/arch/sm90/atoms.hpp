@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 
+#include "hipattn/kernels/common/kv_kind.hpp"
 #include "hipattn/platform/config.hpp"
 
 namespace hipattn::sm90 {
@@ -162,6 +163,50 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t pack_f16x2(float lo, float hi) {
 HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t pack_bf16x2(float lo, float hi) {
   uint32_t r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+// Four fp8 codes (byte i = element i) -> the q dtype's 16-bit pairs (elements 0, 1 in `lo`, 2, 3 in
+// `hi`), exact for every code, without a branch, and independent of f32 denormal flushing (f16
+// arithmetic keeps subnormals under --use_fast_math / ftz). e4m3fn: the hardware's
+// cvt.rn.f16x2.e4m3x2. e4m3fnuz (bias 8, no infinity, 0x80 its only NaN, S.1111.111 = +-240): each
+// code's sign and 7 magnitude bits placed in an f16 (exponent field 0eeee, mantissa mmm0000000) and
+// scaled by 2^7 (2^(15 - 8)), which is exact for every code, subnormals included; 0x80 (-0 so far)
+// becomes NaN. bf16 goes through f32.
+template <KvKind kKv, bool kBf16>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_fp8x4(uint32_t x, uint32_t& lo, uint32_t& hi) {
+  uint32_t h[2];
+  if constexpr (kKv == KvKind::e4m3fnuz) {
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      uint32_t y;  // codes 2k and 2k + 1 in bytes 1 and 3: [0, c, 0, c']
+      asm("prmt.b32 %0, %1, 0, %2;" : "=r"(y) : "r"(x), "r"(k == 0 ? 0x1404u : 0x3424u));
+      uint32_t f = (y & 0x80008000u) | ((y & 0x7F007F00u) >> 1);
+      asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(f) : "r"(0x58005800u));  // 2^7
+      h[k] = f | (__vcmpeq2(y, 0x80008000u) & 0x7E007E00u);         // 0x80: NaN
+    }
+  } else {
+    asm("{\n .reg .b16 a, b;\n mov.b32 {a, b}, %2;\n cvt.rn.f16x2.e4m3x2 %0, a;\n cvt.rn.f16x2.e4m3x2 %1, b;\n}"
+        : "=r"(h[0]), "=r"(h[1])
+        : "r"(x));
+  }
+  if constexpr (kBf16) {
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      float f0, f1;
+      asm("{\n .reg .b16 a, b;\n mov.b32 {a, b}, %2;\n cvt.f32.f16 %0, a;\n cvt.f32.f16 %1, b;\n}"
+          : "=f"(f0), "=f"(f1)
+          : "r"(h[k]));
+      h[k] = pack_bf16x2(f0, f1);
+    }
+  }
+  lo = h[0];
+  hi = h[1];
+}
+
+// Byte permute (prmt.b32): byte i of the result is byte (sel >> 4i) & 7 of {b, a}, a's bytes 0-3.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t byte_perm(uint32_t a, uint32_t b, uint32_t sel) {
+  uint32_t r;
+  asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
   return r;
 }
 #endif  // HIPATTN_BACKEND_CUDA

@@ -7,6 +7,18 @@
 // Each lane holds 2 rows per 16-row block (the C layout of atoms.hpp): "row slots". The S and O
 // fragments are flat float arrays; s_slot / s_col (o_slot / o_col) map an element to its row slot and
 // its column, so tile-level code (softmax, masks, variants, epilogues) is written once for every ISA.
+//
+// fp8 KV read at the fragment (kKv != KvKind::same16): K and V tiles hold the codes, as swizzled tiles
+// of kD / 2 16-bit code pairs (16 codes a chunk), and each B fragment is converted to the q dtype in
+// registers right before its MMA (dequant_fp8x4): no 16-bit copy of the tile exists.
+//   K: ldmatrix of the code tile gives lane (g, t) codes 4t..4t+3 of a 16-code chunk of key g: they
+//      fill the B fragment's k slots 2t, 2t+1, 2t+8, 2t+9 (k is summed over, so any order of a
+//      chunk's dimensions serves if Q follows it): Q's A fragment is read in the same order
+//      (load_q / qk_lds read dimensions 4t..4t+3 of rows g and g + 8 with 8-byte LDS loads).
+//   V: ldmatrix.trans of code pairs gives lane (g, t) dimensions 2g, 2g + 1 of keys 2t, 2t + 1; a byte
+//      permute makes the (key 2t, key 2t + 1) pair of each dimension, the B fragments of two n8 tiles,
+//      one of the chunk's even dimensions and one of its odd ones. The O fragment is kept in the
+//      order that follows (o_col): its element pairs stay adjacent columns (4t + 2h, 4t + 2h + 1).
 #pragma once
 #include <cstdint>
 
@@ -15,9 +27,11 @@
 
 namespace hipattn::sm90 {
 
-template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
+template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16>
 struct WarpTile {
   static_assert(kKN % 16 == 0 && kD % 16 == 0 && kDv % 16 == 0, "keys per warp and head sizes must be multiples of 16");
+  static constexpr bool kFp8Kv = kKv != KvKind::same16;  // K and V tiles hold fp8 codes
+  static_assert(!kFp8Kv || (kD % 32 == 0 && kDv % 32 == 0), "fp8 tiles are read two 16-code chunks at a time");
   static constexpr int kRowSlots = 2 * kMT;   // rows held per lane
   static constexpr int kRows = 16 * kMT;      // rows per warp
   static constexpr int kSN = kKN / 8;         // n8 tiles of S
@@ -38,7 +52,11 @@ struct WarpTile {
   HIPATTN_HOST_DEVICE static constexpr int s_slot(int e) { return (e / (kSN * 4)) * 2 + (e % 4) / 2; }
   HIPATTN_HOST_DEVICE static constexpr int s_col(int lane, int e) { return ((e / 4) % kSN) * 8 + 2 * (lane % 4) + (e % 2); }
   HIPATTN_HOST_DEVICE static constexpr int o_slot(int e) { return (e / (kON * 4)) * 2 + (e % 4) / 2; }
-  HIPATTN_HOST_DEVICE static constexpr int o_col(int lane, int e) { return ((e / 4) % kON) * 8 + 2 * (lane % 4) + (e % 2); }
+  // fp8 V: n8 group j holds columns 16 (j / 2) + 4t + 2 (j % 2) + {0, 1} (see the header).
+  HIPATTN_HOST_DEVICE static constexpr int o_col(int lane, int e) {
+    if constexpr (kFp8Kv) return ((e / 4) % kON) / 2 * 16 + 4 * (lane % 4) + 2 * (((e / 4) % kON) % 2) + (e % 2);
+    else return ((e / 4) % kON) * 8 + 2 * (lane % 4) + (e % 2);
+  }
 
 #if defined(HIPATTN_BACKEND_CUDA)
   // Reductions over the lanes that share a row (the 4 lanes of a quad).
@@ -54,10 +72,28 @@ struct WarpTile {
     for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
       for (int kk = 0; kk < kQK; ++kk) {
-        const int row = row0 + mt * 16 + (mi % 2) * 8 + lane % 8;
-        const int chunk = kk * 2 + mi / 2;
-        ldmatrix_x4(q.r[mt][kk], lds + L::chunk_index(row, chunk));
+        if constexpr (kFp8Kv) {
+          load_a_fp8_order(q.r[mt][kk], lds, row0 + mt * 16, kk);
+        } else {
+          const int row = row0 + mt * 16 + (mi % 2) * 8 + lane % 8;
+          const int chunk = kk * 2 + mi / 2;
+          ldmatrix_x4(q.r[mt][kk], lds + L::chunk_index(row, chunk));
+        }
       }
+  }
+
+  // The A fragment of rows [row0, row0 + 16), k step kk, in the order of fp8 K fragments: lane (g, t)
+  // holds dimensions 16 kk + 4t .. 4t + 3 of rows g (a[0], a[2]) and g + 8 (a[1], a[3]).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void load_a_fp8_order(uint32_t (&a)[4], const uint16_t* lds, int row0, int kk) {
+    using L = SwizzledTile<1, kD>;
+    const int lane = lane_id();
+    const int col = kk * 16 + 4 * (lane % 4);
+    const uint2 lo = *reinterpret_cast<const uint2*>(lds + L::index(row0 + lane / 4, col));
+    const uint2 hi = *reinterpret_cast<const uint2*>(lds + L::index(row0 + lane / 4 + 8, col));
+    a[0] = lo.x;
+    a[1] = hi.x;
+    a[2] = lo.y;
+    a[3] = hi.y;
   }
 
   // S = Q K^T with Q read from LDS at each k step (for large heads, where holding Q in registers
@@ -67,7 +103,8 @@ struct WarpTile {
     const int lane = lane_id();
     const int mi = lane / 8;
     qk_impl(s, lds_k, key0, [&](int mt, int kk, uint32_t(&a)[4]) {
-      ldmatrix_x4(a, lds_q + L::chunk_index(row0 + mt * 16 + (mi % 2) * 8 + lane % 8, kk * 2 + mi / 2));
+      if constexpr (kFp8Kv) load_a_fp8_order(a, lds_q, row0 + mt * 16, kk);
+      else ldmatrix_x4(a, lds_q + L::chunk_index(row0 + mt * 16 + (mi % 2) * 8 + lane % 8, kk * 2 + mi / 2));
     });
   }
 
@@ -83,26 +120,66 @@ struct WarpTile {
   // fragments of two key tiles at a time by ldmatrix, each feeding kMT MMAs.
   template <class LoadA>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void qk_impl(SFrag& s, const uint16_t* lds_k, int key0, LoadA&& load_a) {
-    using L = SwizzledTile<1, kD>;
+    if constexpr (kFp8Kv) {
+      qk_fp8(s, lds_k, key0, load_a);
+    } else {
+      using L = SwizzledTile<1, kD>;
+      const int lane = lane_id();
+      const int mi = lane / 8;
+#pragma unroll
+      for (int e = 0; e < kSElems; ++e) s.r[e] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < kQK; ++kk) {
+        uint32_t a[kMT][4];
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) load_a(mt, kk, a[mt]);
+#pragma unroll
+        for (int np = 0; np < kSN / 2; ++np) {
+          uint32_t b[4];
+          const int key = key0 + (np * 2 + mi / 2) * 8 + lane % 8;
+          ldmatrix_x4(b, lds_k + L::chunk_index(key, kk * 2 + mi % 2));
+          const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt) {
+            mma(*reinterpret_cast<float(*)[4]>(&s.r[(mt * kSN + np * 2) * 4]), a[mt], b0);
+            mma(*reinterpret_cast<float(*)[4]>(&s.r[(mt * kSN + np * 2 + 1) * 4]), a[mt], b1);
+          }
+        }
+      }
+    }
+  }
+
+  // QK^T over fp8 K codes (a swizzled tile of kD / 2 code pairs): for each pair of k steps (two
+  // 16-code chunks), one ldmatrix.x4 gives the codes of two key tiles x two chunks; each register is
+  // converted into one B fragment (codes 4t, 4t + 1 -> k slots 2t, 2t + 1; 4t + 2, 4t + 3 -> 2t + 8,
+  // 2t + 9), which the A fragments from `load_a` follow (load_a_fp8_order).
+  template <class LoadA>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void qk_fp8(SFrag& s, const uint16_t* lds_k, int key0, LoadA&& load_a) {
+    using L = SwizzledTile<1, kD / 2>;
     const int lane = lane_id();
     const int mi = lane / 8;
 #pragma unroll
     for (int e = 0; e < kSElems; ++e) s.r[e] = 0.f;
 #pragma unroll
-    for (int kk = 0; kk < kQK; ++kk) {
-      uint32_t a[kMT][4];
+    for (int kc = 0; kc < kQK / 2; ++kc) {
+      uint32_t a[2][kMT][4];
 #pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) load_a(mt, kk, a[mt]);
+      for (int mt = 0; mt < kMT; ++mt) {
+        load_a(mt, 2 * kc, a[0][mt]);
+        load_a(mt, 2 * kc + 1, a[1][mt]);
+      }
 #pragma unroll
       for (int np = 0; np < kSN / 2; ++np) {
-        uint32_t b[4];
-        const int key = key0 + (np * 2 + mi / 2) * 8 + lane % 8;
-        ldmatrix_x4(b, lds_k + L::chunk_index(key, kk * 2 + mi % 2));
-        const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+        uint32_t b[4];  // [key tile 2 np + j % 2][chunk 2 kc + j / 2]
+        const int key = key0 + (np * 2 + mi % 2) * 8 + lane % 8;
+        ldmatrix_x4(b, lds_k + L::chunk_index(key, 2 * kc + mi / 2));
 #pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          mma(*reinterpret_cast<float(*)[4]>(&s.r[(mt * kSN + np * 2) * 4]), a[mt], b0);
-          mma(*reinterpret_cast<float(*)[4]>(&s.r[(mt * kSN + np * 2 + 1) * 4]), a[mt], b1);
+        for (int j = 0; j < 4; ++j) {
+          uint32_t f[2];
+          dequant_fp8x4<kKv, kBf16>(b[j], f[0], f[1]);
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt)
+            mma(*reinterpret_cast<float(*)[4]>(&s.r[(mt * kSN + np * 2 + j % 2) * 4]), a[j / 2][mt], f);
         }
       }
     }
@@ -126,19 +203,62 @@ struct WarpTile {
         a[mt][2] = pack(s1[0], s1[1]);
         a[mt][3] = pack(s1[2], s1[3]);
       }
+      if constexpr (kFp8Kv) {
+        pv_fp8_step(o, a, lds_v, key0 + kk * 16);
+      } else {
 #pragma unroll
-      for (int dp = 0; dp < kON / 2; ++dp) {
-        uint32_t b[4];
-        const int key = key0 + kk * 16 + (mi % 2) * 8 + lane % 8;
-        ldmatrix_x4_trans(b, lds_v + L::chunk_index(key, dp * 2 + mi / 2));
-        const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+        for (int dp = 0; dp < kON / 2; ++dp) {
+          uint32_t b[4];
+          const int key = key0 + kk * 16 + (mi % 2) * 8 + lane % 8;
+          ldmatrix_x4_trans(b, lds_v + L::chunk_index(key, dp * 2 + mi / 2));
+          const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
 #pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          mma(*reinterpret_cast<float(*)[4]>(&o.r[(mt * kON + dp * 2) * 4]), a[mt], b0);
-          mma(*reinterpret_cast<float(*)[4]>(&o.r[(mt * kON + dp * 2 + 1) * 4]), a[mt], b1);
+          for (int mt = 0; mt < kMT; ++mt) {
+            mma(*reinterpret_cast<float(*)[4]>(&o.r[(mt * kON + dp * 2) * 4]), a[mt], b0);
+            mma(*reinterpret_cast<float(*)[4]>(&o.r[(mt * kON + dp * 2 + 1) * 4]), a[mt], b1);
+          }
         }
       }
     }
+  }
+
+  // One k16 step of O += P V over fp8 V codes (a swizzled tile of kDv / 2 code pairs), keys
+  // [key, key + 16): per two 16-code chunks one ldmatrix.x4.trans ([keys +8 (j % 2)][chunk j / 2]);
+  // a byte permute pairs the two keys of each dimension, and each chunk feeds two n8 tiles (its even
+  // and its odd dimensions) whose accumulators are the O groups 2c and 2c + 1 in o_col's order.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void pv_fp8_step(OFrag& o, const uint32_t (&a)[kMT][4], const uint16_t* lds_v,
+                                                             int key) {
+    using L = SwizzledTile<1, kDv / 2>;
+    const int lane = lane_id();
+    const int mi = lane / 8;
+#pragma unroll
+    for (int cp = 0; cp < kDv / 32; ++cp) {
+      uint32_t b[4];
+      ldmatrix_x4_trans(b, lds_v + L::chunk_index(key + (mi % 2) * 8 + lane % 8, cp * 2 + mi / 2));
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int c = cp * 2 + h;  // the chunk: dimensions [16 c, 16 c + 16)
+        uint32_t even[2], odd[2];  // B fragments of dimensions 16 c + 2g and 16 c + 2g + 1
+        dequant_fp8x4<kKv, kBf16>(byte_perm(b[2 * h], 0u, 0x3120u), even[0], odd[0]);
+        dequant_fp8x4<kKv, kBf16>(byte_perm(b[2 * h + 1], 0u, 0x3120u), even[1], odd[1]);
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          float* g = &o.r[(mt * kON + c * 2) * 4];  // groups 2c (columns 4t, 4t + 1), 2c + 1 (4t + 2, 4t + 3)
+          mma_to(g[0], g[4], g[2], g[6], a[mt], even);  // n = 2t, 2t + 1 -> dimensions 4t, 4t + 2
+          mma_to(g[1], g[5], g[3], g[7], a[mt], odd);   // -> dimensions 4t + 1, 4t + 3
+        }
+      }
+    }
+  }
+  // The MMA into four accumulators held apart (rows g, g, g + 8, g + 8; n = 2t, 2t + 1, 2t, 2t + 1).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_to(float& c0, float& c1, float& c2, float& c3, const uint32_t (&a)[4],
+                                                        const uint32_t (&b)[2]) {
+    float c[4] = {c0, c1, c2, c3};
+    mma(c, a, b);
+    c0 = c[0];
+    c1 = c[1];
+    c2 = c[2];
+    c3 = c[3];
   }
 
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack(float lo, float hi) {

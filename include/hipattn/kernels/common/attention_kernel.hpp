@@ -29,7 +29,7 @@ HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
   if constexpr (Arch::kTarget != Cfg::kTarget) {
     return;  // this instance is built for another target; never launched on this device
   } else {
-    using WT = typename Arch::template WarpTile<Cfg::kBf16, Cfg::kDqk, Cfg::kMT, Cfg::kKN, Cfg::kDv>;
+    using WT = typename Arch::template WarpTile<Cfg::kBf16, Cfg::kDqk, Cfg::kMT, Cfg::kKN, Cfg::kDv, Cfg::kTileKv>;
     using Variant = typename Cfg::Variant;
     constexpr int kBN = Cfg::kBN, kStages = Cfg::kStages;
 

@@ -1,7 +1,8 @@
 // hipattn/kernels/common/paged_kv_loader.hpp: the paged KV loader policies: Q and K/V tiles from a
 // block-table cache into swizzled LDS tiles, in the arch's copy model (arch/concept.hpp CopyModel):
-//   PagedKvLoader         async (sm_90): cp.async kStages deep; fp8 tiles land in fp8 stages and
-//                         each thread converts its own chunks into a 16-bit buffer
+//   PagedKvLoader         async (sm_90): cp.async kStages deep; fp8 tiles land in fp8 stages, which
+//                         decode tiles' warps read and convert at the MMA fragment, and prefill
+//                         tiles' threads convert (each its own chunks) into a 16-bit buffer
 //   StagedPagedKvLoader   register_staged (CDNA): the next tile's loads in registers while the
 //                         current tile computes; fp8 converted in registers before the LDS store
 //   LdsDmaPagedKvLoader   lds_dma (CDNA, 16-bit caches): buffer loads that write LDS, the next tile
@@ -16,7 +17,8 @@
 //   Params                                  what the kernel arguments carry (`kv`)
 //   load_q(args, work, rows)                Q rows into LDS (the first copy group)
 //   prologue(t_begin) / advance(t, it)      the first kStages - 1 tiles; then one tile ahead
-//   KvTile wait(stage)                      the stage's K and V as 16-bit swizzled tiles
+//   KvTile wait(stage)                      the stage's K and V as the warp tile reads them: 16-bit
+//                                           swizzled tiles, or fp8 codes (Cfg::kFp8AtFragment)
 //   k_scales(stage, key0) / v_scales(...)   per-(token, head) scales of the stage's keys (or null)
 //   drain()                                 no copy in flight
 // Keys outside the q-block's visible range are never read (zero-filled), so unowned slots and
@@ -94,7 +96,8 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_chunk16(const uint8_t* src, uint
 #endif
 }  // namespace detail
 
-// The K and V tiles of one stage, as the warp tile reads them.
+// The K and V tiles of one stage, as the warp tile reads them: 16-bit swizzled tiles, or (fp8 read at
+// the fragment) swizzled tiles of 16-bit code pairs, Cfg::K8Lds / V8Lds.
 struct KvTile {
   const uint16_t* k;
   const uint16_t* v;
@@ -223,9 +226,11 @@ class PagedTileWalk {
 #endif  // HIPATTN_HAS_DEVICE
 };
 
-// The asynchronous policy (CopyModel::async, sm_90): cp.async copies kStages deep; fp8 tiles land in
-// fp8 stages and each thread converts the chunks it copied into one 16-bit buffer after the wait
-// (no barrier of its own: the two a tile of a 16-bit cache).
+// The asynchronous policy (CopyModel::async, sm_90): cp.async copies kStages deep. fp8 tiles land in
+// fp8 stages: a decode tile's (Cfg::kFp8AtFragment) as swizzled tiles of code pairs that the warp
+// tile converts at the MMA fragment; a prefill tile's as linear rows, each thread converting the
+// chunks it copied into one 16-bit buffer after the wait. Neither adds a barrier to the two a tile
+// of a 16-bit cache.
 template <class Cfg>
 class PagedKvLoader : public PagedTileWalk<Cfg> {
   using Walk = PagedTileWalk<Cfg>;
@@ -249,13 +254,16 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
   static_assert(!Params::Layout::kChunkedKeys && !Params::Layout::kTransposedValues,
                 "cp.async copies whole rows: the ROCm cache layout loads register-staged");
 
-  // LDS carve-up: [Q][K stages][V stages][fp8: K16][V16][k scales][v scales]. 16-bit tiles are
-  // SwizzledTile rows of the padded pitch (Cfg::QLds / KLds / VLds); fp8 staging rows are linear.
+  // LDS carve-up: [Q][K stages][V stages][fp8 staging: K16][V16][k scales][v scales]. 16-bit tiles
+  // are SwizzledTile rows of the padded pitch (Cfg::QLds / KLds / VLds); fp8 stages read at the
+  // fragment are SwizzledTile rows of code pairs (K8Tile), fp8 staging rows are linear.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE PagedKvLoader(const Params& kv, bool per_token_head_scale, const AttentionWork& w,
                                                    const KvTileRange& range, int32_t t_end, char* smem, int tid)
       : Walk(kv, per_token_head_scale, w, range, t_end, smem, tid) {
-    lds_k16_ = reinterpret_cast<uint16_t*>(this->kv_base_ + kStages * (Cfg::kKStageBytes + Cfg::kVStageBytes));
-    lds_v16_ = lds_k16_ + Cfg::KLds::kElems;  // the padded pitch (d = 96: 128 elements a row)
+    if constexpr (Cfg::kFp8Staging) {
+      lds_k16_ = reinterpret_cast<uint16_t*>(this->kv_base_ + kStages * (Cfg::kKStageBytes + Cfg::kVStageBytes));
+      lds_v16_ = lds_k16_ + Cfg::KLds::kElems;  // the padded pitch (d = 96: 128 elements a row)
+    }
   }
 
   // Q: kBM rows x kDqk, zero-filled for invalid rows; the first copy group.
@@ -307,13 +315,14 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
     Arch::sync();
   }
 
-  // Stage `stage` has landed: its K and V as 16-bit swizzled tiles. fp8: each thread converts the
-  // chunks it copied itself (its own cp.async groups are complete after copy_wait, no barrier
-  // needed to read them) into the 16-bit buffer, then one barrier makes the buffer (and Q, the
-  // per-key scales) visible: the same two barriers a tile as a 16-bit cache (this one, release()).
-  // The fp8 stage is only ever read by the thread that fills it, so refilling it needs no barrier.
+  // Stage `stage` has landed: its K and V as the warp tile reads them (fp8 read at the fragment: the
+  // stage itself, like a 16-bit cache's). fp8 staging (prefill tiles): each thread converts the
+  // chunks it copied itself (its own cp.async groups are complete after copy_wait, no barrier needed
+  // to read them) into the 16-bit buffer, then one barrier makes the buffer (and Q, the per-key
+  // scales) visible: the same two barriers a tile as a 16-bit cache (this one, release()). The fp8
+  // stage is only ever read by the thread that fills it, so refilling it needs no barrier.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE KvTile wait(int stage) {
-    if constexpr (Cfg::kFp8) {
+    if constexpr (Cfg::kFp8Staging) {
       Arch::template copy_wait<kStages - 1>();
       const uint8_t* ks = reinterpret_cast<const uint8_t*>(k_stage(stage));
       const uint8_t* vs = reinterpret_cast<const uint8_t*>(v_stage(stage));
@@ -342,6 +351,8 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
   // Decode tiles (kWarpsN > 1) are bandwidth-bound and prefetch the block ids a tile ahead; prefill
   // tiles need those registers for S and O, and their two resident workgroups hide the table reads.
   static constexpr bool kPrefetchPages = Cfg::kWarpsN > 1;
+  using K8Tile = SwizzledTile<1, kDqk / 2>;  // fp8 read at the fragment: 16 codes (8 pairs) a chunk
+  using V8Tile = SwizzledTile<1, kDv / 2>;
   using Walk::k_stage;
   using Walk::v_stage;
 
@@ -355,7 +366,12 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
       const bool valid = this->valid(i);
       Offset ko, vo;
       this->kv_offsets(i, ko, vo);
-      if constexpr (Cfg::kFp8) {
+      if constexpr (Cfg::kFp8AtFragment) {
+        Arch::copy_16(reinterpret_cast<uint16_t*>(kd) + K8Tile::chunk_index(r, c),
+                      static_cast<const uint8_t*>(this->kv_.k) + ko + c * 16, valid);
+        Arch::copy_16(reinterpret_cast<uint16_t*>(vd) + V8Tile::chunk_index(r, c),
+                      static_cast<const uint8_t*>(this->kv_.v) + vo + c * 16, valid);
+      } else if constexpr (Cfg::kFp8) {
         Arch::copy_16(kd + (r * kDqk + c * 16), static_cast<const uint8_t*>(this->kv_.k) + ko + c * 16, valid);
         Arch::copy_16(vd + (r * kDv + c * 16), static_cast<const uint8_t*>(this->kv_.v) + vo + c * 16, valid);
       } else {
@@ -372,8 +388,8 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
     }
   }
 
-  uint16_t* lds_k16_;
-  uint16_t* lds_v16_;
+  uint16_t* lds_k16_ = nullptr;  // fp8 staging: the converted stage
+  uint16_t* lds_v16_ = nullptr;
 #endif  // HIPATTN_HAS_DEVICE
 };
 

@@ -29,10 +29,13 @@ class LdsDmaPagedKvLoader;  // CopyModel::lds_dma
 
 // The LDS carve-up of a unified-attention workgroup, in bytes: Q tile, K and V stages, per-key
 // scales; the warp-band merge reuses the space at the end. 16-bit tiles are swizzled tiles
-// (tile/lds_layout.hpp) and take their padded row pitch (d = 96: 128 elements a row). An fp8 stage of
-// the async loader (sm_90) holds the codes (linear rows, d bytes each) and one 16-bit K and V buffer
-// follow the stages; the register-staged loader (CDNA) converts in registers and its stages are
-// 16-bit tiles, as are the LDS-DMA loader's (16-bit caches only). Used by UnifiedConfig and by the planner's occupancy (dispatch/unified_plan.hpp).
+// (tile/lds_layout.hpp) and take their padded row pitch (d = 96: 128 elements a row). fp8 stages of
+// the async loader (sm_90) hold the codes: a decode tile's (warps_m == 1, converted at the MMA
+// fragment) as swizzled tiles of d / 2 16-bit pairs (16 codes a chunk), a prefill tile's as linear
+// rows of d bytes with one 16-bit K and V buffer after the stages (converted once a workgroup).
+// The register-staged loader converts in registers and its stages are 16-bit tiles, as are the
+// LDS-DMA loader's (16-bit caches only). Used by UnifiedConfig and by the planner's occupancy
+// (dispatch/unified_plan.hpp).
 struct UnifiedLdsLayout {
   int q, k_stage, v_stage, kv, scales, merge, main, total;
 };
@@ -40,11 +43,12 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
                                               bool fp8, Target /*target*/, CopyModel copy) {
   const int bm = warps_m * 16 * mt, bn = warps_n * kn;
   const auto pitch = [](int d) { return (d + 63) / 64 * 64; };  // SwizzledTile::kPitch
-  const bool staging = fp8 && copy == CopyModel::async;
+  const bool fragment = fp8 && copy == CopyModel::async && warps_m == 1;
+  const bool staging = fp8 && copy == CopyModel::async && warps_m > 1;
   UnifiedLdsLayout l{};
   l.q = bm * pitch(d_qk) * 2;
-  l.k_stage = staging ? bn * d_qk : bn * pitch(d_qk) * 2;
-  l.v_stage = staging ? bn * d_v : bn * pitch(d_v) * 2;
+  l.k_stage = fragment ? bn * pitch(d_qk / 2) * 2 : staging ? bn * d_qk : bn * pitch(d_qk) * 2;
+  l.v_stage = fragment ? bn * pitch(d_v / 2) * 2 : staging ? bn * d_v : bn * pitch(d_v) * 2;
   l.kv = stages * (l.k_stage + l.v_stage) + (staging ? bn * (pitch(d_qk) + pitch(d_v)) * 2 : 0);
   l.scales = 2 * stages * bn * 4;
   l.merge = warps_n > 1 ? warps_n * bm * (d_v + 2) * 4 : 0;
@@ -55,7 +59,7 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
 // ... with the target's default loader policy for the storage and head size.
 constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, int kn, int stages, int d_qk, int d_v,
                                               bool fp8, Target target) {
-  return unified_lds_layout(warps_m, warps_n, mt, kn, stages, d_qk, d_v, fp8, target, kv_copy_model(target, fp8, d_qk));
+  return unified_lds_layout(warps_m, warps_n, mt, kn, stages, d_qk, d_v, fp8, target, kv_copy_model(target, fp8, d_qk, warps_m > 1));
 }
 
 // Compile-time configuration of one unified-attention instance.
@@ -72,7 +76,7 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
 //           register-staged loader)
 template <bool kBf16_, KvKind kKv_, int kD_, int kWarpsM_, int kWarpsN_, int kMT_, int kKN_, int kStages_,
           class Variant_, class Offset_ = int64_t, int kPageSize_ = 0, Target kTarget_ = Target::sm90,
-          CopyModel kCopy_ = kv_copy_model(kTarget_, kKv_ != KvKind::same16, kD_), class KvLayout_ = RowKvLayout>
+          CopyModel kCopy_ = kv_copy_model(kTarget_, kKv_ != KvKind::same16, kD_, kWarpsM_ > 1), class KvLayout_ = RowKvLayout>
 struct UnifiedConfig {
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
@@ -97,7 +101,7 @@ struct UnifiedConfig {
   using KvLayout = KvLayout_;
   static constexpr bool kRowLayout = !KvLayout::kChunkedKeys && !KvLayout::kTransposedValues;
   static_assert(kRowLayout || kCopy_ == CopyModel::register_staged, "the ROCm cache layout loads register-staged");
-  static_assert(!kRowLayout || kCopy == kv_copy_model(kTarget_, kFp8, kD_) ||
+  static_assert(!kRowLayout || kCopy == kv_copy_model(kTarget_, kFp8, kD_, kWarpsM_ > 1) ||
                     (is_cdna(kTarget_) && !kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::lds_dma)) ||
                     (!is_cdna(kTarget_) && (kCopy == CopyModel::register_staged || kCopy == CopyModel::async)),
                 "a CDNA instance with a 16-bit cache may take either CDNA policy, an sm_90 instance either of its "
@@ -112,13 +116,23 @@ struct UnifiedConfig {
   using QLds = SwizzledTile<kBM, kDqk>;  // Q, 16-bit
   using KLds = SwizzledTile<kBN, kDqk>;  // a K tile, 16-bit (a stage, or the fp8 dequant buffer)
   using VLds = SwizzledTile<kBN, kDv>;   // a V tile, 16-bit
-  static constexpr bool kFp8Staging = kFp8 && kCopy == CopyModel::async;
+  // fp8 with the async loader: a decode tile (one row band, each key read by one warp) keeps the codes
+  // in LDS and the warp tile converts them at the MMA fragment; a prefill tile converts each stage
+  // once into a 16-bit buffer (arch/concept.hpp kv_copy_model).
+  static constexpr bool kFp8AtFragment = kFp8 && kCopy == CopyModel::async && kWarpsM == 1;
+  static constexpr bool kFp8Staging = kFp8 && kCopy == CopyModel::async && !kFp8AtFragment;
+  static_assert(!kFp8AtFragment || kTarget_ == Target::sm90, "fp8 is converted at the fragment on sm_90");
+  // The KV storage the warp tile reads: fp8 codes (converted at the fragment) or 16-bit tiles.
+  static constexpr KvKind kTileKv = kFp8AtFragment ? kKv_ : KvKind::same16;
+  using K8Lds = SwizzledTile<kBN, kDqk / 2>;  // an fp8 K stage read at the fragment: 16 codes a chunk
+  using V8Lds = SwizzledTile<kBN, kDv / 2>;
   static constexpr UnifiedLdsLayout kLds =
       unified_lds_layout(kWarpsM, kWarpsN, kMT, kKN, kStages, kDqk, kDv, kFp8, kTarget_, kCopy_);
   static constexpr int kQBytes = kLds.q, kKStageBytes = kLds.k_stage, kVStageBytes = kLds.v_stage;
   static constexpr int kKvBytes = kLds.kv, kScaleBytes = kLds.scales, kMergeBytes = kLds.merge;
   static constexpr int kMainBytes = kLds.main, kSmemBytes = kLds.total;
-  static_assert(kLds.q == QLds::kBytes && (kFp8Staging || kLds.k_stage == KLds::kBytes), "one LDS formula");
+  static_assert(kLds.q == QLds::kBytes && (kFp8 && kCopy == CopyModel::async || kLds.k_stage == KLds::kBytes), "one LDS formula");
+  static_assert(!kFp8AtFragment || (kLds.k_stage == K8Lds::kBytes && kLds.v_stage == V8Lds::kBytes), "one LDS formula");
 };
 
 // Runtime arguments of the 2D and 3D kernels (built on the host by dispatch/unified_launch.hpp): the
