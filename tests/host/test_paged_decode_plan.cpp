@@ -428,6 +428,46 @@ TEST(PagedDecodePlan, Sm90Examples) {
   }
 }
 
+// sm_90 fp8 decode tiles take a configuration with the page size compiled in and 32-bit offsets when
+// the page is 16 / 32 / 64 / 128 and the cache is within 32-bit offsets; everything else keeps the
+// any-page, 64-bit one (fast_page 0).
+TEST(PagedDecodePlan, FastPageOnlyWhereMeasured) {
+  const PlanDevice h200 = device(Target::sm90, 132);
+  auto plan_of = [&](PagedDecodeParams p) { return plan_paged_decode(p, PagedDecodeOptions{}, h200); };
+  PagedDecodeParams p = valid(1);
+  p.kv_dtype = DType::fp8_e4m3fn;
+  for (int32_t bs : {16, 32, 64, 128}) {
+    p.block_size = bs;
+    p.k_stride_block = p.v_stride_block = bs * 2 * 128;
+    EXPECT_EQ(plan_of(p).fast_page, bs) << "page " << bs;
+  }
+  p.block_size = 16;
+  p.k_stride_block = p.v_stride_block = 16 * 2 * 128;
+  for (int32_t bs : {1, 8, 24, 256}) {
+    PagedDecodeParams o = p;
+    o.block_size = bs;
+    o.k_stride_block = o.v_stride_block = bs * 2 * 128;
+    EXPECT_EQ(plan_of(o).fast_page, 0) << "page " << bs;
+  }
+  PagedDecodeParams big = p;  // 2^31 elements and more: 64-bit offsets
+  big.num_blocks = (int64_t(1) << 31) / big.k_stride_block + 1;
+  ASSERT_TRUE(hipattn::needs_64bit_offsets(big));
+  EXPECT_EQ(plan_of(big).fast_page, 0);
+  PagedDecodeParams b16 = p;
+  b16.kv_dtype = DType::f16;
+  EXPECT_EQ(plan_of(b16).fast_page, 0);
+  PagedDecodeParams mtp = p;  // 8 x 4 rows: the prefill tile
+  mtp.q_len = 8;
+  EXPECT_EQ(plan_of(mtp).tile_kind, UnifiedTileKind::prefill);
+  EXPECT_EQ(plan_of(mtp).fast_page, 0);
+  PagedDecodeParams rocm = p;
+  rocm.kv_layout = hipattn::KvCacheLayout::rocm;
+  hipattn::set_packed_rocm_kv_layout(rocm);
+  EXPECT_EQ(plan_of(rocm).fast_page, 0);
+  for (Target t : {Target::gfx942, Target::gfx950})
+    EXPECT_EQ(plan_paged_decode(p, PagedDecodeOptions{}, device(t, 256)).fast_page, 0) << hipattn::target_name(t);
+}
+
 TEST(PagedDecodePlan, OnePartitionCapacityAndNoWorkspace) {
   for (const PlanDevice& dev : kDevices)
     for (int32_t seqs : {0, 1, 7, 1000}) {
