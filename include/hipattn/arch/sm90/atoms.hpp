@@ -171,7 +171,8 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t pack_bf16x2(float lo, float hi) {
 // cvt.rn.f16x2.e4m3x2. e4m3fnuz (bias 8, no infinity, 0x80 its only NaN, S.1111.111 = +-240): each
 // code's sign and 7 magnitude bits placed in an f16 (exponent field 0eeee, mantissa mmm0000000) and
 // scaled by 2^7 (2^(15 - 8)), which is exact for every code, subnormals included; 0x80 (-0 so far)
-// becomes NaN. bf16 goes through f32.
+// becomes NaN. bf16 goes through f32 (placing the bits in a bf16 and scaling by 2^120 in the integer
+// and f16 pipes is exact too, but measured 1.18x slower in the fp8 decode kernel: bench/NOTES.md v11).
 template <KvKind kKv, bool kBf16>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_fp8x4(uint32_t x, uint32_t& lo, uint32_t& hi) {
   uint32_t h[2];

@@ -186,7 +186,9 @@ struct WarpTile {
   }
 
   // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kDv] LDS tile; P given as floats in the
-  // S layout (converted to 16-bit here, round to nearest even).
+  // S layout (converted to 16-bit here, round to nearest even). fp8 V: kF16P takes P and V in f16
+  // (pack_p), which the caller chooses when P <= 1 (no per-key V scale folded into it).
+  template <bool kF16P = false>
   HIPATTN_DEVICE static void pv(OFrag& o, const SFrag& p, const uint16_t* lds_v, int key0) {
     using L = SwizzledTile<1, kDv>;
     const int lane = lane_id();
@@ -198,13 +200,13 @@ struct WarpTile {
       for (int mt = 0; mt < kMT; ++mt) {
         const float* s0 = &p.r[(mt * kSN + 2 * kk) * 4];
         const float* s1 = &p.r[(mt * kSN + 2 * kk + 1) * 4];
-        a[mt][0] = pack(s0[0], s0[1]);
-        a[mt][1] = pack(s0[2], s0[3]);
-        a[mt][2] = pack(s1[0], s1[1]);
-        a[mt][3] = pack(s1[2], s1[3]);
+        a[mt][0] = pack_p<kF16P>(s0[0], s0[1]);
+        a[mt][1] = pack_p<kF16P>(s0[2], s0[3]);
+        a[mt][2] = pack_p<kF16P>(s1[0], s1[1]);
+        a[mt][3] = pack_p<kF16P>(s1[2], s1[3]);
       }
       if constexpr (kFp8Kv) {
-        pv_fp8_step(o, a, lds_v, key0 + kk * 16);
+        pv_fp8_step<kF16P>(o, a, lds_v, key0 + kk * 16);
       } else {
 #pragma unroll
         for (int dp = 0; dp < kON / 2; ++dp) {
@@ -226,6 +228,7 @@ struct WarpTile {
   // [key, key + 16): per two 16-code chunks one ldmatrix.x4.trans ([keys +8 (j % 2)][chunk j / 2]);
   // a byte permute pairs the two keys of each dimension, and each chunk feeds two n8 tiles (its even
   // and its odd dimensions) whose accumulators are the O groups 2c and 2c + 1 in o_col's order.
+  template <bool kF16P>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void pv_fp8_step(OFrag& o, const uint32_t (&a)[kMT][4], const uint16_t* lds_v,
                                                              int key) {
     using L = SwizzledTile<1, kDv / 2>;
@@ -239,28 +242,38 @@ struct WarpTile {
       for (int h = 0; h < 2; ++h) {
         const int c = cp * 2 + h;  // the chunk: dimensions [16 c, 16 c + 16)
         uint32_t even[2], odd[2];  // B fragments of dimensions 16 c + 2g and 16 c + 2g + 1
-        dequant_fp8x4<kKv, kBf16>(byte_perm(b[2 * h], 0u, 0x3120u), even[0], odd[0]);
-        dequant_fp8x4<kKv, kBf16>(byte_perm(b[2 * h + 1], 0u, 0x3120u), even[1], odd[1]);
+        dequant_fp8x4<kKv, kBf16 && !kF16P>(byte_perm(b[2 * h], 0u, 0x3120u), even[0], odd[0]);  // see pack_p
+        dequant_fp8x4<kKv, kBf16 && !kF16P>(byte_perm(b[2 * h + 1], 0u, 0x3120u), even[1], odd[1]);
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) {
           float* g = &o.r[(mt * kON + c * 2) * 4];  // groups 2c (columns 4t, 4t + 1), 2c + 1 (4t + 2, 4t + 3)
-          mma_to(g[0], g[4], g[2], g[6], a[mt], even);  // n = 2t, 2t + 1 -> dimensions 4t, 4t + 2
-          mma_to(g[1], g[5], g[3], g[7], a[mt], odd);   // -> dimensions 4t + 1, 4t + 3
+          mma_to<kF16P>(g[0], g[4], g[2], g[6], a[mt], even);  // n = 2t, 2t + 1 -> dimensions 4t, 4t + 2
+          mma_to<kF16P>(g[1], g[5], g[3], g[7], a[mt], odd);   // -> dimensions 4t + 1, 4t + 3
         }
       }
     }
   }
   // The MMA into four accumulators held apart (rows g, g, g + 8, g + 8; n = 2t, 2t + 1, 2t, 2t + 1).
+  template <bool kF16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_to(float& c0, float& c1, float& c2, float& c3, const uint32_t (&a)[4],
                                                         const uint32_t (&b)[2]) {
     float c[4] = {c0, c1, c2, c3};
-    mma(c, a, b);
+    if constexpr (kF16) mma_16816_f16(c, a, b); else mma(c, a, b);  // P and fp8 V in f16: pack_p
     c0 = c[0];
     c1 = c[1];
     c2 = c[2];
     c3 = c[3];
   }
 
+  // P as the PV MMA's A operand: the q dtype, or f16 (kF16P, fp8 V only) for either q dtype. Every
+  // e4m3 value is an f16, and P in [0, 1] keeps 11 significant bits in f16 against bf16's 8 (values
+  // below 2^-25, under 2^-25 of the row's weight, go to zero): as exact as bf16 or more, and V's
+  // codes take one conversion (e4m3 -> f16) instead of three (-> f16 -> f32 -> bf16). P that carries
+  // per-key V scales may exceed f16's range and stays in the q dtype (the caller's choice).
+  template <bool kF16P>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack_p(float lo, float hi) {
+    if constexpr (kFp8Kv && kF16P) return pack_f16x2(lo, hi); else return pack(lo, hi);
+  }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack(float lo, float hi) {
     if constexpr (kBf16) return pack_bf16x2(lo, hi); else return pack_f16x2(lo, hi);
   }
