@@ -77,7 +77,7 @@ inline SlotWorkspace paged_decode_workspace(const PagedDecodeParams& p, int32_t 
 // Page sizes with a configuration of their own (the page a compile-time constant: the slot and page
 // of a key by shift and mask) and 32-bit offsets, where the cache allows them (needs_64bit_offsets):
 // sm_90 fp8 decode tiles with the row layout. Measured (bench/NOTES.md run v11, b64 x 8K, d = 128,
-// page 16): fp8 414 -> 386 us with bf16 queries, 362 -> 326 with f16; a 16-bit cache, at the copy
+// page 16): fp8 403 -> 376 us with bf16 queries, 369 -> 342 with f16; a 16-bit cache, at the copy
 // rate already, 500 -> 500, so 16-bit caches (and the other targets, where it is not measured) keep
 // the one configuration for any page size. 0: none.
 inline int32_t paged_decode_fast_page(const PagedDecodeParams& p, UnifiedTileKind kind, Target target) {
