@@ -138,12 +138,7 @@ struct WarpTile {
           uint32_t b[4];
           const int key = key0 + (np * 2 + mi / 2) * 8 + lane % 8;
           ldmatrix_x4(b, lds_k + L::chunk_index(key, kk * 2 + mi % 2));
-          const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
-#pragma unroll
-          for (int mt = 0; mt < kMT; ++mt) {
-            mma(*reinterpret_cast<float(*)[4]>(&s.r[(mt * kSN + np * 2) * 4]), a[mt], b0);
-            mma(*reinterpret_cast<float(*)[4]>(&s.r[(mt * kSN + np * 2 + 1) * 4]), a[mt], b1);
-          }
+          mma_x4<kSN>(s.r, np * 2, a, b);
         }
       }
     }
@@ -213,12 +208,7 @@ struct WarpTile {
           uint32_t b[4];
           const int key = key0 + kk * 16 + (mi % 2) * 8 + lane % 8;
           ldmatrix_x4_trans(b, lds_v + L::chunk_index(key, dp * 2 + mi / 2));
-          const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
-#pragma unroll
-          for (int mt = 0; mt < kMT; ++mt) {
-            mma(*reinterpret_cast<float(*)[4]>(&o.r[(mt * kON + dp * 2) * 4]), a[mt], b0);
-            mma(*reinterpret_cast<float(*)[4]>(&o.r[(mt * kON + dp * 2 + 1) * 4]), a[mt], b1);
-          }
+          mma_x4<kON>(o.r, dp * 2, a, b);
         }
       }
     }
@@ -253,6 +243,18 @@ struct WarpTile {
       }
     }
   }
+  // The two n8 tiles n0, n0 + 1 of one ldmatrix.x4 (b[0..1], b[2..3]) for every row block of a
+  // fragment with kN n8 tiles a row block.
+  template <int kN>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_x4(float* acc, int n0, const uint32_t (&a)[kMT][4], const uint32_t (&b)[4]) {
+    const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      mma(*reinterpret_cast<float(*)[4]>(&acc[(mt * kN + n0) * 4]), a[mt], b0);
+      mma(*reinterpret_cast<float(*)[4]>(&acc[(mt * kN + n0 + 1) * 4]), a[mt], b1);
+    }
+  }
+
   // The MMA into four accumulators held apart (rows g, g, g + 8, g + 8; n = 2t, 2t + 1, 2t, 2t + 1).
   template <bool kF16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_to(float& c0, float& c1, float& c2, float& c3, const uint32_t (&a)[4],
