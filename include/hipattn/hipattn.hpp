@@ -9,6 +9,8 @@
 #include "hipattn/platform/config.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/target.hpp"
+#include "hipattn/problem/dense_prefill_params.hpp"
+#include "hipattn/problem/dense_prefill_rules.hpp"
 #include "hipattn/problem/paged_decode_params.hpp"
 #include "hipattn/problem/paged_decode_rules.hpp"
 #include "hipattn/problem/unified_builder.hpp"

@@ -180,12 +180,7 @@ inline void bounds(ValidationReport& r, const UnifiedAttentionParams& p) {
 
 // scale, softcap, window_left.
 inline void logits(ValidationReport& r, const UnifiedAttentionParams& p) {
-  using namespace validation;
-  if (!std::isfinite(p.scale) || !(p.scale > 0.f)) r.invalid("scale", "scale (" + flt(p.scale) + ") must be finite and > 0");
-  if (!std::isfinite(p.softcap) || p.softcap < 0.f)
-    r.invalid("softcap", "softcap (" + flt(p.softcap) + ") must be finite and >= 0 (0 disables it)");
-  if (p.window_left < -1)
-    r.invalid("window_left", "window_left (" + num(p.window_left) + ") must be >= 0, or -1 to disable the window");
+  validation::logit_params(r, p.scale, p.softcap, p.window_left);
 }
 
 // kv_scale_mode against kv_dtype.
@@ -311,23 +306,7 @@ inline ValidationReport validate(const UnifiedAttentionParams& p, const HostSequ
   const auto& cu = host.cu_seqlens_q;
   const auto& kv = host.seq_lens_k;
 
-  const bool cu_sized = cu.size() == n + 1;
-  if (!cu_sized)
-    r.invalid("cu_seqlens_q", "cu_seqlens_q has " + num(int64_t(cu.size())) + " entries; num_seqs (" + num(p.num_seqs) +
-                                  ") + 1 = " + num(int64_t(n) + 1) + " expected");
-  if (cu_sized) {
-    if (cu[0] != 0) r.invalid("cu_seqlens_q", "cu_seqlens_q[0] (" + num(cu[0]) + ") must be 0");
-    FirstOf decreasing(r, "decreasing indices");
-    for (size_t i = 1; i <= n; ++i)
-      if (cu[i] < cu[i - 1])
-        decreasing.invalid("cu_seqlens_q", "cu_seqlens_q decreases at index " + num(int64_t(i)) + ": cu_seqlens_q[" +
-                                               num(int64_t(i)) + "] (" + num(cu[i]) + ") < cu_seqlens_q[" +
-                                               num(int64_t(i) - 1) + "] (" + num(cu[i - 1]) + ")");
-    decreasing.finish();
-    if (cu[n] != p.num_tokens)
-      r.invalid("cu_seqlens_q", "cu_seqlens_q[" + num(int64_t(n)) + "] (" + num(cu[n]) + ") must equal num_tokens (" +
-                                    num(p.num_tokens) + ")");
-  }
+  const bool cu_sized = cumulative_lengths(r, "cu_seqlens_q", cu, n, p.num_tokens, "num_tokens");
 
   const bool kv_sized = kv.size() == n;
   if (!kv_sized)

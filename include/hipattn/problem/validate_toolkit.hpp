@@ -23,6 +23,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -362,6 +363,39 @@ class FirstOf {
   int64_t index_ = -1;
   int64_t more_ = 0;
 };
+
+// The logit parameters every family shares: scale finite and > 0, softcap finite and >= 0 (0
+// disables it), window_left >= -1 (-1 disables the window).
+inline void logit_params(ValidationReport& r, float scale, float softcap, int32_t window_left) {
+  if (!std::isfinite(scale) || !(scale > 0.f)) r.invalid("scale", "scale (" + flt(scale) + ") must be finite and > 0");
+  if (!std::isfinite(softcap) || softcap < 0.f)
+    r.invalid("softcap", "softcap (" + flt(softcap) + ") must be finite and >= 0 (0 disables it)");
+  if (window_left < -1)
+    r.invalid("window_left", "window_left (" + num(window_left) + ") must be >= 0, or -1 to disable the window");
+}
+
+// A host copy of a cumulative length array (cu_seqlens) of n sequences: n + 1 entries, starting at 0,
+// never decreasing, ending at `tokens` (the count named `tokens_name`). Returns whether it has n + 1
+// entries (the caller's per-sequence checks need that).
+inline bool cumulative_lengths(ValidationReport& r, const char* field, std::span<const int32_t> cu, size_t n, int64_t tokens,
+                               const char* tokens_name) {
+  const std::string f(field);
+  if (cu.size() != n + 1) {
+    r.invalid(f, f + " has " + num(int64_t(cu.size())) + " entries; num_seqs (" + num(int64_t(n)) + ") + 1 = " +
+                     num(int64_t(n) + 1) + " expected");
+    return false;
+  }
+  if (cu[0] != 0) r.invalid(f, f + "[0] (" + num(cu[0]) + ") must be 0");
+  FirstOf decreasing(r, "decreasing indices");
+  for (size_t i = 1; i <= n; ++i)
+    if (cu[i] < cu[i - 1])
+      decreasing.invalid(f, f + " decreases at index " + num(int64_t(i)) + ": " + f + "[" + num(int64_t(i)) + "] (" +
+                                num(cu[i]) + ") < " + f + "[" + num(int64_t(i) - 1) + "] (" + num(cu[i - 1]) + ")");
+  decreasing.finish();
+  if (cu[n] != tokens)
+    r.invalid(f, f + "[" + num(int64_t(n)) + "] (" + num(cu[n]) + ") must equal " + tokens_name + " (" + num(tokens) + ")");
+  return true;
+}
 
 }  // namespace validation
 }  // namespace hipattn

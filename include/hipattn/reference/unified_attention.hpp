@@ -37,12 +37,16 @@ struct KeyRange {
 
 // Visible keys of a query at absolute position `pos` in a sequence of `kv_len` keys (ALGORITHM.md 2, step 3):
 // [0, kv_len) intersected with j <= pos (causal) and j >= pos - window_left (window_left >= 0).
-inline KeyRange visible_keys(const UnifiedAttentionParams& p, int64_t pos, int64_t kv_len) {
+// The rule itself, shared by the references of every family.
+inline KeyRange visible_keys(bool causal, int32_t window_left, int64_t pos, int64_t kv_len) {
   KeyRange r{0, kv_len};
-  if (p.causal) r.end = std::min(r.end, pos + 1);
-  if (p.window_left >= 0) r.begin = std::max<int64_t>(r.begin, pos - p.window_left);
+  if (causal) r.end = std::min(r.end, pos + 1);
+  if (window_left >= 0) r.begin = std::max<int64_t>(r.begin, pos - window_left);
   if (r.end < r.begin) r.end = r.begin;
   return r;
+}
+inline KeyRange visible_keys(const UnifiedAttentionParams& p, int64_t pos, int64_t kv_len) {
+  return visible_keys(p.causal, p.window_left, pos, kv_len);
 }
 
 namespace detail {
