@@ -4,6 +4,7 @@
 // valid, several violations reported together, the host-array checks and needs_64bit_offsets.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -236,6 +237,63 @@ TEST(DensePrefillRules, SixtyFourBitOffsets) {
   p.num_tokens_q = 8 * 64;
   ASSERT_TRUE(validate(p).ok()) << validate(p).summary();
   EXPECT_FALSE(hipattn::needs_64bit_offsets(p));
+}
+
+// tests/data/dense_prefill_sweeps.json, as constants (keep in step with the file): BSHD, bottom-right
+// causal, q heads = kv heads; d256 skips seqlen_k < seqlen_q.
+namespace dense_prefill_sweeps {
+struct Grid {
+  int32_t d_qk, d_v;
+  std::vector<int32_t> batch, heads, seqlen_q, seqlen_k;
+  bool skip_short_k;
+};
+inline const Grid kD256{256, 256, {1, 16}, {32, 64}, {1024, 2048, 4096, 8192, 16384}, {4096, 16384, 65664}, true};
+inline const Grid kD192V128{192, 128, {1, 16, 64, 128}, {32, 64}, {1024, 2048, 4096, 8192, 16384}, {4096, 16384, 65664}, false};
+}  // namespace dense_prefill_sweeps
+
+// Every point of the benchmark grid is a valid batched BSHD problem, and it needs 64-bit offsets
+// exactly when one of its tensors spans more than 2^31 bytes (computed here from the shape).
+TEST(DensePrefillRules, EverySweepShapeValidates) {
+  int points = 0, wide = 0;
+  for (const auto* g : {&dense_prefill_sweeps::kD256, &dense_prefill_sweeps::kD192V128})
+    for (int32_t b : g->batch)
+      for (int32_t h : g->heads)
+        for (int32_t lq : g->seqlen_q)
+          for (int32_t lk : g->seqlen_k) {
+            if (g->skip_short_k && lk < lq) continue;
+            DensePrefillParams p;
+            p.dtype = DType::bf16;
+            p.num_seqs = b;
+            p.max_seqlen_q = lq;
+            p.max_seqlen_k = lk;
+            p.num_tokens_q = b * lq;
+            p.num_tokens_k = b * lk;
+            p.num_q_heads = p.num_kv_heads = h;
+            p.head_size_qk = g->d_qk;
+            p.head_size_v = g->d_v;
+            p.q = p.k = p.v = fake<const void>(0x10000);
+            p.out = fake<void>(0x20000);
+            p.q_stride_head = p.k_stride_head = g->d_qk;
+            p.v_stride_head = p.o_stride_head = g->d_v;
+            p.q_stride_token = p.k_stride_token = int64_t(h) * g->d_qk;
+            p.v_stride_token = p.o_stride_token = int64_t(h) * g->d_v;
+            p.q_stride_batch = int64_t(lq) * h * g->d_qk;
+            p.k_stride_batch = int64_t(lk) * h * g->d_qk;
+            p.v_stride_batch = int64_t(lk) * h * g->d_v;
+            p.o_stride_batch = int64_t(lq) * h * g->d_v;
+            p.scale = 1.f / std::sqrt(float(g->d_qk));
+            p.causal = true;
+            const std::string what = std::to_string(g->d_qk) + "/" + std::to_string(g->d_v) + " b" + std::to_string(b) +
+                                     " h" + std::to_string(h) + " q" + std::to_string(lq) + " k" + std::to_string(lk);
+            ASSERT_TRUE(validate(p).ok()) << what << ": " << validate(p).summary();
+            const int64_t kbytes = int64_t(b) * lk * h * g->d_qk * 2, qbytes = int64_t(b) * lq * h * g->d_qk * 2;
+            const bool over = kbytes > (int64_t(1) << 31) || qbytes > (int64_t(1) << 31);
+            EXPECT_EQ(hipattn::needs_64bit_offsets(p), over) << what;
+            ++points;
+            wide += over;
+          }
+  EXPECT_EQ(points, 2 * 2 * 13 + 4 * 2 * 15);  // d256: 13 (q, k) pairs with k >= q (3 + 5 + 5); d192: all 15
+  EXPECT_GT(wide, 0);
 }
 
 }  // namespace
