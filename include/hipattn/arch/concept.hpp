@@ -39,6 +39,7 @@ concept AttentionWarpTile = requires(int lane, int e, int slot) {
   WT::qk(s, q, lds, row0);
   WT::qk_lds(s, lds, row0, lds, row0);
   WT::pv(o, s, lds, row0);
+  WT::pv(o, s, lds, row0, true);  // P <= 1: a tile reading fp8 V may take P in f16
   { WT::row_max(v) } -> std::same_as<float>;
   { WT::row_sum(v) } -> std::same_as<float>;
 #endif

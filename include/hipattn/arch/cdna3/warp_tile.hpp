@@ -130,8 +130,10 @@ struct Mfma16WarpTile {
   }
 
   // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kDv] LDS tile; P given as floats in the
-  // S layout (converted to 16-bit here, round to nearest even).
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void pv(OFrag& o, const SFrag& p, const uint16_t* lds_v, int key0) {
+  // S layout (converted to 16-bit here, round to nearest even). p_at_most_one (the interface's hint
+  // that P <= 1, for tiles that read fp8 V) does not apply: CDNA tiles read 16-bit V.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void pv(OFrag& o, const SFrag& p, const uint16_t* lds_v, int key0,
+                                                    bool /*p_at_most_one*/ = false) {
     const int lane = lane_id();
     f32x4 acc[kMT][kON];
 #pragma unroll

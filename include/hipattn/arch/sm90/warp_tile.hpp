@@ -181,10 +181,18 @@ struct WarpTile {
   }
 
   // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kDv] LDS tile; P given as floats in the
-  // S layout (converted to 16-bit here, round to nearest even). fp8 V: kF16P takes P and V in f16
-  // (pack_p), which the caller chooses when P <= 1 (no per-key V scale folded into it).
-  template <bool kF16P = false>
-  HIPATTN_DEVICE static void pv(OFrag& o, const SFrag& p, const uint16_t* lds_v, int key0) {
+  // S layout (converted to 16-bit here, round to nearest even). p_at_most_one: no P element exceeds 1
+  // (no per-key V scale is folded into P); with fp8 V that lets P and V go in f16 (pack_p).
+  HIPATTN_DEVICE static void pv(OFrag& o, const SFrag& p, const uint16_t* lds_v, int key0, bool p_at_most_one = false) {
+    if constexpr (kFp8Kv) {
+      if (p_at_most_one) pv_impl<true>(o, p, lds_v, key0);
+      else pv_impl<false>(o, p, lds_v, key0);
+    } else {
+      pv_impl<false>(o, p, lds_v, key0);
+    }
+  }
+  template <bool kF16P>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void pv_impl(OFrag& o, const SFrag& p, const uint16_t* lds_v, int key0) {
     using L = SwizzledTile<1, kDv>;
     const int lane = lane_id();
     const int mi = lane / 8;
@@ -271,7 +279,7 @@ struct WarpTile {
   // e4m3 value is an f16, and P in [0, 1] keeps 11 significant bits in f16 against bf16's 8 (values
   // below 2^-25, under 2^-25 of the row's weight, go to zero): as exact as bf16 or more, and V's
   // codes take one conversion (e4m3 -> f16) instead of three (-> f16 -> f32 -> bf16). P that carries
-  // per-key V scales may exceed f16's range and stays in the q dtype (the caller's choice).
+  // per-key V scales may exceed f16's range and stays in the q dtype (pv's p_at_most_one).
   template <bool kF16P>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack_p(float lo, float hi) {
     if constexpr (kFp8Kv && kF16P) return pack_f16x2(lo, hi); else return pack(lo, hi);

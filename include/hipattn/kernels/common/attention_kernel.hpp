@@ -23,14 +23,6 @@
 
 namespace hipattn {
 
-// Whether a warp tile reads fp8 K / V codes at the fragment (sm_90: WarpTile<..., kKv != same16>),
-// whose PV may take P and V in f16.
-template <class WT>
-constexpr bool fp8_fragment_tile() {
-  if constexpr (requires { WT::kFp8Kv; }) return WT::kFp8Kv;
-  else return false;
-}
-
 template <class Cfg, class Scheduler, class Epilogue, class Args>
 HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
   using Arch = DeviceArch;
@@ -111,12 +103,7 @@ HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
       logits<WT, Arch>(sf, a.variant, rows, vrows, lt, lane, loader.k_scales(stage, key_w0));
       const float* v_scales = loader.v_scales(stage, key_w0);
       softmax.update(sf, of, v_scales, lane);
-      if constexpr (fp8_fragment_tile<WT>()) {  // P in f16 unless per-key V scales are folded into it
-        if (v_scales == nullptr) WT::template pv<true>(of, sf, kv.v, key_w0);
-        else WT::template pv<false>(of, sf, kv.v, key_w0);
-      } else {
-        WT::pv(of, sf, kv.v, key_w0);
-      }
+      WT::pv(of, sf, kv.v, key_w0, v_scales == nullptr);  // P <= 1 unless per-key V scales are folded into it
       loader.release();  // the stage is refilled by the next iteration's copies
     }
     loader.drain();
