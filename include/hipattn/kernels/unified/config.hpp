@@ -36,6 +36,13 @@ class LdsDmaPagedKvLoader;  // CopyModel::lds_dma
 // The register-staged loader converts in registers and its stages are 16-bit tiles, as are the
 // LDS-DMA loader's (16-bit caches only). Used by UnifiedConfig and by the planner's occupancy
 // (dispatch/unified_plan.hpp).
+// Whether fp8 codes stay in the LDS stages and the warp tile converts them at the MMA fragment: the
+// async loader's fp8 stages on a tile of one row band (each key read by one warp); with several row
+// bands every warp would convert every code, so those stages are converted once a workgroup.
+constexpr bool fp8_at_fragment(bool fp8, CopyModel copy, int warps_m) {
+  return fp8 && copy == CopyModel::async && warps_m == 1;
+}
+
 struct UnifiedLdsLayout {
   int q, k_stage, v_stage, kv, scales, merge, main, total;
 };
@@ -43,8 +50,8 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
                                               bool fp8, Target /*target*/, CopyModel copy) {
   const int bm = warps_m * 16 * mt, bn = warps_n * kn;
   const auto pitch = [](int d) { return (d + 63) / 64 * 64; };  // SwizzledTile::kPitch
-  const bool fragment = fp8 && copy == CopyModel::async && warps_m == 1;
-  const bool staging = fp8 && copy == CopyModel::async && warps_m > 1;
+  const bool fragment = fp8_at_fragment(fp8, copy, warps_m);
+  const bool staging = fp8 && copy == CopyModel::async && !fragment;
   UnifiedLdsLayout l{};
   l.q = bm * pitch(d_qk) * 2;
   l.k_stage = fragment ? bn * pitch(d_qk / 2) * 2 : staging ? bn * d_qk : bn * pitch(d_qk) * 2;
@@ -119,7 +126,7 @@ struct UnifiedConfig {
   // fp8 with the async loader: a decode tile (one row band, each key read by one warp) keeps the codes
   // in LDS and the warp tile converts them at the MMA fragment; a prefill tile converts each stage
   // once into a 16-bit buffer (arch/concept.hpp kv_copy_model).
-  static constexpr bool kFp8AtFragment = kFp8 && kCopy == CopyModel::async && kWarpsM == 1;
+  static constexpr bool kFp8AtFragment = fp8_at_fragment(kFp8, kCopy, kWarpsM);
   static constexpr bool kFp8Staging = kFp8 && kCopy == CopyModel::async && !kFp8AtFragment;
   static_assert(!kFp8AtFragment || kTarget_ == Target::sm90, "fp8 is converted at the fragment on sm_90");
   // The KV storage the warp tile reads: fp8 codes (converted at the fragment) or 16-bit tiles.
