@@ -23,6 +23,7 @@
 #include "hipattn/tile/variants.hpp"
 
 #if defined(HIPATTN_HAS_DEVICE)
+#include "hipattn/dispatch/dense_prefill.hpp"
 #include "hipattn/dispatch/paged_decode.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/platform/runtime.hpp"

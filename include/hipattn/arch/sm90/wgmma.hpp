@@ -140,6 +140,28 @@ struct KMajorTile {
   }
 };
 
+// An N-major (MN-major) 16-bit wgmma B operand: K rows (the reduction dimension, e.g. keys) of
+// kCols elements (N, e.g. head dimensions) each, N contiguous: V [keys, d] as it sits in memory. With
+// the 128-byte swizzle it is stored exactly like KMajorTile<b128, kK, 2 kCols> with the K index as
+// the row: column block b (64 elements) holds every row's 128 bytes at b * kK * 128 + r * 128, chunks
+// XOR-swizzled by r % 8 (so a 64-column TMA box per column block lands it). PTX's canonical MN-major
+// 128B layout ((T, 8, m), (8, k)) : ((1, T, LBO), (8T, SBO)) (T = 8 elements) reads it with
+// LBO = kK * 128 bytes (the next 64-column block) and SBO = 1024 bytes (the next 8 rows of K). A k16
+// step (rows 16 s .. 16 s + 15) starts at byte 2048 s, on a 1024-byte atom boundary.
+template <int kK, int kCols>
+struct MnMajorTile {
+  static_assert(kK % 16 == 0, "whole k16 steps");
+  static_assert(kCols % 64 == 0, "whole 128-byte column blocks");
+  using Storage = KMajorTile<SmemSwizzle::b128, kK, 2 * kCols>;
+  static constexpr int kBytes = Storage::kBytes, kAlign = Storage::kAlign;
+  static constexpr uint32_t kLbo = uint32_t(kK) * 128u, kSbo = 1024u;
+  HIPATTN_HOST_DEVICE static constexpr uint32_t offset(int row, int col) { return Storage::offset(row, 2 * col); }
+  // Descriptor of the k16 step `s` (rows 16 s .. 16 s + 15) of the tile at shared-window address tile_addr.
+  HIPATTN_HOST_DEVICE static constexpr uint64_t desc_at(uint32_t tile_addr, int s) {
+    return encode_smem_desc(tile_addr + uint32_t(2048 * s), SmemSwizzle::b128, kLbo, kSbo);
+  }
+};
+
 #if defined(HIPATTN_BACKEND_CUDA)
 // ---- device side (CUDA only) ----
 
@@ -312,9 +334,9 @@ struct WgmmaAsm;
                  ".f32" TYPES " {" REGS "}, " I0 ", " I1 ", p, 1, 1" HIPATTN_WG_TRANS_SS_##K ";\n}\n"                  \
                  : ACC(d)                                                                                 \
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-#define HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, TYPES, K)                                         \
+#define HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, TYPES, K, TRANS)                                  \
   HIPATTN_WG_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, " I5 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k" #K  \
-                 ".f32" TYPES " {" REGS "}, {" I0 ", " I1 ", " I2 ", " I3 "}, " I4 ", p, 1, 1" HIPATTN_WG_TRANS_RS_##K \
+                 ".f32" TYPES " {" REGS "}, {" I0 ", " I1 ", " I2 ", " I3 "}, " I4 ", p, 1, 1" TRANS             \
                  ";\n}\n"                                                                                  \
                  : ACC(d)                                                                                  \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
@@ -335,15 +357,23 @@ struct WgmmaAsm;
     }                                                                                                           \
     HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rs_f16(float (&d)[N / 2], const uint32_t (&a)[4],              \
                                                          uint64_t desc_b, uint32_t scale_d) {                   \
-      HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, ".f16.f16", 16);                                       \
+      HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, ".f16.f16", 16, HIPATTN_WG_TRANS_RS_16);                                       \
     }                                                                                                           \
     HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rs_bf16(float (&d)[N / 2], const uint32_t (&a)[4],             \
                                                           uint64_t desc_b, uint32_t scale_d) {                  \
-      HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, ".bf16.bf16", 16);                                     \
+      HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, ".bf16.bf16", 16, HIPATTN_WG_TRANS_RS_16);                                     \
     }                                                                                                           \
     HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rs_e4m3(float (&d)[N / 2], const uint32_t (&a)[4],             \
                                                           uint64_t desc_b, uint32_t scale_d) {                  \
-      HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, ".e4m3.e4m3", 32);                                     \
+      HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, ".e4m3.e4m3", 32, HIPATTN_WG_TRANS_RS_32);                                     \
+    }                                                                                                           \
+    HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rs_f16_mn(float (&d)[N / 2], const uint32_t (&a)[4],           \
+                                                            uint64_t desc_b, uint32_t scale_d) {                \
+      HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, ".f16.f16", 16, ", 1");                               \
+    }                                                                                                           \
+    HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rs_bf16_mn(float (&d)[N / 2], const uint32_t (&a)[4],          \
+                                                             uint64_t desc_b, uint32_t scale_d) {               \
+      HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, ".bf16.bf16", 16, ", 1");                             \
     }                                                                                                           \
   };
 // The transpose immediates by instruction K (16: 16-bit types, which take them; 32: e4m3, which does not).
@@ -454,6 +484,13 @@ struct WgmmaF16 {
                                                     uint32_t scale_d) {
     if constexpr (kBf16) detail::WgmmaAsm<N>::rs_bf16(d, a, desc_b, scale_d);
     else detail::WgmmaAsm<N>::rs_f16(d, a, desc_b, scale_d);
+  }
+  // rs with B N-major (imm-trans-b = 1; 16-bit types only): desc_b describes an MnMajorTile k-step,
+  // e.g. V [keys, d] row-major as the B of O = P V.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rs_mn(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
+                                                       uint32_t scale_d) {
+    if constexpr (kBf16) detail::WgmmaAsm<N>::rs_bf16_mn(d, a, desc_b, scale_d);
+    else detail::WgmmaAsm<N>::rs_f16_mn(d, a, desc_b, scale_d);
   }
 #endif
 };

@@ -45,7 +45,18 @@ struct RowSoftmax {
   template <bool kScaled>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void update_impl(typename WT::SFrag& s, typename WT::OFrag& o,
                                                       const float* v_scales, int lane) {
-    float m_new[WT::kRowSlots], f_old[WT::kRowSlots];
+    float f_old[WT::kRowSlots];
+    update_rows<kScaled>(s, v_scales, lane, f_old);
+    rescale(o, f_old);
+  }
+
+  // The two halves of update, for mainloops whose O is still being written by an asynchronous
+  // matrix product when S arrives (the sm_90 warpgroup mainloop): update_rows turns S into P and
+  // moves m and l, giving each row's factor f_old; rescale applies it to O once O may be touched.
+  template <bool kScaled>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void update_rows(typename WT::SFrag& s, const float* v_scales, int lane,
+                                                      float (&f_old)[WT::kRowSlots]) {
+    float m_new[WT::kRowSlots];
 #pragma unroll
     for (int r = 0; r < WT::kRowSlots; ++r) m_new[r] = m[r];
 #pragma unroll
@@ -65,6 +76,8 @@ struct RowSoftmax {
       if constexpr (kScaled) s.r[e] = p * v_scales[WT::s_col(lane, e)];
       else s.r[e] = p;
     }
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rescale(typename WT::OFrag& o, const float (&f_old)[WT::kRowSlots]) {
 #pragma unroll
     for (int e = 0; e < WT::kOElems; ++e) o.r[e] *= f_old[WT::o_slot(e)];
   }

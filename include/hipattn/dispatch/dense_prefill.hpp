@@ -1,0 +1,107 @@
+// hipattn/dispatch/dense_prefill.hpp: the host entry point of dense prefill (the fourth family).
+//
+//   hipattn::dense_prefill(params, stream);     // DensePrefillParams (problem/dense_prefill_params.hpp)
+//
+// A call validates the params (throws hipattn::Error naming the field), picks the instance from
+// (dtype, head_size_qk, head_size_v, softcap) and the device's target, and launches one kernel on
+// `stream`. It needs no workspace, never allocates and never synchronizes: the grid depends on host
+// values only (num_seqs, max_seqlen_q, heads), so a captured graph replays with other cu_seqlens
+// within the same bounds. The tensor maps of the bulk copies are encoded on the host at each call
+// (kernel parameters, captured by value).
+//
+// Targets: sm_90 runs the warp-specialised kernel (kernels/dense_prefill: one producer warp issuing
+// bulk tensor copies into a ring, two consumer warpgroups with wgmma, ALGORITHM.md section 10). The
+// CDNA targets (gfx942, gfx950) have no dense prefill instance yet: the call throws
+// ErrorCode::unsupported naming the target (docs/NEXT.md item 9).
+#pragma once
+#include <string>
+
+#include "hipattn/kernels/dense_prefill/kernels.hpp"
+#include "hipattn/platform/error.hpp"
+#include "hipattn/platform/runtime.hpp"
+#include "hipattn/platform/target.hpp"
+#include "hipattn/problem/dense_prefill_rules.hpp"
+
+#if defined(HIPATTN_HAS_DEVICE)
+namespace hipattn {
+
+namespace detail {
+
+#if defined(HIPATTN_BACKEND_CUDA)
+// The tensor map of one of q / k / v: packed [tokens, heads, d] as {d, heads, tokens}; batched
+// [seqs, len, heads, d] as {d, heads, len, seqs}. Box {64 elements (128 bytes), 1, rows[, 1]} with the
+// 128-byte swizzle: each box is one column block of a KMajorTile (arch/sm90/tma.hpp).
+inline CUtensorMap dense_tensor_map(const DensePrefillParams& p, const void* base, int32_t d, int32_t heads,
+                                    int64_t stride_head, int64_t stride_token, int64_t stride_batch, bool q_side,
+                                    uint32_t rows) {
+  const uint64_t eb = 2;
+  const sm90::TmaElem elem = p.dtype == DType::bf16 ? sm90::TmaElem::bf16 : sm90::TmaElem::f16;
+  // A dimension of extent 1 may carry any stride; give it one the driver accepts.
+  const auto stride_or = [](int64_t s, uint64_t fallback) { return s > 0 ? uint64_t(s) * 2 : fallback; };
+  const uint64_t sh = stride_or(stride_head, uint64_t(d) * eb);
+  const uint64_t st = stride_or(stride_token, sh * uint64_t(heads));
+  if (p.packed()) {
+    const uint64_t tokens = uint64_t(q_side ? p.num_tokens_q : p.num_tokens_k);
+    return sm90::make_tensor_map_3d(base, elem, {uint64_t(d), uint64_t(heads), tokens > 0 ? tokens : 1}, {sh, st},
+                                    {64u, 1u, rows}, sm90::SmemSwizzle::b128);
+  }
+  const uint64_t len = uint64_t(q_side ? p.max_seqlen_q : p.max_seqlen_k);
+  const uint64_t sb = stride_or(stride_batch, st * (len > 0 ? len : 1));
+  return sm90::make_tensor_map_4d(base, elem, {uint64_t(d), uint64_t(heads), len > 0 ? len : 1, uint64_t(p.num_seqs)},
+                                  {sh, st, sb}, {64u, 1u, rows, 1u}, sm90::SmemSwizzle::b128);
+}
+
+template <class Cfg>
+void launch_dense_prefill_sm90(const DensePrefillParams& p, rt::stream_t stream) {
+  DensePrefillSm90Args a{};
+  a.q_map = dense_tensor_map(p, p.q, p.head_size_qk, p.num_q_heads, p.q_stride_head, p.q_stride_token,
+                             p.q_stride_batch, true, Cfg::kBM);
+  a.k_map = dense_tensor_map(p, p.k, p.head_size_qk, p.num_kv_heads, p.k_stride_head, p.k_stride_token,
+                             p.k_stride_batch, false, Cfg::kBN);
+  a.v_map = dense_tensor_map(p, p.v, p.head_size_v, p.num_kv_heads, p.v_stride_head, p.v_stride_token,
+                             p.v_stride_batch, false, Cfg::kBN);
+  a.common = make_dense_prefill_common(p, Cfg::kBM);
+  if (a.common.q_blocks == 0) return;
+  rt::ensure_max_dynamic_shared(dense_prefill_sm90_kernel<Cfg>, Cfg::kSmemBytes,
+                                [] { return std::string("dense_prefill_sm90_kernel<") + Cfg::name() + ">"; });
+  dense_prefill_sm90_kernel<Cfg>
+      <<<dim3(uint32_t(a.common.q_blocks), uint32_t(p.num_q_heads), 1), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+  HIPATTN_CHECK_LAUNCH();
+}
+
+template <bool kBf16, bool kSoftcap>
+void launch_dense_prefill_sm90_heads(const DensePrefillParams& p, rt::stream_t stream) {
+  const auto go = [&]<int kDqk, int kDv>() {
+    launch_dense_prefill_sm90<DensePrefillSm90Config<kBf16, kDqk, kDv, kSoftcap>>(p, stream);
+  };
+  if (p.head_size_qk == 64) go.template operator()<64, 64>();
+  else if (p.head_size_qk == 128) go.template operator()<128, 128>();
+  else if (p.head_size_qk == 256) go.template operator()<256, 256>();
+  else go.template operator()<192, 128>();  // validated: one of kDensePrefillHeadSizes
+}
+#endif  // HIPATTN_BACKEND_CUDA
+
+}  // namespace detail
+
+// Run dense prefill on `stream` (see the top of the file).
+inline void dense_prefill(const DensePrefillParams& p, rt::stream_t stream) {
+  throw_if_error(validate(p));
+  if (p.num_seqs == 0 || p.num_tokens_q == 0) return;
+  const Target target = rt::cached_device_properties().target;
+#if defined(HIPATTN_BACKEND_CUDA)
+  if (target == Target::sm90) {
+    const bool bf16 = p.dtype == DType::bf16, softcap = p.softcap > 0.f;
+    if (bf16 && softcap) detail::launch_dense_prefill_sm90_heads<true, true>(p, stream);
+    else if (bf16) detail::launch_dense_prefill_sm90_heads<true, false>(p, stream);
+    else if (softcap) detail::launch_dense_prefill_sm90_heads<false, true>(p, stream);
+    else detail::launch_dense_prefill_sm90_heads<false, false>(p, stream);
+    return;
+  }
+#endif
+  throw Error(ErrorCode::unsupported, "target",
+              std::string("dense prefill has no instance for target ") + std::string(target_name(target)) +
+                  " yet (sm_90 only; the CDNA kernels are issue 11's next step, docs/NEXT.md item 9)");
+}
+
+}  // namespace hipattn
+#endif  // HIPATTN_HAS_DEVICE

@@ -1,0 +1,108 @@
+// hipattn/kernels/dense_prefill/config.hpp: the instances and the runtime arguments of dense prefill.
+//
+// sm_90 (DensePrefillSm90Config): 384 threads = warpgroup 0 (the producer: one thread issues the bulk
+// tensor copies of Q and of the K / V ring) + two consumer warpgroups of 64 query rows each (kBM = 128
+// rows of one q head), kBN keys per KV tile, kStages deep. Shared memory: Q, then the K stages, then
+// the V stages (each a 128-byte-swizzled wgmma operand, 1024-byte aligned), then the barriers. The tile
+// sizes are FlashAttention-3's for each head size (its hopper/tile_size.h choices, measured there), cut
+// to what 227 KiB of shared memory holds with two stages:
+//   d 64: 128 x 128, 4 stages (144 KiB);  d 128: 128 x 128, 2 stages (160 KiB);
+//   d 192 / v 128: 128 x 128, 2 stages (208 KiB);  d 256: 128 x 80, 2 stages (224 KiB).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "hipattn/numeric/fast_div.hpp"
+#include "hipattn/problem/dense_prefill_params.hpp"
+#include "hipattn/tile/variants.hpp"
+
+#if defined(HIPATTN_BACKEND_CUDA)
+#include <cuda.h>
+#endif
+
+namespace hipattn {
+
+template <bool kBf16_, int kDqk_, int kDv_, bool kSoftcap_>
+struct DensePrefillSm90Config {
+  static constexpr bool kBf16 = kBf16_, kSoftcap = kSoftcap_;
+  static constexpr int kDqk = kDqk_, kDv = kDv_;
+  static constexpr int kConsumers = 2, kBM = 64 * kConsumers;
+  static constexpr int kBN = kDqk == 256 ? 80 : 128;
+  static constexpr int kStages = kDqk == 64 ? 4 : 2;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // 24 x 128 + 240 x 256 <= 65536
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
+  using Variant = StandardVariant<kSoftcap, false, false>;
+
+  static constexpr int kQBytes = kBM * kDqk * 2;
+  static constexpr int kKBytes = kBN * kDqk * 2;
+  static constexpr int kVBytes = kBN * kDv * 2;
+  static_assert(kQBytes % 1024 == 0 && kKBytes % 1024 == 0 && kVBytes % 1024 == 0, "1024-byte swizzle atoms");
+  static constexpr int kQOffset = 0;
+  static constexpr int kKOffset = kQOffset + kQBytes;
+  static constexpr int kVOffset = kKOffset + kStages * kKBytes;
+  static constexpr int kBarOffset = kVOffset + kStages * kVBytes;
+  static constexpr int kBarBytes = 8 * (1 + 4 * kStages);
+  static constexpr int kAlignSlack = 1024;  // the dynamic window is aligned to 1024 bytes in the kernel
+  static constexpr int kSmemBytes = kBarOffset + kBarBytes + kAlignSlack;
+  static_assert(kSmemBytes <= 232448, "sm_90 gives a block at most 227 KiB of shared memory");
+
+  static std::string name() {
+    return std::string(kBf16 ? "bf16" : "f16") + ",d" + std::to_string(kDqk) + "/" + std::to_string(kDv) + ",bn" +
+           std::to_string(kBN) + ",s" + std::to_string(kStages) + (kSoftcap ? ",softcap" : "");
+  }
+};
+
+// What every dense prefill kernel reads besides its operand views (host-visible).
+struct DensePrefillCommon {
+  const int32_t* cu_seqlens_q = nullptr;  // null: batched
+  const int32_t* cu_seqlens_k = nullptr;
+  int32_t num_seqs = 0, max_seqlen_q = 0, max_seqlen_k = 0;
+  int32_t block_q = 1;         // query rows of a workgroup
+  int32_t q_blocks = 0;        // grid x: q-blocks over every sequence (an upper bound when packed)
+  int32_t blocks_per_seq = 0;  // batched: ceil(max_seqlen_q / block_q)
+  int32_t group = 1;           // q heads per kv head
+  float scale = 1.f;
+  bool causal = false;
+  int32_t window_left = -1;
+  uint16_t* out = nullptr;
+  int64_t o_stride_token = 0, o_stride_head = 0, o_stride_batch = 0;
+  float* lse = nullptr;
+  int64_t lse_stride_head = 0;
+};
+
+inline DensePrefillCommon make_dense_prefill_common(const DensePrefillParams& p, int32_t block_q) {
+  DensePrefillCommon c;
+  c.cu_seqlens_q = p.cu_seqlens_q;
+  c.cu_seqlens_k = p.cu_seqlens_k;
+  c.num_seqs = p.num_seqs;
+  c.max_seqlen_q = p.max_seqlen_q;
+  c.max_seqlen_k = p.max_seqlen_k;
+  c.block_q = block_q;
+  c.blocks_per_seq = (p.max_seqlen_q + block_q - 1) / block_q;
+  // Packed: sequence s's q-blocks are numbered from cu_seqlens_q[s] / block_q + s (paged/varlen.hpp).
+  c.q_blocks = p.packed() ? (p.num_tokens_q > 0 ? p.num_tokens_q / block_q + p.num_seqs : 0) : p.num_seqs * c.blocks_per_seq;
+  c.group = p.num_kv_heads > 0 ? p.num_q_heads / p.num_kv_heads : 1;
+  c.scale = p.scale;
+  c.causal = p.causal;
+  c.window_left = p.window_left;
+  c.out = static_cast<uint16_t*>(p.out);
+  c.o_stride_token = p.o_stride_token;
+  c.o_stride_head = p.o_stride_head;
+  c.o_stride_batch = p.o_stride_batch;
+  c.lse = p.lse;
+  c.lse_stride_head = p.lse_stride_head;
+  return c;
+}
+
+#if defined(HIPATTN_BACKEND_CUDA)
+// The sm_90 kernel's arguments: the tensor maps of q, k and v (dispatch/dense_prefill.hpp), passed as
+// __grid_constant__ (the copies read them in the parameter space).
+struct DensePrefillSm90Args {
+  CUtensorMap q_map, k_map, v_map;
+  DensePrefillCommon common;
+  LogitArgs logit;
+};
+#endif
+
+}  // namespace hipattn
