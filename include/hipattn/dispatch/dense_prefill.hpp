@@ -64,8 +64,13 @@ void launch_dense_prefill_sm90(const DensePrefillParams& p, rt::stream_t stream)
   if (a.common.q_blocks == 0) return;
   rt::ensure_max_dynamic_shared(dense_prefill_sm90_kernel<Cfg>, Cfg::kSmemBytes,
                                 [] { return std::string("dense_prefill_sm90_kernel<") + Cfg::name() + ">"; });
+  if (a.common.q_blocks > 65535)
+    throw Error(ErrorCode::unsupported, "num_tokens_q",
+                "num_tokens_q = " + std::to_string(p.num_tokens_q) + " with num_seqs = " + std::to_string(p.num_seqs) +
+                    " gives " + std::to_string(a.common.q_blocks) + " q-blocks of " + std::to_string(Cfg::kBM) +
+                    " rows; one call takes at most 65535 (the grid's y extent): split the batch");
   dense_prefill_sm90_kernel<Cfg>
-      <<<dim3(uint32_t(a.common.q_blocks), uint32_t(p.num_q_heads), 1), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+      <<<dim3(uint32_t(p.num_q_heads), uint32_t(a.common.q_blocks), 1), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
   HIPATTN_CHECK_LAUNCH();
 }
 

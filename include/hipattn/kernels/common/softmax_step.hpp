@@ -77,6 +77,34 @@ struct RowSoftmax {
       else s.r[e] = p;
     }
   }
+  // update_rows for raw scores (q . k, the mask's -inf applied, nothing else): x = s * mult (mult =
+  // scale x log2(e) > 0) is folded into the exponent, 2^(s mult - m) as one fused multiply-add, and
+  // the row max is taken on s (max commutes with a positive factor). The mainloops whose variant
+  // leaves logits alone use it instead of logits() + update_rows (one multiply less per score).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void update_rows_raw(typename WT::SFrag& s, float mult,
+                                                          float (&f_old)[WT::kRowSlots]) {
+    float m_new[WT::kRowSlots];
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) m_new[r] = -INFINITY;
+#pragma unroll
+    for (int e = 0; e < WT::kSElems; ++e) m_new[WT::s_slot(e)] = fmaxf(m_new[WT::s_slot(e)], s.r[e]);
+    float neg_m[WT::kRowSlots];
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) {
+      m_new[r] = fmaxf(m[r], WT::row_max(m_new[r]) * mult);
+      f_old[r] = Arch::exp2(m[r] - safe_max(m_new[r]));
+      m[r] = m_new[r];
+      l[r] *= f_old[r];
+      neg_m[r] = -safe_max(m_new[r]);
+    }
+#pragma unroll
+    for (int e = 0; e < WT::kSElems; ++e) {
+      const int slot = WT::s_slot(e);
+      const float p = Arch::exp2(fmaf(s.r[e], mult, neg_m[slot]));
+      l[slot] += p;
+      s.r[e] = p;
+    }
+  }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rescale(typename WT::OFrag& o, const float (&f_old)[WT::kRowSlots]) {
 #pragma unroll
     for (int e = 0; e < WT::kOElems; ++e) o.r[e] *= f_old[WT::o_slot(e)];
@@ -118,6 +146,17 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void logits_impl(typename WT::SFrag& s, const
     if (t.edge && !key_visible(j, rows[slot].pos, t.kv_len, t.causal, t.window_left)) x = -INFINITY;
     s.r[e] = x;
   }
+}
+
+// The mask alone on raw scores (RowSoftmax::update_rows_raw applies the scale): -inf where key
+// key0 + column is hidden from the row. Edge tiles only.
+template <class WT>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void mask_scores(typename WT::SFrag& s, const RowInfo* rows, const LogitsTile& t,
+                                                    int lane) {
+#pragma unroll
+  for (int e = 0; e < WT::kSElems; ++e)
+    if (!key_visible(t.key0 + WT::s_col(lane, e), rows[WT::s_slot(e)].pos, t.kv_len, t.causal, t.window_left))
+      s.r[e] = -INFINITY;
 }
 
 // S (raw dot products) -> logits in log2 units. k_scales: the per-key K scales of the warp's columns

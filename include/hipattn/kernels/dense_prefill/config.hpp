@@ -22,13 +22,13 @@
 
 namespace hipattn {
 
-template <bool kBf16_, int kDqk_, int kDv_, bool kSoftcap_>
+template <bool kBf16_, int kDqk_, int kDv_, bool kSoftcap_, int kBN_ = (kDqk_ == 256 ? 80 : 128), int kStages_ = (kDqk_ == 64 ? 4 : 2)>
 struct DensePrefillSm90Config {
   static constexpr bool kBf16 = kBf16_, kSoftcap = kSoftcap_;
   static constexpr int kDqk = kDqk_, kDv = kDv_;
   static constexpr int kConsumers = 2, kBM = 64 * kConsumers;
-  static constexpr int kBN = kDqk == 256 ? 80 : 128;
-  static constexpr int kStages = kDqk == 64 ? 4 : 2;
+  static constexpr int kBN = kBN_;
+  static constexpr int kStages = kStages_;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // 24 x 128 + 240 x 256 <= 65536
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");

@@ -40,9 +40,11 @@ struct DenseWork {
   int32_t q_len = 0, kv_len = 0;
 };
 
-// Highest q-blocks first (under causal masking they see the most keys).
+// The grid is (q heads, q-blocks), and blocks start in x-fastest order: every head of the highest
+// q-block first, so that the blocks that see the most keys under causal masking start first over the
+// whole batch, and the short ones fill the last wave.
 HIPATTN_DEVICE HIPATTN_FORCEINLINE bool dense_work(const DensePrefillCommon& c, DenseWork& w) {
-  const int32_t qblock = static_cast<int32_t>(gridDim.x - 1 - blockIdx.x);
+  const int32_t qblock = static_cast<int32_t>(gridDim.y - 1 - blockIdx.y);
   if (c.cu_seqlens_q != nullptr) {
     w.seq = find_seq_idx(c.cu_seqlens_q, c.num_seqs, qblock, c.block_q);
     w.qb = qblock - seq_first_q_block(c.cu_seqlens_q, w.seq, c.block_q);
@@ -80,7 +82,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) dense_prefill_sm90_kernel(co
     const DensePrefillCommon& c = a.common;
     const int tid = static_cast<int>(threadIdx.x);
     const int wg = tid / 128;
-    const int head = static_cast<int>(blockIdx.y);
+    const int head = static_cast<int>(blockIdx.x);
     const int kvh = head / c.group;
 
     DenseWork w;
@@ -168,8 +170,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) dense_prefill_sm90_kernel(co
       const auto logits_step = [&](int32_t n, float (&f_old)[WT::kRowSlots]) {
         lt.key0 = n * kBN;
         lt.edge = !range.is_interior(n);
-        logits<WT, Arch>(s, variant, rows, vrows, lt, lane, nullptr);
-        softmax.template update_rows<false>(s, nullptr, lane, f_old);
+        if constexpr (Cfg::Variant::kTransformsLogits) {
+          logits<WT, Arch>(s, variant, rows, vrows, lt, lane, nullptr);
+          softmax.template update_rows<false>(s, nullptr, lane, f_old);
+        } else {  // the scale folds into the exponent
+          if (lt.edge) mask_scores<WT>(s, rows, lt, lane);
+          softmax.update_rows_raw(s, lt.qk_scale_log2, f_old);
+        }
       };
       const auto release = [&](sm90::PipelineRing<Cfg::kStages>* ring, const Ring& st) {
         __syncwarp();
