@@ -1,10 +1,12 @@
 // bench/bench_common.hpp: the measurement method shared by the sweeps of hipattn_bench
-// (bench_unified.cu, bench_paged_decode.cu), and the byte count their TB/s figures use.
+// (bench_unified.cu, bench_paged_decode.cu, bench_dense_prefill.cu), and the byte count their TB/s
+// figures use.
 //
 // Method (the one of ../shared/scenarios/h200-peers.md): each call is captured in a CUDA graph; before
 // each timed replay the L2 is flushed by a 256 MiB write; replays are timed with device events; the
 // figure is the median of kReps after 3 warm-ups. The ceilings (device copy bandwidth, the matrix
-// atom's peak) are measured once in the same run, before the sweeps (bench_unified.cu's main).
+// atom's peak, the warpgroup MMA's peak) are measured once in the same run, before the sweeps
+// (bench_unified.cu's main).
 #pragma once
 #include <benchmark/benchmark.h>
 
@@ -22,7 +24,10 @@ inline constexpr size_t kFlushBytes = size_t(256) << 20;
 inline constexpr int kReps = 40;
 
 // The ceilings of this run and the flush buffer (set by main before any benchmark runs).
-inline double g_copy_tbps = 0, g_mma_tflops = 0;
+// g_mma_tflops: the mma.sync m16n8k16 bf16 atom (CDNA: the MFMA 16x16x16 bf16 atom);
+// g_wgmma_tflops: the sm_90a warpgroup MMA, wgmma m64n256k16 bf16 from shared memory; 0 where there
+// is none (HIP builds, GPUs other than sm_90, device code not built for sm_90a).
+inline double g_copy_tbps = 0, g_mma_tflops = 0, g_wgmma_tflops = 0;
 inline void* g_flush = nullptr;
 
 struct Timer {
@@ -110,5 +115,7 @@ inline double compulsory_bytes(double tokens, int num_q_heads, int num_kv_heads,
 
 // The paged-decode sweep (bench_paged_decode.cu): registered by main after the unified one.
 void register_paged_decode_benchmarks();
+// The dense-prefill sweep (bench_dense_prefill.cu): registered by main after the paged-decode one.
+void register_dense_prefill_benchmarks();
 
 }  // namespace hipattn::bench

@@ -1,11 +1,12 @@
 // Benchmark sweep of unified attention: every default and serving scenario x path {auto, 2d, 3d},
 // on a paged cache of at least 2 GiB (K and V each) with randomly permuted block tables, next to the
-// two ceilings of the same run: device copy bandwidth and the mma.sync matrix-unit peak.
+// ceilings of the same run: device copy bandwidth, the mma.sync matrix-unit peak and (sm_90a) the
+// warpgroup MMA (wgmma) peak.
 //
 // Method (bench_common.hpp, the one of ../shared/scenarios/h200-peers.md): each call is captured in a
 // CUDA graph; before each timed replay the L2 is flushed by a 256 MiB write; replays are timed with
 // device events; the figure is the median of 40 after 3 warm-ups. main also registers the paged-decode
-// sweep (bench_paged_decode.cu).
+// sweep (bench_paged_decode.cu) and the dense-prefill sweep (bench_dense_prefill.cu).
 // Counters: us (median), TB/s over compulsory bytes (Q + O + the K/V of attended keys, + fp8 scales),
 // TFLOP/s over exact attended (q, k) pairs (4 * pairs * head_size per q head), and both as fractions
 // of the ceilings (bw_frac, mma_frac).
@@ -20,6 +21,9 @@
 #include "bench_common.hpp"
 #include "hipattn/arch/arch.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
+#if defined(HIPATTN_BACKEND_CUDA)
+#include "hipattn/arch/sm90/wgmma.hpp"
+#endif
 
 namespace {
 using namespace hipattn;
@@ -66,6 +70,116 @@ double measure_mma_tflops(int sms) {
   const double ms = median_ms([&] { mma_peak_kernel<<<blocks, threads>>>(sink.as<float>(), iters); HIPATTN_CHECK_LAUNCH(); }, g_flush);
   const double flops = double(blocks) * (threads / wave) * iters * 8 * kAtomFlopsPerWave;
   return flops / (ms * 1e-3) / 1e12;
+}
+
+// The warpgroup MMA's peak (sm_90a; the dense-prefill kernels' atom): one CTA of 2 warpgroups (256
+// threads) per SM, each warpgroup issuing wgmma.mma_async m64n256k16 bf16 with both operands in shared
+// memory, 4 k-steps per commit group, wgmma.wait_group 1 after each commit (the next group is issued
+// before the previous one has finished, so the tensor cores always have one queued), `iters` groups.
+// Operands: per warpgroup an A tile of 64 x 64 bf16, one B tile of 256 x 64 bf16 read by both (the
+// consumer layout of an attention tile: own Q rows, shared K), K-major with the 128-byte swizzle
+// (KMajorTile), as the TMA boxes land them; k-step s of a group reads bytes 32 s .. 32 s + 31 of every
+// row. 8 + 8 + 32 KiB (+ 1 KiB to align) of shared memory. The 128 accumulators a thread (f32 64 x 256)
+// chain through every wgmma and end in a sum that decides a store, so nothing is dead; the first
+// wgmma starts them with scale-d = 0. Why one CTA an SM: 256 threads x 154 registers (128 of them
+// accumulators; ptxas, CUDA 13) take 39K of the 64K-register file, so a second CTA cannot fit (the
+// launch bound says 1). FLOPs: 2 * 64 * 256 * 16 per wgmma and warpgroup.
+#if defined(HIPATTN_BACKEND_CUDA)
+namespace wgmma_peak {
+constexpr int kN = 256, kKSteps = 4, kWarpgroups = 2, kThreads = 128 * kWarpgroups;
+using Atom = sm90::WgmmaF16<kN, true>;
+using TileA = sm90::KMajorTile<sm90::SmemSwizzle::b128, 64, 32 * kKSteps>;
+using TileB = sm90::KMajorTile<sm90::SmemSwizzle::b128, kN, 32 * kKSteps>;
+constexpr int kTilesBytes = kWarpgroups * TileA::kBytes + TileB::kBytes;
+constexpr int kSmemBytes = kTilesBytes + 1024;  // + the alignment of the 128-byte swizzle atoms
+constexpr double kFlopsPerWgmma = 2.0 * 64 * kN * 16;
+static_assert(TileA::kBytes % 1024 == 0, "every tile starts on a swizzle-atom boundary");
+}  // namespace wgmma_peak
+
+__global__ void wgmma_probe_kernel(int* out) {
+#if defined(HIPATTN_SM90A_WGMMA)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+__global__ void __launch_bounds__(wgmma_peak::kThreads, 1) wgmma_peak_kernel(float* sink, int iters) {
+#if defined(HIPATTN_SM90A_WGMMA)
+  using namespace wgmma_peak;
+  extern __shared__ uint4 smem_u4[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>(smem_u4);
+  smem += (1024u - (sm90::smem_u32(smem) & 1023u)) & 1023u;
+  // bf16 values in [1, 2) (0x3F80 | 7 mantissa bits): finite, and the sums stay far from overflow.
+  for (int x = threadIdx.x; x < kTilesBytes / 4; x += kThreads)
+    reinterpret_cast<uint32_t*>(smem)[x] = 0x3F803F80u | (uint32_t(x) * 0x00130029u & 0x007F007Fu);
+  sm90::fence_proxy_async_shared();
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+  const uint8_t* a = smem + wg * TileA::kBytes;
+  const uint8_t* b = smem + kWarpgroups * TileA::kBytes;
+  uint64_t da[kKSteps], db[kKSteps];
+#pragma unroll
+  for (int s = 0; s < kKSteps; ++s) {
+    da[s] = sm90::make_kstep_desc<TileA>(a, 32 * s);
+    db[s] = sm90::make_kstep_desc<TileB>(b, 32 * s);
+  }
+  float d[Atom::kAccs];  // started by scale-d = 0 (not by constants: see WgmmaF16)
+  for (int it = 0; it < iters; ++it) {
+    sm90::wgmma_fence_operand(d);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < kKSteps; ++s) Atom::ss(d, da[s], db[s], (it | s) != 0 ? 1u : 0u);
+    sm90::wgmma_commit_group();
+    sm90::wgmma_wait_group<1>();
+    sm90::wgmma_fence_operand(d);
+  }
+  sm90::wgmma_wait_group<0>();
+  sm90::wgmma_fence_operand(d);
+  float sum = 0;
+#pragma unroll
+  for (int i = 0; i < Atom::kAccs; ++i) sum += d[i];
+  if (sum == 1234.5f) sink[blockIdx.x * kThreads + threadIdx.x] = sum;
+#else
+  if (threadIdx.x == 0 && iters < 0) *sink = 0;  // not built for sm_90a: never launched (see the probe)
+#endif
+}
+#endif  // HIPATTN_BACKEND_CUDA
+
+// The wgmma ceiling in TFLOP/s, or 0 where there is none: `why` says why not (HIP build, a GPU
+// other than sm_90, or device code not built for sm_90a).
+double measure_wgmma_tflops(const rt::DeviceProperties& props, std::string* why) {
+#if defined(HIPATTN_BACKEND_CUDA)
+  using namespace wgmma_peak;
+  if (props.target != Target::sm90) {
+    *why = "wgmma needs sm_90, this GPU is " + props.arch_name;
+    return 0;
+  }
+  {
+    DeviceBuffer flag(sizeof(int));
+    wgmma_probe_kernel<<<1, 1>>>(flag.as<int>());
+    HIPATTN_CHECK_LAUNCH();
+    int built = 0;
+    HIPATTN_CHECK(rt::memcpy_d2h(&built, flag.ptr, sizeof(int)));
+    if (built != 1) {
+      *why = "device code not built for sm_90a";
+      return 0;
+    }
+  }
+  const int sms = props.multiprocessor_count, iters = 8192;
+  DeviceBuffer sink(size_t(sms) * kThreads * sizeof(float));
+  HIPATTN_CHECK(rt::set_max_dynamic_shared(wgmma_peak_kernel, kSmemBytes));
+  const double ms = median_ms([&] {
+    wgmma_peak_kernel<<<sms, kThreads, kSmemBytes>>>(sink.as<float>(), iters);
+    HIPATTN_CHECK_LAUNCH();
+  }, g_flush);
+  const double flops = double(sms) * kWarpgroups * iters * kKSteps * kFlopsPerWgmma;
+  return flops / (ms * 1e-3) / 1e12;
+#else
+  (void)props;
+  *why = "no warpgroup MMA on this backend";
+  return 0;
+#endif
 }
 
 // ---- scenario problems (built once, shared by the three paths) ----
@@ -152,9 +266,14 @@ int main(int argc, char** argv) {
   HIPATTN_CHECK(rt::malloc_device(&g_flush, kFlushBytes));
   g_copy_tbps = measure_copy_tbps();
   g_mma_tflops = measure_mma_tflops(props.multiprocessor_count);
-  std::printf("device %s (%s), %d SMs/CUs\nceilings: copy %.2f TB/s (read + write), matrix atom (bf16) %.0f TFLOP/s\n",
+  std::string no_wgmma;
+  g_wgmma_tflops = measure_wgmma_tflops(props, &no_wgmma);
+  const std::string wgmma = g_wgmma_tflops > 0 ? std::to_string(int(g_wgmma_tflops + 0.5)) + " TFLOP/s"
+                                               : "n/a (" + no_wgmma + ")";
+  std::printf("device %s (%s), %d SMs/CUs\nceilings: copy %.2f TB/s (read + write), matrix atom (bf16) %.0f TFLOP/s, "
+              "wgmma m64n256k16 (bf16) %s\n",
               props.arch_name.c_str(), std::string(target_name(props.target)).c_str(), props.multiprocessor_count,
-              g_copy_tbps, g_mma_tflops);
+              g_copy_tbps, g_mma_tflops, wgmma.c_str());
   const auto& all = scenarios::unified_scenarios();
   for (int i = 0; i < int(all.size()); ++i) {
     for (auto [path, pname] : {std::pair{UnifiedPath::automatic, "auto"}, std::pair{UnifiedPath::two_d, "2d"},
@@ -179,6 +298,7 @@ int main(int argc, char** argv) {
         ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
   }
   register_paged_decode_benchmarks();
+  register_dense_prefill_benchmarks();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -56,10 +56,15 @@ void launch_dense_prefill_sm90(const DensePrefillParams& p, rt::stream_t stream)
   DensePrefillSm90Args a{};
   a.q_map = dense_tensor_map(p, p.q, p.head_size_qk, p.num_q_heads, p.q_stride_head, p.q_stride_token,
                              p.q_stride_batch, true, Cfg::kBM);
-  a.k_map = dense_tensor_map(p, p.k, p.head_size_qk, p.num_kv_heads, p.k_stride_head, p.k_stride_token,
-                             p.k_stride_batch, false, Cfg::kBN);
-  a.v_map = dense_tensor_map(p, p.v, p.head_size_v, p.num_kv_heads, p.v_stride_head, p.v_stride_token,
-                             p.v_stride_batch, false, Cfg::kBN);
+  if (p.num_tokens_k > 0) {
+    a.k_map = dense_tensor_map(p, p.k, p.head_size_qk, p.num_kv_heads, p.k_stride_head, p.k_stride_token,
+                               p.k_stride_batch, false, Cfg::kBN);
+    a.v_map = dense_tensor_map(p, p.v, p.head_size_v, p.num_kv_heads, p.v_stride_head, p.v_stride_token,
+                               p.v_stride_batch, false, Cfg::kBN);
+  } else {  // no key anywhere (k and v may be null): no block loads a tile; any valid map fills the slots
+    a.k_map = a.v_map = dense_tensor_map(p, p.q, p.head_size_qk, p.num_q_heads, p.q_stride_head, p.q_stride_token,
+                                         p.q_stride_batch, true, Cfg::kBN);
+  }
   a.common = make_dense_prefill_common(p, Cfg::kBM);
   if (a.common.q_blocks == 0) return;
   rt::ensure_max_dynamic_shared(dense_prefill_sm90_kernel<Cfg>, Cfg::kSmemBytes,
