@@ -3,9 +3,10 @@
 //   hipattn::dense_prefill(params, stream);     // DensePrefillParams (problem/dense_prefill_params.hpp)
 //
 // A call validates the params (throws hipattn::Error naming the field), picks the instance from
-// (dtype, head_size_qk, head_size_v, softcap) and the device's target, and launches one kernel on
-// `stream`. It needs no workspace, never allocates and never synchronizes: the grid depends on host
-// values only (num_seqs, max_seqlen_q, heads), so a captured graph replays with other cu_seqlens
+// (dtype, head_size_qk, head_size_v, softcap) and the device's target, and launches one persistent
+// kernel on `stream` (one workgroup per SM walking the (q-block, head) items heaviest first). It needs
+// no workspace, never allocates and never synchronizes: the grid depends on host values only
+// (num_tokens_q, num_seqs, max_seqlen_q, heads), so a captured graph replays with other cu_seqlens
 // within the same bounds. The tensor maps of the bulk copies are encoded on the host at each call
 // (kernel parameters, captured by value).
 //
@@ -14,6 +15,8 @@
 // CDNA targets (gfx942, gfx950) have no dense prefill instance yet: the call throws
 // ErrorCode::unsupported naming the target (docs/NEXT.md item 9).
 #pragma once
+#include <algorithm>
+#include <climits>
 #include <string>
 
 #include "hipattn/kernels/dense_prefill/kernels.hpp"
@@ -66,16 +69,20 @@ void launch_dense_prefill_sm90(const DensePrefillParams& p, rt::stream_t stream)
                                          p.q_stride_batch, true, Cfg::kBN);
   }
   a.common = make_dense_prefill_common(p, Cfg::kBM);
+  a.logit.softcap = p.softcap;
   if (a.common.q_blocks == 0) return;
   rt::ensure_max_dynamic_shared(dense_prefill_sm90_kernel<Cfg>, Cfg::kSmemBytes,
                                 [] { return std::string("dense_prefill_sm90_kernel<") + Cfg::name() + ">"; });
-  if (a.common.q_blocks > 65535)
+  // Persistent: one workgroup per SM (at most one item each when there are fewer items).
+  const int64_t items = int64_t(a.common.q_blocks) * p.num_q_heads;
+  if (items > INT32_MAX)
     throw Error(ErrorCode::unsupported, "num_tokens_q",
-                "num_tokens_q = " + std::to_string(p.num_tokens_q) + " with num_seqs = " + std::to_string(p.num_seqs) +
-                    " gives " + std::to_string(a.common.q_blocks) + " q-blocks of " + std::to_string(Cfg::kBM) +
-                    " rows; one call takes at most 65535 (the grid's y extent): split the batch");
-  dense_prefill_sm90_kernel<Cfg>
-      <<<dim3(uint32_t(p.num_q_heads), uint32_t(a.common.q_blocks), 1), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+                "num_tokens_q = " + std::to_string(p.num_tokens_q) + " x num_q_heads = " + std::to_string(p.num_q_heads) +
+                    " gives " + std::to_string(items) + " work items of " + std::to_string(Cfg::kBM) +
+                    " rows; one call takes at most 2^31 - 1: split the batch");
+  const int sms = rt::cached_device_properties().multiprocessor_count;
+  const int64_t grid = std::min<int64_t>(items, sms > 0 ? sms : 1);
+  dense_prefill_sm90_kernel<Cfg><<<dim3(uint32_t(grid), 1, 1), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
   HIPATTN_CHECK_LAUNCH();
 }
 

@@ -42,7 +42,7 @@ struct DensePrefillSm90Config {
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
   static constexpr int kBarOffset = kVOffset + kStages * kVBytes;
-  static constexpr int kBarBytes = 8 * (1 + 4 * kStages);
+  static constexpr int kBarBytes = 8 * (2 + 4 * kStages);
   static constexpr int kAlignSlack = 1024;  // the dynamic window is aligned to 1024 bytes in the kernel
   static constexpr int kSmemBytes = kBarOffset + kBarBytes + kAlignSlack;
   static_assert(kSmemBytes <= 232448, "sm_90 gives a block at most 227 KiB of shared memory");
@@ -59,9 +59,11 @@ struct DensePrefillCommon {
   const int32_t* cu_seqlens_k = nullptr;
   int32_t num_seqs = 0, max_seqlen_q = 0, max_seqlen_k = 0;
   int32_t block_q = 1;         // query rows of a workgroup
-  int32_t q_blocks = 0;        // grid x: q-blocks over every sequence (an upper bound when packed)
-  int32_t blocks_per_seq = 0;  // batched: ceil(max_seqlen_q / block_q)
+  int32_t q_blocks = 0;        // q-block slots of the work items (by band: blocks_per_seq x num_seqs)
+  int32_t blocks_per_seq = 0;  // ceil(max_seqlen_q / block_q)
+  bool by_band = true;         // slot numbering (kernels/dense_prefill/kernels.hpp dense_work)
   int32_t group = 1;           // q heads per kv head
+  int32_t num_q_heads = 0;
   float scale = 1.f;
   bool causal = false;
   int32_t window_left = -1;
@@ -80,9 +82,15 @@ inline DensePrefillCommon make_dense_prefill_common(const DensePrefillParams& p,
   c.max_seqlen_k = p.max_seqlen_k;
   c.block_q = block_q;
   c.blocks_per_seq = (p.max_seqlen_q + block_q - 1) / block_q;
-  // Packed: sequence s's q-blocks are numbered from cu_seqlens_q[s] / block_q + s (paged/varlen.hpp).
-  c.q_blocks = p.packed() ? (p.num_tokens_q > 0 ? p.num_tokens_q / block_q + p.num_seqs : 0) : p.num_seqs * c.blocks_per_seq;
+  // By band: blocks_per_seq x num_seqs slots. Packed, the global numbering (sequence s's q-blocks
+  // from cu_seqlens_q[s] / block_q + s, paged/varlen.hpp) has num_tokens_q / block_q + num_seqs; bands
+  // are kept while they give at most twice as many slots (empty ones cost the workgroups a skip).
+  const int64_t band_slots = int64_t(c.blocks_per_seq) * p.num_seqs;
+  const int64_t global_slots = p.num_tokens_q > 0 ? int64_t(p.num_tokens_q / block_q) + p.num_seqs : 0;
+  c.by_band = !p.packed() || band_slots <= 2 * global_slots;
+  c.q_blocks = p.num_tokens_q == 0 ? 0 : static_cast<int32_t>(c.by_band ? band_slots : global_slots);
   c.group = p.num_kv_heads > 0 ? p.num_q_heads / p.num_kv_heads : 1;
+  c.num_q_heads = p.num_q_heads;
   c.scale = p.scale;
   c.causal = p.causal;
   c.window_left = p.window_left;
