@@ -11,7 +11,8 @@ both). <name> says what the object holds:
                (the MFMA shape and type, ds_read_b64_tr_b16, the lane-op and conversion forms);
   *warp_tile*  warp_tile_kernel<bf16?, D, MT, KN> (tests/isa/warp_tile.hip): the tile's MFMA, its
                LDS reads and its row-reduction instructions, and no scratch or flat accesses;
-  *unified*    the unified attention kernels (tests/isa/unified_kernels.hip, dispatch_all.hip): MFMA
+  *unified*    the unified attention kernels (tests/isa/unified_kernels.hip, dispatch_all.hip), and the
+               CDNA dense prefill kernels (dense_prefill_all.hip, the same skeleton): MFMA
                and the V read of the target in every 2D / 3D kernel built for the object's target,
                no MFMA, LDS or memory instruction in the instances of the other target (their
                bodies are empty in this device pass), no scratch or flat accesses in any kernel;
@@ -244,9 +245,9 @@ def tile_rules(target, bf16):
 
 WARP_TILE_RE = re.compile(r"warp_tile_kernel<(true|false), (\d+), (\d+), (\d+)>")
 UNIFIED_RE = re.compile(
-    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel)<(?P<cfg>hipattn::UnifiedConfig<(?P<bf16>true|false), "
+    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<(?P<cfg>hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout)>)")
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout|DenseKvLayout)>)")
 REDUCE_RE = re.compile(r"split_kv_reduce_kernel<(true|false), (\d+), (\d+)>")
 PD_REDUCE_RE = re.compile(r"paged_decode_reduce_kernel<(true|false), (\d+), (\d+)>")
 PLANNER_RE = re.compile(r"plan_decode_tasks_kernel<\d+>")  # the decode work planner (kernels/common/task_plan.hpp)
@@ -325,7 +326,7 @@ def main(argv=None):
         target = m.group(1)
         kind = "atoms" if "atoms" in base else "warp_tile" if "warp_tile" in base else \
             "paged_decode" if "paged_decode" in base else \
-            "unified" if ("unified" in base or "dispatch_all" in base) else None
+            "unified" if ("unified" in base or "dispatch_all" in base or "dense_prefill" in base) else None
         if kind is None:
             print(f"check_isa: error: {path}: cannot tell atoms / warp_tile / unified / paged_decode from the name",
                   file=sys.stderr)

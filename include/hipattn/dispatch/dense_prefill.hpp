@@ -12,13 +12,17 @@
 //
 // Targets: sm_90 runs the warp-specialised kernel (kernels/dense_prefill: one producer warp issuing
 // bulk tensor copies into a ring, two consumer warpgroups with wgmma, ALGORITHM.md section 10). The
-// CDNA targets (gfx942, gfx950) have no dense prefill instance yet: the call throws
-// ErrorCode::unsupported naming the target (docs/NEXT.md item 9).
+// CDNA targets (gfx942, gfx950) run the attention skeleton (kernels/common) with the dense scheduler
+// and the register-staged loader over DenseKvLayout, on each target's unified prefill tile: head sizes
+// (64, 64), (128, 128), (256, 256) ((192, 128) throws unsupported there), batched tensors only in the
+// packed layout (batch stride = length x token stride). Not the eight-wave ping-pong of issue 11 yet.
 #pragma once
 #include <algorithm>
 #include <climits>
 #include <string>
 
+#include "hipattn/dispatch/unified_attention.hpp"
+#include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/dense_prefill/kernels.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/runtime.hpp"
@@ -98,6 +102,104 @@ void launch_dense_prefill_sm90_heads(const DensePrefillParams& p, rt::stream_t s
 }
 #endif  // HIPATTN_BACKEND_CUDA
 
+// ---- the skeleton path (CDNA targets) ----
+
+// The instance of a CDNA target: its unified prefill tile (dispatch/unified_plan.hpp) over DenseKvLayout.
+template <Target kT, bool kBf16, int kD, class Variant>
+struct DenseSkeletonInstance {
+  static constexpr UnifiedTile t = unified_tile_for_copy(unified_tile(UnifiedTileKind::prefill, kD, kT, false), CopyModel::register_staged);
+  using type = DenseSkeletonConfig<kT, kBf16, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant>;
+};
+template <Target kT, bool kBf16, int kD, class Variant>
+using dense_skeleton_config_t = typename DenseSkeletonInstance<kT, bool(kBf16), kD, Variant>::type;
+
+// The skeleton reads q / out / lse at token offsets and K / V at row offsets of one stride per
+// dimension: a batched layout must be the packed one (batch stride = length x token stride).
+inline void check_skeleton_layout(const DensePrefillParams& p) {
+  if (p.packed() || p.num_seqs <= 1) return;
+  const auto need = [&](const char* field, int64_t batch, int64_t token, int32_t len) {
+    if (batch != int64_t(len) * token)
+      throw Error(ErrorCode::unsupported, field,
+                  std::string(field) + " = " + std::to_string(batch) + ": the CDNA dense prefill kernel needs batched tensors laid out "
+                  "as packed ones (batch stride = max_seqlen x token stride = " + std::to_string(int64_t(len) * token) + ")");
+  };
+  need("q_stride_batch", p.q_stride_batch, p.q_stride_token, p.max_seqlen_q);
+  need("o_stride_batch", p.o_stride_batch, p.o_stride_token, p.max_seqlen_q);
+  need("k_stride_batch", p.k_stride_batch, p.k_stride_token, p.max_seqlen_k);
+  need("v_stride_batch", p.v_stride_batch, p.v_stride_token, p.max_seqlen_k);
+}
+
+// The skeleton kernel's arguments for `p` (host-visible: the emulated AMD tests build them too).
+template <class Cfg>
+dense_args_t<Cfg> make_dense_skeleton_args(const DensePrefillParams& p) {
+  dense_args_t<Cfg> a{};
+  a.q = static_cast<const uint16_t*>(p.q);
+  a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
+  a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
+  a.kv.k = p.k;
+  a.kv.v = p.v;
+  a.kv.k_stride_block = static_cast<int32_t>(p.k_stride_token);  // a block is a token's row
+  a.kv.k_stride_head = static_cast<int32_t>(p.k_stride_head);
+  a.kv.v_stride_block = static_cast<int32_t>(p.v_stride_token);
+  a.kv.v_stride_head = static_cast<int32_t>(p.v_stride_head);
+  a.kv.block_table = p.cu_seqlens_k;  // DenseKvLayout: block = cu_seqlens_k[seq] + key (packed)
+  a.kv.block_table_stride = p.packed() ? 0 : p.max_seqlen_k;  // batched: seq x max_seqlen_k + key
+  a.kv.page_size = 1;
+  a.kv.page_div = FastDivmod(1u);
+  a.num_seqs = p.num_seqs;
+  a.num_q_heads = p.num_q_heads;
+  a.group = p.num_q_heads / p.num_kv_heads;
+  a.rows_per_token = 1;  // one q head a workgroup
+  a.block_q = Cfg::kBM;
+  a.head_chunks = a.group;
+  a.rows_div = FastDivmod(1u);
+  a.scale = p.scale;
+  a.causal = p.causal;
+  a.window_left = p.window_left;
+  a.variant.args.softcap = p.softcap;
+  a.out = static_cast<uint16_t*>(p.out);
+  a.o_stride_token = static_cast<int32_t>(p.o_stride_token);
+  a.o_stride_head = static_cast<int32_t>(p.o_stride_head);
+  a.lse = p.lse;
+  a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
+  a.dense = make_dense_prefill_common(p, Cfg::kBM);
+  return a;
+}
+
+template <class Cfg>
+void launch_dense_prefill_skeleton(const DensePrefillParams& p, rt::stream_t stream) {
+  check_skeleton_layout(p);
+  const dense_args_t<Cfg> a = make_dense_skeleton_args<Cfg>(p);
+  if (a.dense.q_blocks == 0) return;
+  if (a.dense.q_blocks > 65535)
+    throw Error(ErrorCode::unsupported, "num_tokens_q",
+                "num_tokens_q = " + std::to_string(p.num_tokens_q) + " gives " + std::to_string(a.dense.q_blocks) +
+                    " q-block slots of " + std::to_string(Cfg::kBM) + " rows; one call takes at most 65535: split the batch");
+  rt::ensure_max_dynamic_shared(dense_prefill_kernel<Cfg>, Cfg::kSmemBytes,
+                                [] { return unified_instance_name<Cfg>("dense_prefill_kernel"); });
+  dense_prefill_kernel<Cfg><<<dim3(uint32_t(p.num_q_heads), uint32_t(a.dense.q_blocks), 1), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+  HIPATTN_CHECK_LAUNCH();
+}
+
+template <Target kT>
+void launch_dense_prefill_cdna(const DensePrefillParams& p, rt::stream_t stream) {
+  if (p.head_size_qk != p.head_size_v)
+    throw Error(ErrorCode::unsupported, "head_size_v",
+                "head_size_v = " + std::to_string(p.head_size_v) + " with head_size_qk = " + std::to_string(p.head_size_qk) +
+                    ": the CDNA dense prefill kernel maps K and V rows alike (one head size); (192, 128) runs on sm_90 only");
+  const auto go = [&]<bool kBf16, bool kSoftcap>() {
+    using Variant = StandardVariant<kSoftcap, false, false>;
+    if (p.head_size_qk == 64) launch_dense_prefill_skeleton<dense_skeleton_config_t<kT, kBf16, 64, Variant>>(p, stream);
+    else if (p.head_size_qk == 128) launch_dense_prefill_skeleton<dense_skeleton_config_t<kT, kBf16, 128, Variant>>(p, stream);
+    else launch_dense_prefill_skeleton<dense_skeleton_config_t<kT, kBf16, 256, Variant>>(p, stream);
+  };
+  const bool bf16 = p.dtype == DType::bf16, softcap = p.softcap > 0.f;
+  if (bf16 && softcap) go.template operator()<true, true>();
+  else if (bf16) go.template operator()<true, false>();
+  else if (softcap) go.template operator()<false, true>();
+  else go.template operator()<false, false>();
+}
+
 }  // namespace detail
 
 // Run dense prefill on `stream` (see the top of the file).
@@ -114,10 +216,12 @@ inline void dense_prefill(const DensePrefillParams& p, rt::stream_t stream) {
     else detail::launch_dense_prefill_sm90_heads<false, false>(p, stream);
     return;
   }
+#else
+  if (target == Target::gfx942) return detail::launch_dense_prefill_cdna<Target::gfx942>(p, stream);
+  if (target == Target::gfx950) return detail::launch_dense_prefill_cdna<Target::gfx950>(p, stream);
 #endif
   throw Error(ErrorCode::unsupported, "target",
-              std::string("dense prefill has no instance for target ") + std::string(target_name(target)) +
-                  " yet (sm_90 only; the CDNA kernels are issue 11's next step, docs/NEXT.md item 9)");
+              std::string("dense prefill has no instance for target ") + std::string(target_name(target)));
 }
 
 }  // namespace hipattn

@@ -26,10 +26,21 @@ namespace hipattn {
 struct RowKvLayout {
   static constexpr bool kChunkedKeys = false;       // a key's chunks are contiguous
   static constexpr bool kTransposedValues = false;  // a value's dimensions are contiguous
+  static constexpr bool kDense = false;             // blocks come from the block table
+};
+// Contiguous K / V (dense prefill on the paged loaders): a "page" of one token, whose physical block
+// is the token's row: block_table[seq] + j (block_table = cu_seqlens_k), or seq x block_table_stride + j
+// when block_table is null (batched: block_table_stride = tokens per sequence); k_stride_block is then
+// the token stride. No table is read per key.
+struct DenseKvLayout {
+  static constexpr bool kChunkedKeys = false;
+  static constexpr bool kTransposedValues = false;
+  static constexpr bool kDense = true;
 };
 struct RocmKvLayout {
   static constexpr bool kChunkedKeys = true;
   static constexpr bool kTransposedValues = true;
+  static constexpr bool kDense = false;
   static constexpr int kValueSlots = 8;  // consecutive slots of one value dimension a load covers
 };
 
@@ -65,6 +76,8 @@ struct PagedKvView {
   }
   // Physical block of logical page `page` of sequence `seq`.
   HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE int32_t physical_block(int32_t seq, int32_t page) const {
+    if constexpr (Layout::kDense)
+      return (block_table != nullptr ? block_table[seq] : seq * block_table_stride) + page;
     return block_table[static_cast<int64_t>(seq) * block_table_stride + page];
   }
   HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE Offset k_offset(int32_t blk, int32_t slot, int32_t kvh) const {

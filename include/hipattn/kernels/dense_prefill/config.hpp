@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/problem/dense_prefill_params.hpp"
 #include "hipattn/tile/variants.hpp"
@@ -102,6 +103,22 @@ inline DensePrefillCommon make_dense_prefill_common(const DensePrefillParams& p,
   c.lse_stride_head = p.lse_stride_head;
   return c;
 }
+
+// The skeleton kernel's arguments (dense_prefill_kernel, the CDNA path): the skeleton's, with the
+// paged view over DenseKvLayout as `kv`, and the dense work description.
+template <class KvParams, class Variant>
+struct DensePrefillKernelArgs : AttentionKernelArgs<KvParams, Variant> {
+  DensePrefillCommon dense;
+};
+template <class Cfg>
+using dense_args_t = DensePrefillKernelArgs<typename Cfg::Loader::Params, typename Cfg::Variant>;
+
+// The skeleton instance of (target, dtype, head size, variant): a UnifiedConfig with the given tile over
+// DenseKvLayout (pages of one token, 64-bit offsets), register-staged loads (every CDNA target takes
+// them for 16-bit data; the LDS-DMA loader's 32-bit buffer range is not needed for it).
+template <Target kT, bool kBf16, int kD, int kWarpsM, int kWarpsN, int kMT, int kKN, int kStages, class Variant>
+using DenseSkeletonConfig = UnifiedConfig<kBf16, KvKind::same16, kD, kWarpsM, kWarpsN, kMT, kKN, kStages, Variant, int64_t, 1,
+                                          kT, CopyModel::register_staged, DenseKvLayout>;
 
 #if defined(HIPATTN_BACKEND_CUDA)
 // The sm_90 kernel's arguments: the tensor maps of q, k and v (dispatch/dense_prefill.hpp), passed as

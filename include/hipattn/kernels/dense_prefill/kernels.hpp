@@ -1,7 +1,9 @@
 // hipattn/kernels/dense_prefill/kernels.hpp: the dense prefill kernels.
 //
-//   dense_prefill_sm90_kernel<Cfg>   one workgroup per (q-block of 128 rows, q head): the
-//                                    warp-specialised pipeline of ALGORITHM.md section 10
+//   dense_prefill_sm90_kernel<Cfg>   sm_90: persistent workgroups over the (q-block of 128 rows, q head)
+//                                    items, the warp-specialised pipeline of ALGORITHM.md section 10
+//   dense_prefill_kernel<Cfg>        CDNA (any target): the attention skeleton (kernels/common) with a
+//                                    dense scheduler, Cfg a UnifiedConfig over DenseKvLayout
 //
 // Roles (Cfg: kernels/dense_prefill/config.hpp): warpgroup 0 gives its registers away (setmaxnreg)
 // and one thread of it loads Q once and streams the K and V tiles of the q-block's visible keys
@@ -26,10 +28,8 @@
 #include "hipattn/paged/varlen.hpp"
 #include "hipattn/tile/tile_range.hpp"
 
-#if defined(HIPATTN_HAS_DEVICE) && defined(HIPATTN_BACKEND_CUDA)
-#include "hipattn/arch/arch.hpp"
-#include "hipattn/arch/sm90/pipeline.hpp"
-#include "hipattn/arch/sm90/warpgroup_tile.hpp"
+#if defined(HIPATTN_HAS_DEVICE)
+#include "hipattn/kernels/common/attention_kernel.hpp"
 
 namespace hipattn {
 
@@ -90,6 +90,53 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE KvTileRange dense_tiles(const DensePrefillCom
   const int32_t i_last = (w.q_len < i_first + bm ? w.q_len : i_first + bm) - 1;
   return kv_tile_range(QBlockSpan{i_first, i_last, w.q_len, w.kv_len, c.causal, c.window_left}, bn);
 }
+
+// The skeleton's scheduler for dense prefill (kernels/common/attention_kernel.hpp; the CDNA
+// kernel): workgroup (x, y) = item y x heads + x (heads fastest, the q-block slots heaviest first as
+// above), one q head a workgroup (rows_per_token = 1, head_chunks = group), every visible tile.
+struct DenseQBlockScheduler {
+  template <class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static bool get(const Args& a, AttentionWork& w) {
+    const DensePrefillCommon& c = a.dense;
+    DenseWork d;
+    const int32_t item = static_cast<int32_t>(blockIdx.y) * c.num_q_heads + static_cast<int32_t>(blockIdx.x);
+    if (!dense_work(c, item, c.num_q_heads, d)) return false;
+    w.seq = d.seq;
+    w.qb = d.qb;
+    w.kvh = d.head / a.group;
+    w.chunk = d.head - w.kvh * a.group;
+    w.segment = 0;
+    w.seq_tok0 = c.cu_seqlens_q != nullptr ? d.q_tok0 : d.seq * c.max_seqlen_q;
+    w.q_len = d.q_len;
+    w.kv_len = d.kv_len;
+    w.ctx = d.kv_len - d.q_len;
+    return true;
+  }
+  template <class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void tiles(const Args&, const AttentionWork&, const KvTileRange& r,
+                                                       int32_t& begin, int32_t& end) {
+    begin = r.tile_begin;
+    end = r.tile_end;
+  }
+};
+
+// The CDNA dense prefill kernel: the attention skeleton with the dense scheduler and the paged
+// loaders over DenseKvLayout (a page of one token whose block is its row).
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads) dense_prefill_kernel(const dense_args_t<Cfg> args) {
+  extern __shared__ __align__(16) char hipattn_smem[];
+  attention_kernel<Cfg, DenseQBlockScheduler, NormalizedStore>(args, hipattn_smem);
+}
+
+}  // namespace hipattn
+#endif  // HIPATTN_HAS_DEVICE
+
+#if defined(HIPATTN_HAS_DEVICE) && defined(HIPATTN_BACKEND_CUDA)
+#include "hipattn/arch/arch.hpp"
+#include "hipattn/arch/sm90/pipeline.hpp"
+#include "hipattn/arch/sm90/warpgroup_tile.hpp"
+
+namespace hipattn {
 
 // Persistent: gridDim.x workgroups (at most one per SM) walk the c.q_blocks x heads work items in
 // rounds (dense_item).
