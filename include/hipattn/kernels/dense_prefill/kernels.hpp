@@ -91,6 +91,22 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE KvTileRange dense_tiles(const DensePrefillCom
   return kv_tile_range(QBlockSpan{i_first, i_last, w.q_len, w.kv_len, c.causal, c.window_left}, bn);
 }
 
+// Workgroup blockIdx.x of gridDim.x: f(work, tiles) for each of its items in order (dense_item's
+// rounds), empty q-block slots skipped. The producer and the consumers of the sm_90 kernel both walk
+// through this one function, so their ring stages, barrier phases and turns stay in step.
+template <class F>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void dense_for_each_item(const DensePrefillCommon& c, int32_t bm, int32_t bn, F&& f) {
+  const int32_t g = static_cast<int32_t>(gridDim.x), b = static_cast<int32_t>(blockIdx.x);
+  const int32_t items = c.q_blocks * c.num_q_heads;
+  const int32_t rounds = (items + g - 1) / g;
+  for (int32_t r = 0; r < rounds; ++r) {
+    const int32_t item = dense_item(r, b, g);
+    DenseWork w;
+    if (item >= items || !dense_work(c, item, c.num_q_heads, w)) continue;
+    f(w, dense_tiles(c, w, bm, bn));
+  }
+}
+
 // The skeleton's scheduler for dense prefill (kernels/common/attention_kernel.hpp; the CDNA
 // kernel): workgroup (x, y) = item y x heads + x (heads fastest, the q-block slots heaviest first as
 // above), one q head a workgroup (rows_per_token = 1, head_chunks = group), every visible tile.
@@ -166,9 +182,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) dense_prefill_sm90_kernel(co
     const DensePrefillCommon& c = a.common;
     const int tid = static_cast<int>(threadIdx.x);
     const int wg = tid / 128;
-    const int32_t heads = c.num_q_heads;
-    const int32_t items = c.q_blocks * heads;
-    const int32_t rounds = (items + static_cast<int32_t>(gridDim.x) - 1) / static_cast<int32_t>(gridDim.x);
     const bool batched = c.cu_seqlens_q == nullptr;
 
     if (tid == 0) {
@@ -187,12 +200,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) dense_prefill_sm90_kernel(co
       sm90::tma_prefetch_descriptor(&a.v_map);
       Ring st;
       uint32_t q_lap = 0;
-      for (int32_t r = 0; r < rounds; ++r) {
-        const int32_t item = dense_item(r, static_cast<int32_t>(blockIdx.x), static_cast<int32_t>(gridDim.x));
-        DenseWork w;
-        if (item >= items || !dense_work(c, item, heads, w)) continue;
-        const KvTileRange range = dense_tiles(c, w, kBM, kBN);
-        if (range.empty()) continue;
+      dense_for_each_item(c, kBM, kBN, [&](const DenseWork& w, const KvTileRange& range) {
+        if (range.empty()) return;
         const int kvh = w.head / c.group;
         // One box of 64 columns per column block b, landing at b * rows * 128 (KMajorTile's order).
         const auto load = [&](char* dst, const CUtensorMap* map, uint64_t* bar, int cols, int rows, int h, int32_t row0) {
@@ -214,7 +223,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) dense_prefill_sm90_kernel(co
           load(v_tiles + st.stage * Cfg::kVBytes, &a.v_map, vb, Cfg::kDv, kBN, kvh, row0);
           st.advance();
         }
-      }
+      });
       return;
     }
 
@@ -235,11 +244,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) dense_prefill_sm90_kernel(co
     Ring st;  // the stage of the tile whose S is computed next (continues across items, as the producer's)
     uint32_t q_lap = 0;
 
-    for (int32_t r = 0; r < rounds; ++r) {
-      const int32_t item = dense_item(r, static_cast<int32_t>(blockIdx.x), static_cast<int32_t>(gridDim.x));
-      DenseWork w;
-      if (item >= items || !dense_work(c, item, heads, w)) continue;
-      const KvTileRange range = dense_tiles(c, w, kBM, kBN);
+    dense_for_each_item(c, kBM, kBN, [&](const DenseWork& w, const KvTileRange& range) {
       const int32_t i_block = w.qb * kBM;
 
       // Rows of this lane (two slots: rows 16 warp + lane / 4 and + 8 of the consumer's 64).
@@ -347,7 +352,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) dense_prefill_sm90_kernel(co
         uint16_t* dst = c.out + out_off[slot] + WT::o_col(lane, e);
         *reinterpret_cast<uint32_t*>(dst) = Arch::template pack2<Cfg::kBf16>(o.r[e] * factor[slot], o.r[e + 1] * factor[slot]);
       }
-    }
+    });
   }
 }
 
