@@ -45,15 +45,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEVICES = {"gfx942": ("MI300X", 304, 5.3e12, 64 * 1024), "gfx950": ("MI355X", 256, 8.0e12, 160 * 1024)}
 TARGET_IDS = {"1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
 CONFIG_RE = re.compile(
-    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
+    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout)>")
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout|DenseKvLayout)>")
 SYMBOL_RE = re.compile(r"^(?P<addr>[0-9a-fA-F]+) <(?P<name>[^>]+)>:\s*$")
 INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b(?P<rest>[^/]*)(?://\s*(?P<addr>[0-9A-Fa-f]+):[^<]*(?:<(?P<tsym>[^>+]+)\+0x(?P<toff>[0-9a-fA-F]+)>)?)?")
 VMEM_LOAD_RE = re.compile(r"^(global|buffer|flat)_load_(?:lds_)?(?P<w>dword(?:x(?P<n>\d))?|u?byte|u?short|b\d+|d16\w*)")
 VMCNT_RE = re.compile(r"vmcnt\((\d+)\)")
 KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
-KERNEL_NAMES = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "paged_decode_kernel": "pd"}
+KERNEL_NAMES = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "paged_decode_kernel": "pd", "dense_prefill_kernel": "dense"}
 COPY_NAMES = {"0": "async", "1": "staged", "2": "dma"}  # hipattn::CopyModel: the KV loader policy
 # llvm-mca 21 crashes on MUBUF loads (buffer_load_*, with or without `lds`); for its cycle count a
 # buffer load is replaced by the global load of the same width (same issue cost, a VGPR destination).
@@ -223,7 +223,7 @@ def main(argv=None):
             wm, wn, mt, kn, st, d = (int(c[x]) for x in ("wm", "wn", "mt", "kn", "st", "d"))
             fp8 = c["kv"] != "0"
             variant = "full" if "true" in c["v"] else "plain"
-            loader = COPY_NAMES.get(c["copy"], c["copy"]) + (" rocm" if c["layout"] == "RocmKvLayout" else "")
+            loader = COPY_NAMES.get(c["copy"], c["copy"]) + (" rocm" if c["layout"] == "RocmKvLayout" else " dense" if c["layout"] == "DenseKvLayout" else "")
             key = (target, c["kernel"], c["bf16"], c["kv"], d, wm, wn, mt, kn, st, variant, loader)
             if key in seen:
                 continue

@@ -258,7 +258,7 @@ TARGET_NAMES = {"0": "host", "1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipa
 def short_name(name):
     m = UNIFIED_RE.search(name)
     if m:
-        kind = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d"}.get(m["kernel"], "pd")
+        kind = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "dense_prefill_kernel": "dense"}.get(m["kernel"], "pd")
         variant = "full" if "true" in m["v"] else "plain"
         return (f"{kind} {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d{m['d']} "
                 f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant}"
