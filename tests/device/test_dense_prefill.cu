@@ -59,8 +59,9 @@ std::string dense_prefill_unavailable() {
   if (!gpu_present()) return "no GPU present: device test skipped";
   const rt::DeviceProperties& dev = rt::cached_device_properties();
   if (dev.target != Target::sm90)
-    return "dense prefill has an instance on sm_90 only; this device is " + dev.arch_name + " (target " +
-           std::string(target_name(dev.target)) + "): skipped";
+    return "this suite runs the sm_90 kernel (every head pair, any strides); this device is " + dev.arch_name +
+           " (target " + std::string(target_name(dev.target)) +
+           "): skipped (the CDNA kernels run on the emulator tier, tests/emu/test_emu_dense_prefill.cpp)";
 #if defined(HIPATTN_BACKEND_CUDA)
   static const std::string code = sm90_check::unavailable(3);  // the binary's device code: sm_90a (wgmma)
   if (!code.empty()) return code;
@@ -973,17 +974,20 @@ TEST(DensePrefillErrors, BadInputThrowsNamingTheField) {
   EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](uint16_t x) { return x == kPoison16; }));
 }
 
-// A valid call on a target without an instance throws unsupported naming the target.
-TEST(DensePrefillTarget, OtherTargetsThrowUnsupported) {
+// On the CDNA targets (the skeleton kernel: one head size for K and V) a (192, 128) call throws
+// unsupported naming head_size_v; on a target without any instance, unsupported naming the target.
+TEST(DensePrefillTarget, OtherTargetsRefuseWhatTheyLack) {
   REQUIRE_GPU();
   const Target t = rt::cached_device_properties().target;
-  if (t == Target::sm90) GTEST_SKIP() << "sm_90 has a dense prefill instance (the parity tests run instead): skipped";
+  if (t == Target::sm90) GTEST_SKIP() << "sm_90 serves every head pair (the parity tests run instead): skipped";
   DenseSpec s;
   s.seqs = {{5, 9}};
   s.seed = 850;
+  if (is_cdna(t)) s.dqk = 192, s.dv = 128;
   const DenseHost h(s);
   DenseDevice d(h);
-  expect_error(d.params(DenseLogits{true}, true), ErrorCode::unsupported, "target", "target " + std::string(target_name(t)));
+  if (is_cdna(t)) expect_error(d.params(DenseLogits{true}, true), ErrorCode::unsupported, "head_size_v", "(192, 128) runs on sm_90 only");
+  else expect_error(d.params(DenseLogits{true}, true), ErrorCode::unsupported, "target", "target " + std::string(target_name(t)));
 }
 
 }  // namespace

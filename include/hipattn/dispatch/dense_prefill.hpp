@@ -29,6 +29,79 @@
 #include "hipattn/platform/target.hpp"
 #include "hipattn/problem/dense_prefill_rules.hpp"
 
+namespace hipattn {
+namespace detail {
+
+// ---- the skeleton path (CDNA targets) ----
+
+// The instance of a CDNA target: its unified prefill tile (dispatch/unified_plan.hpp) over DenseKvLayout.
+template <Target kT, bool kBf16, int kD, class Variant>
+struct DenseSkeletonInstance {
+  static constexpr UnifiedTile t = unified_tile_for_copy(unified_tile(UnifiedTileKind::prefill, kD, kT, false), CopyModel::register_staged);
+  using type = DenseSkeletonConfig<kT, kBf16, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant>;
+};
+template <Target kT, bool kBf16, int kD, class Variant>
+using dense_skeleton_config_t = typename DenseSkeletonInstance<kT, bool(kBf16), kD, Variant>::type;
+
+// The skeleton reads q / out / lse at token offsets and K / V at row offsets of one stride per
+// dimension: a batched layout must be the packed one (batch stride = length x token stride).
+inline void check_skeleton_layout(const DensePrefillParams& p) {
+  if (p.packed() || p.num_seqs <= 1) return;
+  const auto need = [&](const char* field, int64_t batch, int64_t token, int32_t len) {
+    if (batch != int64_t(len) * token)
+      throw Error(ErrorCode::unsupported, field,
+                  std::string(field) + " = " + std::to_string(batch) + ": the CDNA dense prefill kernel needs batched tensors laid out "
+                  "as packed ones (batch stride = max_seqlen x token stride = " + std::to_string(int64_t(len) * token) + ")");
+  };
+  need("q_stride_batch", p.q_stride_batch, p.q_stride_token, p.max_seqlen_q);
+  need("o_stride_batch", p.o_stride_batch, p.o_stride_token, p.max_seqlen_q);
+  need("k_stride_batch", p.k_stride_batch, p.k_stride_token, p.max_seqlen_k);
+  need("v_stride_batch", p.v_stride_batch, p.v_stride_token, p.max_seqlen_k);
+}
+
+// The skeleton kernel's arguments for `p` (host-visible, like everything above the device section:
+// the emulated AMD tests build them in a host-only build).
+template <class Cfg>
+dense_args_t<Cfg> make_dense_skeleton_args(const DensePrefillParams& p) {
+  dense_args_t<Cfg> a{};
+  a.q = static_cast<const uint16_t*>(p.q);
+  a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
+  a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
+  // No key anywhere (k and v may then be null): no tile is computed, but the register-staged loader's
+  // prologue reads one chunk at the cache base without using it (branch-free loads); give it q's.
+  a.kv.k = p.num_tokens_k > 0 ? p.k : p.q;
+  a.kv.v = p.num_tokens_k > 0 ? p.v : p.q;
+  a.kv.k_stride_block = static_cast<int32_t>(p.k_stride_token);  // a block is a token's row
+  a.kv.k_stride_head = static_cast<int32_t>(p.k_stride_head);
+  a.kv.v_stride_block = static_cast<int32_t>(p.v_stride_token);
+  a.kv.v_stride_head = static_cast<int32_t>(p.v_stride_head);
+  a.kv.block_table = p.cu_seqlens_k;  // DenseKvLayout: block = cu_seqlens_k[seq] + key (packed)
+  a.kv.block_table_stride = p.packed() ? 0 : p.max_seqlen_k;  // batched: seq x max_seqlen_k + key
+  a.kv.page_size = 1;
+  a.kv.page_div = FastDivmod(1u);
+  a.num_seqs = p.num_seqs;
+  a.num_q_heads = p.num_q_heads;
+  a.group = p.num_q_heads / p.num_kv_heads;
+  a.rows_per_token = 1;  // one q head a workgroup
+  a.block_q = Cfg::kBM;
+  a.head_chunks = a.group;
+  a.rows_div = FastDivmod(1u);
+  a.scale = p.scale;
+  a.causal = p.causal;
+  a.window_left = p.window_left;
+  a.variant.args.softcap = p.softcap;
+  a.out = static_cast<uint16_t*>(p.out);
+  a.o_stride_token = static_cast<int32_t>(p.o_stride_token);
+  a.o_stride_head = static_cast<int32_t>(p.o_stride_head);
+  a.lse = p.lse;
+  a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
+  a.dense = make_dense_prefill_common(p, Cfg::kBM);
+  return a;
+}
+
+}  // namespace detail
+}  // namespace hipattn
+
 #if defined(HIPATTN_HAS_DEVICE)
 namespace hipattn {
 
@@ -102,70 +175,6 @@ void launch_dense_prefill_sm90_heads(const DensePrefillParams& p, rt::stream_t s
 }
 #endif  // HIPATTN_BACKEND_CUDA
 
-// ---- the skeleton path (CDNA targets) ----
-
-// The instance of a CDNA target: its unified prefill tile (dispatch/unified_plan.hpp) over DenseKvLayout.
-template <Target kT, bool kBf16, int kD, class Variant>
-struct DenseSkeletonInstance {
-  static constexpr UnifiedTile t = unified_tile_for_copy(unified_tile(UnifiedTileKind::prefill, kD, kT, false), CopyModel::register_staged);
-  using type = DenseSkeletonConfig<kT, kBf16, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant>;
-};
-template <Target kT, bool kBf16, int kD, class Variant>
-using dense_skeleton_config_t = typename DenseSkeletonInstance<kT, bool(kBf16), kD, Variant>::type;
-
-// The skeleton reads q / out / lse at token offsets and K / V at row offsets of one stride per
-// dimension: a batched layout must be the packed one (batch stride = length x token stride).
-inline void check_skeleton_layout(const DensePrefillParams& p) {
-  if (p.packed() || p.num_seqs <= 1) return;
-  const auto need = [&](const char* field, int64_t batch, int64_t token, int32_t len) {
-    if (batch != int64_t(len) * token)
-      throw Error(ErrorCode::unsupported, field,
-                  std::string(field) + " = " + std::to_string(batch) + ": the CDNA dense prefill kernel needs batched tensors laid out "
-                  "as packed ones (batch stride = max_seqlen x token stride = " + std::to_string(int64_t(len) * token) + ")");
-  };
-  need("q_stride_batch", p.q_stride_batch, p.q_stride_token, p.max_seqlen_q);
-  need("o_stride_batch", p.o_stride_batch, p.o_stride_token, p.max_seqlen_q);
-  need("k_stride_batch", p.k_stride_batch, p.k_stride_token, p.max_seqlen_k);
-  need("v_stride_batch", p.v_stride_batch, p.v_stride_token, p.max_seqlen_k);
-}
-
-// The skeleton kernel's arguments for `p` (host-visible: the emulated AMD tests build them too).
-template <class Cfg>
-dense_args_t<Cfg> make_dense_skeleton_args(const DensePrefillParams& p) {
-  dense_args_t<Cfg> a{};
-  a.q = static_cast<const uint16_t*>(p.q);
-  a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
-  a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
-  a.kv.k = p.k;
-  a.kv.v = p.v;
-  a.kv.k_stride_block = static_cast<int32_t>(p.k_stride_token);  // a block is a token's row
-  a.kv.k_stride_head = static_cast<int32_t>(p.k_stride_head);
-  a.kv.v_stride_block = static_cast<int32_t>(p.v_stride_token);
-  a.kv.v_stride_head = static_cast<int32_t>(p.v_stride_head);
-  a.kv.block_table = p.cu_seqlens_k;  // DenseKvLayout: block = cu_seqlens_k[seq] + key (packed)
-  a.kv.block_table_stride = p.packed() ? 0 : p.max_seqlen_k;  // batched: seq x max_seqlen_k + key
-  a.kv.page_size = 1;
-  a.kv.page_div = FastDivmod(1u);
-  a.num_seqs = p.num_seqs;
-  a.num_q_heads = p.num_q_heads;
-  a.group = p.num_q_heads / p.num_kv_heads;
-  a.rows_per_token = 1;  // one q head a workgroup
-  a.block_q = Cfg::kBM;
-  a.head_chunks = a.group;
-  a.rows_div = FastDivmod(1u);
-  a.scale = p.scale;
-  a.causal = p.causal;
-  a.window_left = p.window_left;
-  a.variant.args.softcap = p.softcap;
-  a.out = static_cast<uint16_t*>(p.out);
-  a.o_stride_token = static_cast<int32_t>(p.o_stride_token);
-  a.o_stride_head = static_cast<int32_t>(p.o_stride_head);
-  a.lse = p.lse;
-  a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
-  a.dense = make_dense_prefill_common(p, Cfg::kBM);
-  return a;
-}
-
 template <class Cfg>
 void launch_dense_prefill_skeleton(const DensePrefillParams& p, rt::stream_t stream) {
   check_skeleton_layout(p);
@@ -202,8 +211,11 @@ void launch_dense_prefill_cdna(const DensePrefillParams& p, rt::stream_t stream)
 
 }  // namespace detail
 
-// Run dense prefill on `stream` (see the top of the file).
-inline void dense_prefill(const DensePrefillParams& p, rt::stream_t stream) {
+// Run dense prefill on `stream` (see the top of the file). A template (of nothing) so that the
+// kernels are instantiated only in translation units that call it: a HIP device pass emits every
+// kernel an inline function's body names, called or not.
+template <class = void>
+void dense_prefill(const DensePrefillParams& p, rt::stream_t stream) {
   throw_if_error(validate(p));
   if (p.num_seqs == 0 || p.num_tokens_q == 0) return;
   const Target target = rt::cached_device_properties().target;

@@ -1,0 +1,553 @@
+// tests/emu/test_emu_dense_prefill.cpp: the CDNA dense prefill kernels of gfx942 and gfx950
+// (dense_prefill_kernel<Cfg>: the attention skeleton with the dense scheduler and the register-staged
+// loader over DenseKvLayout, dispatch/dense_prefill.hpp), executed on the emulator (emu.hpp) and
+// compared with the float64 reference (reference/dense_prefill.hpp).
+//
+// The kernels come from tests/isa/dense_prefill_all.hip (every instance the dispatcher launches: head
+// sizes 64 / 128 / 256, f16 / bf16, softcap off / on, for both targets; each target's kernels are
+// empty in the other target's object). Each case builds a DensePrefillParams over the emulated
+// buffers, picks the instance launch_dense_prefill_cdna would, builds its arguments with
+// make_dense_skeleton_args and launches it over grid (num_q_heads, q-block slots),
+// Cfg::kThreads threads and Cfg::kSmemBytes of dynamic LDS, as launch_dense_prefill_skeleton does.
+// Problems are tiny (the emulator runs some tens of millions of instructions a second) but reach:
+// packed varlen with empty query sequences, sequences with no key (also the last one, and no key in
+// the whole call: k and v null), more queries than keys under causal (rows with no key: exactly 0,
+// LSE -inf), GQA 2:1, 4:1 and MQA, a sliding window, softcap with a scale where it matters, d 64 /
+// 128 / 256, both dtypes, padded token strides (NaN in the padding of q / k / v, which must never
+// reach a result, and the padding of out left untouched), a padded LSE stride, two and four q-blocks
+// of one sequence, both numberings of the q-block slots (by band and global,
+// DensePrefillCommon::by_band), and the batched layout with packed-equivalent strides. Outputs are
+// poisoned (NaN) before every run; every element and every LSE is compared, with the device suites'
+// tolerances (emu_dispatch.hpp).
+//
+// Code objects: $HIPATTN_EMU_DENSE_PREFILL_GFX942 / $HIPATTN_EMU_DENSE_PREFILL_GFX950 (each test skips,
+// saying so, when its variable is unset).
+//
+// The instance and its arguments are the dispatcher's own (dispatch/dense_prefill.hpp:
+// detail::dense_skeleton_config_t, detail::make_dense_skeleton_args, host-visible).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "emu.hpp"
+#include "emu_dispatch.hpp"
+#include "hipattn/dispatch/dense_prefill.hpp"
+#include "hipattn/problem/dense_prefill_params.hpp"
+#include "hipattn/problem/dense_prefill_rules.hpp"
+#include "hipattn/reference/dense_prefill.hpp"
+
+namespace hipattn::testing {
+namespace {
+
+// ---- the device and its code object ----
+
+using namespace emu_dispatch;
+const EmuTarget kGfx942{emu::Gfx::gfx942, Target::gfx942, 304, DType::fp8_e4m3fnuz, "HIPATTN_EMU_DENSE_PREFILL_GFX942"};
+const EmuTarget kGfx950{emu::Gfx::gfx950, Target::gfx950, 256, DType::fp8_e4m3fn, "HIPATTN_EMU_DENSE_PREFILL_GFX950"};
+
+// The dense prefill code object of a target (null, with the reason, when the environment names none).
+std::shared_ptr<const emu::CodeObject> dense_code_object(const EmuTarget& t, std::string& why) {
+  return env_code_object(t, "hipattn_isa_dense_prefill_all", why);
+}
+
+// ---- the instance and its arguments: dispatch/dense_prefill.hpp's own (host-visible) ----
+
+template <Target kT, bool kBf16, int kD, class Variant>
+using dense_instance_t = detail::dense_skeleton_config_t<kT, kBf16, kD, Variant>;
+
+// launch_dense_prefill_cdna's choice: (dtype, head size, softcap) on target kT.
+template <Target kT, class F>
+void visit_dense_instance(bool bf16, int d, bool softcap, F&& f) {
+  const auto go = [&]<bool kBf16, bool kSoftcap>() {
+    using Variant = StandardVariant<kSoftcap, false, false>;
+    if (d == 64) f.template operator()<dense_instance_t<kT, kBf16, 64, Variant>>();
+    else if (d == 128) f.template operator()<dense_instance_t<kT, kBf16, 128, Variant>>();
+    else if (d == 256) f.template operator()<dense_instance_t<kT, kBf16, 256, Variant>>();
+    else throw std::runtime_error("no CDNA dense prefill instance for d = " + std::to_string(d));
+  };
+  if (bf16 && softcap) go.template operator()<true, true>();
+  else if (bf16) go.template operator()<true, false>();
+  else if (softcap) go.template operator()<false, true>();
+  else go.template operator()<false, false>();
+}
+template <class F>
+void visit_target_instance(Target t, bool bf16, int d, bool softcap, F&& f) {
+  if (t == Target::gfx950) visit_dense_instance<Target::gfx950>(bf16, d, softcap, f);
+  else visit_dense_instance<Target::gfx942>(bf16, d, softcap, f);
+}
+
+// llvm-cxxfilt's spelling of the configuration: config_name's, with the DenseKvLayout policy.
+template <class Cfg>
+std::string dense_config_name() {
+  static_assert(std::is_same_v<typename Cfg::KvLayout, DenseKvLayout>, "a dense instance");
+  std::string n = config_name<Cfg>();
+  const std::string row = "hipattn::RowKvLayout>";
+  if (n.size() < row.size() || n.compare(n.size() - row.size(), row.size(), row) != 0)
+    throw std::runtime_error("unexpected configuration name " + n);
+  return n.replace(n.size() - row.size(), row.size(), "hipattn::DenseKvLayout>");
+}
+template <class Cfg>
+std::vector<std::string> kernel_parts() { return {"void hipattn::dense_prefill_kernel<" + dense_config_name<Cfg>() + ">("}; }
+
+// ---- a problem: host tensors, the emulated buffers, the params over either ----
+
+void* dev_ptr(uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t>(a)); }
+
+struct Case {
+  const char* name = "";
+  bool bf16 = false;
+  int d = 0;
+  int q_heads = 0, kv_heads = 0;
+  bool causal = false;
+  int window_left = -1;
+  float softcap = 0.f;
+  float scale_mult = 1.f;  // scale = scale_mult / sqrt(d)
+  std::vector<std::pair<int, int>> lens = {};  // packed: (q, k) a sequence
+  int batch = 0, batch_q = 0, batch_k = 0;  // batched (lens empty): batch sequences of (batch_q, batch_k)
+  int pad = 0;      // extra elements after each token's heads in q, k, v and out (multiple of 8)
+  int lse_pad = 0;  // extra columns of the LSE rows
+  uint64_t seed = 0;
+};
+
+constexpr uint16_t kPoison16 = 0xFFFF;  // NaN in f16 and bf16
+
+struct DenseProblem {
+  const Case& c;
+  bool packed;
+  int32_t num_seqs = 0, tokens_q = 0, tokens_k = 0, max_q = 0, max_k = 0;
+  int64_t q_st = 0, k_st = 0, o_st = 0, lse_stride = 0;  // token strides (elements), LSE row stride
+  std::vector<int32_t> cu_q, cu_k;
+  std::vector<uint16_t> q, k, v;  // host tensors (the padding: NaN)
+  int no_key_rows = 0;            // (token, head) rows that see no key
+
+  // emulated buffers
+  emu::Memory mem;
+  uint64_t dq = 0, dk = 0, dv = 0, dcu_q = 0, dcu_k = 0, dout = 0, dlse = 0;
+  size_t out_elems = 0, lse_elems = 0;
+
+  explicit DenseProblem(const Case& cs) : c(cs), packed(!cs.lens.empty()) {
+    if (packed) {
+      num_seqs = int32_t(c.lens.size());
+      cu_q.push_back(0);
+      cu_k.push_back(0);
+      for (const auto& [lq, lk] : c.lens) {
+        cu_q.push_back(cu_q.back() + lq);
+        cu_k.push_back(cu_k.back() + lk);
+        max_q = std::max(max_q, lq);
+        max_k = std::max(max_k, lk);
+      }
+      tokens_q = cu_q.back();
+      tokens_k = cu_k.back();
+    } else {
+      num_seqs = c.batch;
+      max_q = c.batch_q;
+      max_k = c.batch_k;
+      tokens_q = num_seqs * max_q;
+      tokens_k = num_seqs * max_k;
+    }
+    q_st = int64_t(c.q_heads) * c.d + c.pad;
+    k_st = int64_t(c.kv_heads) * c.d + c.pad;
+    o_st = q_st;
+    lse_stride = tokens_q + c.lse_pad;
+    std::mt19937_64 rng(c.seed);
+    std::uniform_real_distribution<float> uni(-1.f, 1.f);
+    const auto fill = [&](std::vector<uint16_t>& x, int64_t tokens, int heads) {
+      const int64_t st = int64_t(heads) * c.d + c.pad;
+      x.assign(size_t(std::max<int64_t>(1, tokens * st)), kPoison16);
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t e = 0; e < int64_t(heads) * c.d; ++e) {
+          const float f = uni(rng);
+          x[size_t(t * st + e)] = c.bf16 ? bfloat16_t::from_float(f).bits : half_t::from_float(f).bits;
+        }
+    };
+    fill(q, tokens_q, c.q_heads);
+    fill(k, tokens_k, c.kv_heads);
+    fill(v, tokens_k, c.kv_heads);
+
+    dq = mem.upload(q, "q");
+    dk = mem.upload(k, "k");
+    dv = mem.upload(v, "v");
+    if (packed) {
+      dcu_q = mem.upload(cu_q, "cu_seqlens_q");
+      dcu_k = mem.upload(cu_k, "cu_seqlens_k");
+    }
+    out_elems = size_t(std::max<int64_t>(1, int64_t(tokens_q) * o_st));
+    dout = mem.alloc(out_elems * 2, "out");
+    lse_elems = size_t(int64_t(c.q_heads) * lse_stride);
+    dlse = mem.alloc(std::max<size_t>(4, lse_elems * 4), "lse");
+  }
+
+  // The params over host (the reference's) or emulated (the kernel's) pointers.
+  DensePrefillParams params(bool device) const {
+    DensePrefillParams p;
+    p.dtype = c.bf16 ? DType::bf16 : DType::f16;
+    p.q = device ? dev_ptr(dq) : static_cast<const void*>(q.data());
+    // no key anywhere: k and v null, as the rules allow (tests/host/test_dense_prefill_rules "no keys at all")
+    p.k = tokens_k == 0 ? nullptr : device ? dev_ptr(dk) : static_cast<const void*>(k.data());
+    p.v = tokens_k == 0 ? nullptr : device ? dev_ptr(dv) : static_cast<const void*>(v.data());
+    p.q_stride_token = q_st;
+    p.q_stride_head = c.d;
+    p.k_stride_token = p.v_stride_token = k_st;
+    p.k_stride_head = p.v_stride_head = c.d;
+    if (packed) {
+      p.cu_seqlens_q = device ? static_cast<const int32_t*>(dev_ptr(dcu_q)) : cu_q.data();
+      p.cu_seqlens_k = device ? static_cast<const int32_t*>(dev_ptr(dcu_k)) : cu_k.data();
+    } else {  // the packed-equivalent batched layout (batch stride = length x token stride)
+      p.q_stride_batch = int64_t(max_q) * q_st;
+      p.k_stride_batch = p.v_stride_batch = int64_t(max_k) * k_st;
+      p.o_stride_batch = int64_t(max_q) * o_st;
+    }
+    p.num_seqs = num_seqs;
+    p.num_tokens_q = tokens_q;
+    p.num_tokens_k = tokens_k;
+    p.max_seqlen_q = max_q;
+    p.max_seqlen_k = max_k;
+    p.num_q_heads = c.q_heads;
+    p.num_kv_heads = c.kv_heads;
+    p.head_size_qk = p.head_size_v = c.d;
+    p.scale = c.scale_mult / std::sqrt(float(c.d));
+    p.causal = c.causal;
+    p.window_left = c.window_left;
+    p.softcap = c.softcap;
+    p.out = device ? dev_ptr(dout) : nullptr;
+    p.o_stride_token = o_st;
+    p.o_stride_head = c.d;
+    p.lse = device ? static_cast<float*>(dev_ptr(dlse)) : nullptr;
+    p.lse_stride_head = lse_stride;
+    return p;
+  }
+
+  // NaN in every byte of out and lse, so that each element must be written.
+  void poison() {
+    const std::vector<uint16_t> o(out_elems, kPoison16);
+    mem.write(dout, o.data(), o.size() * 2);
+    const std::vector<uint32_t> l(lse_elems, 0xFFFFFFFFu);
+    if (!l.empty()) mem.write(dlse, l.data(), l.size() * 4);
+  }
+
+  std::string describe() const {
+    std::string s = std::string(c.bf16 ? "bf16" : "f16") + " d" + std::to_string(c.d) + " h" + std::to_string(c.q_heads) +
+                    "/" + std::to_string(c.kv_heads) + (c.causal ? " causal" : "");
+    if (c.window_left >= 0) s += " window " + std::to_string(c.window_left);
+    if (c.softcap > 0.f) s += " softcap " + std::to_string(int(c.softcap)) + " scale x" + std::to_string(int(c.scale_mult));
+    if (packed) {
+      s += " packed";
+      for (const auto& [lq, lk] : c.lens) s += " (" + std::to_string(lq) + "," + std::to_string(lk) + ")";
+    } else {
+      s += " batched " + std::to_string(c.batch) + "x(" + std::to_string(c.batch_q) + "," + std::to_string(c.batch_k) + ")";
+    }
+    if (c.pad) s += " pad " + std::to_string(c.pad);
+    if (c.lse_pad) s += " lse_pad " + std::to_string(c.lse_pad);
+    return s;
+  }
+};
+
+// ---- comparison ----
+
+struct CompareStats {
+  int64_t bad = 0, checked = 0, no_key = 0, touched_padding = 0;
+  double max_abs = 0, max_lse = 0;
+  std::string first_bad;
+};
+
+double to_double(uint16_t bits, bool bf16) {
+  return bf16 ? bfloat16_t::from_bits(bits).to_float() : half_t::from_bits(bits).to_float();
+}
+
+// Every element of out (at its strided place) and every LSE against the reference ([tokens][heads][d],
+// [heads][tokens]); a row with no visible key (reference LSE -inf) must be exactly 0 with LSE -inf.
+// The padding of out and of the LSE rows must still hold the poison.
+CompareStats compare(const DenseProblem& dp, const reference::AttentionResult& ref, const std::vector<uint16_t>& out,
+                     const std::vector<float>& lse) {
+  const Case& c = dp.c;
+  const Tolerance tol = out_tolerance(c.bf16);
+  CompareStats st;
+  const int64_t T = dp.tokens_q, H = c.q_heads, D = c.d;
+  const auto where = [&](int64_t t, int64_t h) { return "[token " + std::to_string(t) + ", head " + std::to_string(h); };
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h) {
+      const double want_lse = ref.lse[size_t(h * T + t)];
+      const float got_lse = lse[size_t(h * dp.lse_stride + t)];
+      const bool no_key = std::isinf(want_lse) && want_lse < 0;
+      st.no_key += no_key;
+      ++st.checked;
+      const bool lse_ok = std::isinf(want_lse) ? double(got_lse) == want_lse
+                                               : std::fabs(got_lse - want_lse) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(want_lse);
+      if (!lse_ok && st.bad++ == 0)
+        st.first_bad = "lse" + where(t, h) + "] = " + std::to_string(got_lse) + ", want " + std::to_string(want_lse);
+      if (!std::isinf(want_lse))
+        st.max_lse = std::max(st.max_lse, std::isfinite(got_lse) ? std::fabs(got_lse - want_lse) : INFINITY);
+      for (int64_t d = 0; d < D; ++d) {
+        const double got = to_double(out[size_t(t * dp.o_st + h * D + d)], c.bf16);
+        const double want = ref.out[size_t((t * H + h) * D + d)];
+        const double err = std::fabs(got - want);
+        ++st.checked;
+        const bool ok = no_key ? got == 0.0 : err <= tol.atol + tol.rtol * std::fabs(want);
+        if (!ok && st.bad++ == 0)
+          st.first_bad = "out" + where(t, h) + ", d " + std::to_string(d) + "] = " + std::to_string(got) + ", want " +
+                         std::to_string(want) + (no_key ? " (no visible key: exactly 0)" : "");
+        st.max_abs = std::max(st.max_abs, std::isfinite(err) ? err : INFINITY);
+      }
+    }
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t e = H * D; e < dp.o_st; ++e) st.touched_padding += out[size_t(t * dp.o_st + e)] != kPoison16;
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t t = T; t < dp.lse_stride; ++t) {
+      uint32_t bits;
+      std::memcpy(&bits, &lse[size_t(h * dp.lse_stride + t)], 4);
+      st.touched_padding += bits != 0xFFFFFFFFu;
+    }
+  return st;
+}
+
+// ---- one run ----
+
+struct RunResult {
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+  std::string kernel;
+  int bm = 0, q_blocks = 0;
+  bool by_band = true;
+  uint64_t instructions = 0;
+  double seconds = 0;
+};
+
+// What launch_dense_prefill_skeleton launches for instance Cfg.
+template <class Cfg>
+void launch_instance(const emu::CodeObject& co, const DensePrefillParams& p, DenseProblem& dp, RunResult& res) {
+  const dense_args_t<Cfg> a = detail::make_dense_skeleton_args<Cfg>(p);
+  res.kernel = dense_config_name<Cfg>();
+  res.bm = Cfg::kBM;
+  res.q_blocks = a.dense.q_blocks;
+  res.by_band = a.dense.by_band;
+  if (a.dense.q_blocks == 0) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  res.instructions = launch_kernel(co, kernel_parts<Cfg>(), UnifiedLaunchDim{uint32_t(p.num_q_heads), uint32_t(a.dense.q_blocks), 1},
+                                   uint32_t(Cfg::kThreads), uint32_t(Cfg::kSmemBytes), &a, sizeof(a), dp.mem)
+                         .instructions;
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// ---- the cases ----
+
+std::vector<Case> all_cases() {
+  std::vector<Case> v;
+  // d 128 bf16 causal, GQA 2:1, packed: a chunk against a longer context, a square prompt (17 > one
+  // KV tile), a sequence with keys but no query, and more queries than keys (its first 4 rows see no key)
+  {
+    Case c{"d128_bf16_causal_gqa2_packed", true, 128, 4, 2, true};
+    c.lens = {{5, 9}, {17, 17}, {0, 3}, {6, 2}};
+    c.seed = 201;
+    v.push_back(c);
+  }
+  // d 64 f16, not causal, a window of 5, GQA 4:1, packed with padded token strides (NaN padding in
+  // q / k / v): a sequence without keys (its rows: 0, LSE -inf), one query against 12 keys
+  {
+    Case c{"d64_f16_window_gqa4_padded", false, 64, 4, 1, false, 5};
+    c.lens = {{20, 33}, {7, 7}, {3, 0}, {1, 12}};
+    c.pad = 8;
+    c.seed = 202;
+    v.push_back(c);
+  }
+  // d 256 bf16 causal, one sequence of two q-blocks (the d 256 tile has 32 rows), a padded LSE stride
+  {
+    Case c{"d256_bf16_causal_two_qblocks", true, 256, 2, 2, true};
+    c.lens = {{40, 45}};
+    c.lse_pad = 3;
+    c.seed = 203;
+    v.push_back(c);
+  }
+  // softcap 5 with scale 5 / sqrt(d) (|scaled logits| up to ~5 x the typical q.k: softcap bends them),
+  // f16 d 128 causal MQA-ish 2:1
+  {
+    Case c{"d128_f16_softcap_causal", false, 128, 2, 1, true};
+    c.softcap = 5.f;
+    c.scale_mult = 5.f;
+    c.lens = {{9, 20}, {16, 16}};
+    c.seed = 204;
+    v.push_back(c);
+  }
+  // softcap on bf16 d 64, non-causal with a window, GQA 2:1
+  {
+    Case c{"d64_bf16_softcap_window", true, 64, 2, 1, false, 7};
+    c.softcap = 5.f;
+    c.scale_mult = 5.f;
+    c.lens = {{11, 19}, {4, 4}};
+    c.seed = 207;
+    v.push_back(c);
+  }
+  // batched (packed-equivalent strides): 3 sequences of 7 queries and 11 keys, bf16 d 64 causal, GQA 2:1,
+  // a padded LSE stride
+  {
+    Case c{"d64_bf16_causal_batched", true, 64, 4, 2, true};
+    c.batch = 3;
+    c.batch_q = 7;
+    c.batch_k = 11;
+    c.lse_pad = 5;
+    c.seed = 205;
+    v.push_back(c);
+  }
+  // batched f16 d 256, not causal, more queries than keys (every row sees every key)
+  {
+    Case c{"d256_f16_batched", false, 256, 2, 1, false};
+    c.batch = 2;
+    c.batch_q = 9;
+    c.batch_k = 5;
+    c.seed = 208;
+    v.push_back(c);
+  }
+  // softcap at d 256, bf16, MQA (4 q heads on one kv head), causal with a window of 10, a chunk of
+  // two q-blocks against a longer context and two queries against 40 keys
+  {
+    Case c{"d256_bf16_softcap_mqa_window", true, 256, 4, 1, true, 10};
+    c.softcap = 5.f;
+    c.scale_mult = 5.f;
+    c.lens = {{33, 50}, {2, 40}};
+    c.seed = 209;
+    v.push_back(c);
+  }
+  // d 128 f16, not causal: two q-blocks of 64 rows, each against every one of 100 keys (a partial
+  // last KV tile), next to a one-token sequence
+  {
+    Case c{"d128_f16_noncausal_two_qblocks", false, 128, 2, 2, false};
+    c.lens = {{70, 100}, {1, 1}};
+    c.seed = 210;
+    v.push_back(c);
+  }
+  // the last sequence without keys (its rows: 0, LSE -inf; its cu_seqlens_k entry is num_tokens_k)
+  {
+    Case c{"d128_bf16_last_seq_no_keys", true, 128, 2, 1, true};
+    c.lens = {{5, 5}, {3, 0}};
+    c.seed = 212;
+    v.push_back(c);
+  }
+  // no key anywhere (num_tokens_k = 0, k and v null, as validate(p) accepts): every row 0, LSE -inf.
+  // This case found that StagedPagedKvLoader::prologue fetches tile t_begin even for an empty tile
+  // range (an invalid row reads the cache's first bytes: here a load at 0x0); the dense arguments
+  // now point k and v at q when there is no key (make_dense_skeleton_args).
+  {
+    Case c{"d64_f16_no_keys", false, 64, 2, 1, false};
+    c.lens = {{3, 0}, {2, 0}};
+    c.seed = 211;
+    v.push_back(c);
+  }
+  // the global q-block numbering (by_band false: one long sequence next to short ones gives more than
+  // twice as many band slots as global ones): d 64 f16 causal, 200 queries in four q-blocks of 64
+  {
+    Case c{"d64_f16_causal_global_numbering", false, 64, 2, 2, true};
+    c.lens = {{200, 210}, {1, 1}, {1, 2}, {2, 2}};
+    c.seed = 206;
+    v.push_back(c);
+  }
+  return v;
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> c = all_cases();
+  return c;
+}
+
+struct Param {
+  const EmuTarget* target;
+  int index;
+};
+
+void PrintTo(const Param& p, std::ostream* os) { *os << emu::gfx_name(p.target->gfx) << " " << cases()[p.index].name; }
+
+class EmuDensePrefill : public ::testing::TestWithParam<Param> {};
+
+TEST_P(EmuDensePrefill, MatchesReference) {
+  const Param prm = GetParam();
+  const EmuTarget& t = *prm.target;
+  const Case& c = cases()[prm.index];
+  SCOPED_TRACE(std::string(emu::gfx_name(t.gfx)) + " " + c.name);
+  std::string why;
+  const auto co = dense_code_object(t, why);
+  if (!co) GTEST_SKIP() << why;
+  DenseProblem dp(c);
+  const DensePrefillParams host = dp.params(false), dev = dp.params(true);
+  // the dispatcher's checks: validate (with the host copies of cu_seqlens), head sizes (64, 64),
+  // (128, 128), (256, 256), the packed-equivalent batched layout (check_skeleton_layout)
+  {
+    const ValidationReport r = dp.packed ? validate(dev, DenseHostSequenceInfo{dp.cu_q, dp.cu_k}) : validate(dev);
+    ASSERT_TRUE(r.ok()) << r.field() << ": " << r.message();
+    if (!dp.packed) {
+      ASSERT_EQ(dev.q_stride_batch, int64_t(dev.max_seqlen_q) * dev.q_stride_token);
+      ASSERT_EQ(dev.k_stride_batch, int64_t(dev.max_seqlen_k) * dev.k_stride_token);
+    }
+  }
+  const reference::AttentionResult ref = reference::dense_prefill(host);
+  std::printf("  %-7s %-34s %s\n", emu::gfx_name(t.gfx), c.name, dp.describe().c_str());
+  dp.poison();
+  RunResult r;
+  try {
+    visit_target_instance(t.target, c.bf16, c.d, c.softcap > 0.f,
+                          [&]<class Cfg>() { launch_instance<Cfg>(*co, dev, dp, r); });
+  } catch (const emu::Error& e) {
+    FAIL() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
+  }
+  r.out = dp.mem.download<uint16_t>(dp.dout, dp.out_elems);
+  r.lse = dp.mem.download<float>(dp.dlse, dp.lse_elems);
+  const CompareStats st = compare(dp, ref, r.out, r.lse);
+  EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad
+                       << " [" << r.kernel << "]";
+  EXPECT_EQ(st.touched_padding, 0) << "elements of the padding of out / lse written";
+  std::printf("  %-7s %-34s BM %d, %d q-block slots (%s), %lld no-key rows: max|err| out %.2e lse %.2e  %9llu instr %6.2f s\n",
+              emu::gfx_name(t.gfx), c.name, r.bm, r.q_blocks, r.by_band ? "by band" : "global",
+              static_cast<long long>(st.no_key), st.max_abs, st.max_lse, static_cast<unsigned long long>(r.instructions),
+              r.seconds);
+}
+
+std::vector<Param> all_params(const EmuTarget& t) {
+  std::vector<Param> v;
+  for (int i = 0; i < int(cases().size()); ++i) v.push_back({&t, i});
+  return v;
+}
+std::string param_name(const ::testing::TestParamInfo<Param>& i) { return cases()[i.param.index].name; }
+
+INSTANTIATE_TEST_SUITE_P(Gfx942, EmuDensePrefill, ::testing::ValuesIn(all_params(kGfx942)), param_name);
+INSTANTIATE_TEST_SUITE_P(Gfx950, EmuDensePrefill, ::testing::ValuesIn(all_params(kGfx950)), param_name);
+
+// ---- every instance: names and resources ----
+
+// Every instance launch_dense_prefill_cdna can launch (d 64 / 128 / 256 x f16 / bf16 x softcap off / on)
+// is in its target's code object exactly once (CodeObject::find throws on none or several), with no
+// scratch.
+TEST(EmuDensePrefillNames, EveryInstanceIsInTheCodeObject) {
+  for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
+    std::string why;
+    const auto co = dense_code_object(*t, why);
+    if (!co) GTEST_SKIP() << why;
+    int found = 0;
+    for (bool bf16 : {false, true})
+      for (int d : {64, 128, 256})
+        for (bool softcap : {false, true})
+          visit_target_instance(t->target, bf16, d, softcap, [&]<class Cfg>() {
+            const std::vector<std::string> parts = kernel_parts<Cfg>();
+            try {
+              const emu::KernelInfo& k = co->find(parts);
+              EXPECT_EQ(k.private_segment_fixed_size, 0u) << emu::gfx_name(t->gfx) << ": " << parts[0] << ": scratch";
+              ++found;
+            } catch (const std::exception& e) {
+              ADD_FAILURE() << emu::gfx_name(t->gfx) << ": " << parts[0] << ": " << e.what();
+            }
+          });
+    EXPECT_EQ(found, 12) << emu::gfx_name(t->gfx);
+  }
+}
+
+}  // namespace
+}  // namespace hipattn::testing
