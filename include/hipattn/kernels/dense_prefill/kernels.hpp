@@ -330,28 +330,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) dense_prefill_sm90_kernel(co
 
       // ---- epilogue: O / l in the output dtype, LSE (natural log); zeros and -inf for rows without keys ----
       float factor[WT::kRowSlots];
-      bool valid[WT::kRowSlots];
-      int64_t out_off[WT::kRowSlots];
+      RowCoord rcs[WT::kRowSlots];
 #pragma unroll
       for (int r = 0; r < WT::kRowSlots; ++r) {
         const int32_t i = row_index(r);
-        valid[r] = i < w.q_len;
-        out_off[r] = (batched ? int64_t(w.seq) * c.o_stride_batch + int64_t(i) * c.o_stride_token
-                              : int64_t(w.q_tok0 + i) * c.o_stride_token) +
-                     int64_t(w.head) * c.o_stride_head;
+        rcs[r].valid = i < w.q_len;
+        rcs[r].token = batched ? w.seq * c.max_seqlen_q + i : w.q_tok0 + i;  // the LSE index
+        rcs[r].q_head = w.head;
+        rcs[r].info.i = i;
         float lse2;
         factor[r] = finalize_with_sink(softmax.m[r], softmax.l[r], -INFINITY, lse2, [](float x) { return Arch::exp2(x); },
                                        [](float x) { return __log2f(x); });
-        if (c.lse != nullptr && valid[r] && WT::row_leader(lane))
-          c.lse[int64_t(w.head) * c.lse_stride_head + (batched ? w.seq * c.max_seqlen_q + i : w.q_tok0 + i)] = lse2 * kLn2;
+        if (c.lse != nullptr && rcs[r].valid && WT::row_leader(lane))
+          c.lse[int64_t(w.head) * c.lse_stride_head + rcs[r].token] = lse2 * kLn2;
       }
-#pragma unroll
-      for (int e = 0; e < WT::kOElems; e += 2) {
-        const int slot = WT::o_slot(e);
-        if (!valid[slot]) continue;
-        uint16_t* dst = c.out + out_off[slot] + WT::o_col(lane, e);
-        *reinterpret_cast<uint32_t*>(dst) = Arch::template pack2<Cfg::kBf16>(o.r[e] * factor[slot], o.r[e + 1] * factor[slot]);
-      }
+      store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
+        const int64_t row = batched ? int64_t(w.seq) * c.o_stride_batch + int64_t(rc.info.i) * c.o_stride_token
+                                    : int64_t(rc.token) * c.o_stride_token;
+        uint16_t* dst = c.out + row + int64_t(rc.q_head) * c.o_stride_head + col;
+        *reinterpret_cast<uint32_t*>(dst) = Arch::template pack2<Cfg::kBf16>(o0, o1);
+      });
     });
   }
 }
