@@ -2,6 +2,8 @@
 // description, its builder, validation, the planner and the float64 references; with HIP or nvcc it
 // adds the kernels and the host entry points.
 #pragma once
+#include "hipattn/dispatch/merge_attention_states.hpp"
+#include "hipattn/dispatch/mla_decode.hpp"
 #include "hipattn/dispatch/paged_decode_plan.hpp"
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
@@ -11,6 +13,8 @@
 #include "hipattn/platform/target.hpp"
 #include "hipattn/problem/dense_prefill_params.hpp"
 #include "hipattn/problem/dense_prefill_rules.hpp"
+#include "hipattn/problem/mla_decode_params.hpp"
+#include "hipattn/problem/mla_decode_rules.hpp"
 #include "hipattn/problem/paged_decode_params.hpp"
 #include "hipattn/problem/paged_decode_rules.hpp"
 #include "hipattn/problem/unified_builder.hpp"

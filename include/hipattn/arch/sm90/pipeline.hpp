@@ -87,6 +87,14 @@ struct PipelineRing {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void consumer_release(const RingState<kStages>& st) { mbarrier_arrive(&empty[st.stage]); }
 };
 
+// Arrive on `bar` when every cp.async this thread issued before has landed (the arrival is counted
+// against the barrier's expected count: .noinc). A producer warpgroup that gathers a stage with
+// cp.async (paged rows that no tensor map describes) signals a full barrier initialised with one
+// arrival per producer thread this way.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void cp_async_mbarrier_arrive(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+
 // setmaxnreg is sm_90a's (like wgmma): a device pass for another target compiles it to a trap.
 #if defined(HIPATTN_SM90A_WGMMA)
 #define HIPATTN_SETMAXNREG_ASM(...) asm volatile(__VA_ARGS__)

@@ -34,6 +34,7 @@ struct WarpgroupTile : WarpTile<kBf16, kDqk, 1, kBN, kDv> {
   using QTile = KMajorTile<SmemSwizzle::b128, kBM, 2 * kDqk>;
   using KTile = KMajorTile<SmemSwizzle::b128, kBN, 2 * kDqk>;
   using VTile = MnMajorTile<kBN, kDv>;
+  using PTile = KMajorTile<SmemSwizzle::b128, 64, 2 * kBN>;
   using SAtom = WgmmaF16<kBN, kBf16>;
   using OAtom = WgmmaF16<kDv, kBf16>;
   using PFrag = uint32_t[kPVSteps][4];
@@ -90,6 +91,30 @@ struct WarpgroupTile : WarpTile<kBf16, kDqk, 1, kBN, kDv> {
     for (int k = 0; k < kPVSteps; ++k) OAtom::rs_mn(o.r, p[k], VTile::desc_at(v_addr, k), (accumulate || k > 0) ? 1u : 0u);
     wgmma_commit_group();
     wgmma_fence_operand(o.r);
+  }
+  // O (+)= P V with P from shared memory (PTile: 64 rows x kBN keys, K-major, 128-byte swizzle, as
+  // store_p writes it): the PV product of a warpgroup that did not compute P itself (MLA's consumers
+  // split O's columns and take turns computing S).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void pv_ss(typename Base::OFrag& o, uint32_t p_addr, uint32_t v_addr,
+                                                       bool accumulate) {
+    wgmma_fence_operand(o.r);
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < kPVSteps; ++k)
+      OAtom::ss_mn(o.r, PTile::desc_at(p_addr, 32 * k), VTile::desc_at(v_addr, k), (accumulate || k > 0) ? 1u : 0u);
+    wgmma_commit_group();
+    wgmma_fence_operand(o.r);
+  }
+  // P (this thread's S accumulators, 16-bit) into the PTile at p (generic pointer to shared memory):
+  // register pair (2 j, 2 j + 1) is row / column (c.row, c.col), (c.row, c.col + 1) of WgmmaAccLayout.
+  // The caller fences (fence_proxy_async_shared) and synchronises before a wgmma reads it.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store_p(char* p, const typename Base::SFrag& s, int t) {
+#pragma unroll
+    for (int e = 0; e < kBN / 2; e += 2) {
+      const LaneElem c = WgmmaAccLayout<kBN>::c(t, e);
+      const uint32_t v = kBf16 ? pack_bf16x2(s.r[e], s.r[e + 1]) : pack_f16x2(s.r[e], s.r[e + 1]);
+      *reinterpret_cast<uint32_t*>(p + PTile::offset(c.row, 2 * c.col)) = v;
+    }
   }
 #endif
 };

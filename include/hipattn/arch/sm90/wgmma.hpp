@@ -329,9 +329,9 @@ struct WgmmaAsm;
 // SS: "d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b[, imm-trans-a, imm-trans-b]"; RS: "d,
 // {a0..a3}, b-desc, scale-d, imm-scale-a, imm-scale-b[, imm-trans-b]" (transposes only for 16-bit
 // types; here 0: both operands K-major). scale-d is a predicate: false -> D = A B, true -> D += A B.
-#define HIPATTN_WG_SS(N, ACC, REGS, I0, I1, I2, TYPES, K)                                                    \
+#define HIPATTN_WG_SS(N, ACC, REGS, I0, I1, I2, TYPES, K, TRANS)                                             \
   HIPATTN_WG_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, " I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k" #K \
-                 ".f32" TYPES " {" REGS "}, " I0 ", " I1 ", p, 1, 1" HIPATTN_WG_TRANS_SS_##K ";\n}\n"                  \
+                 ".f32" TYPES " {" REGS "}, " I0 ", " I1 ", p, 1, 1" TRANS ";\n}\n"                                 \
                  : ACC(d)                                                                                 \
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 #define HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, TYPES, K, TRANS)                                  \
@@ -345,15 +345,15 @@ struct WgmmaAsm;
   struct WgmmaAsm<N> {                                                                                          \
     HIPATTN_DEVICE HIPATTN_FORCEINLINE static void ss_f16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,    \
                                                          uint32_t scale_d) {                                    \
-      HIPATTN_WG_SS(N, ACC, REGS, I0, I1, I2, ".f16.f16", 16);                                                   \
+      HIPATTN_WG_SS(N, ACC, REGS, I0, I1, I2, ".f16.f16", 16, HIPATTN_WG_TRANS_SS_16);                                                   \
     }                                                                                                           \
     HIPATTN_DEVICE HIPATTN_FORCEINLINE static void ss_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,   \
                                                           uint32_t scale_d) {                                   \
-      HIPATTN_WG_SS(N, ACC, REGS, I0, I1, I2, ".bf16.bf16", 16);                                                 \
+      HIPATTN_WG_SS(N, ACC, REGS, I0, I1, I2, ".bf16.bf16", 16, HIPATTN_WG_TRANS_SS_16);                                                 \
     }                                                                                                           \
     HIPATTN_DEVICE HIPATTN_FORCEINLINE static void ss_e4m3(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,   \
                                                           uint32_t scale_d) {                                   \
-      HIPATTN_WG_SS(N, ACC, REGS, I0, I1, I2, ".e4m3.e4m3", 32);                                                 \
+      HIPATTN_WG_SS(N, ACC, REGS, I0, I1, I2, ".e4m3.e4m3", 32, HIPATTN_WG_TRANS_SS_32);                                                 \
     }                                                                                                           \
     HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rs_f16(float (&d)[N / 2], const uint32_t (&a)[4],              \
                                                          uint64_t desc_b, uint32_t scale_d) {                   \
@@ -366,6 +366,14 @@ struct WgmmaAsm;
     HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rs_e4m3(float (&d)[N / 2], const uint32_t (&a)[4],             \
                                                           uint64_t desc_b, uint32_t scale_d) {                  \
       HIPATTN_WG_RS(N, ACC, REGS, I0, I1, I2, I3, I4, I5, ".e4m3.e4m3", 32, HIPATTN_WG_TRANS_RS_32);                                     \
+    }                                                                                                           \
+    HIPATTN_DEVICE HIPATTN_FORCEINLINE static void ss_f16_mn(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, \
+                                                            uint32_t scale_d) {                                 \
+      HIPATTN_WG_SS(N, ACC, REGS, I0, I1, I2, ".f16.f16", 16, ", 0, 1");                                         \
+    }                                                                                                           \
+    HIPATTN_DEVICE HIPATTN_FORCEINLINE static void ss_bf16_mn(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,\
+                                                             uint32_t scale_d) {                                \
+      HIPATTN_WG_SS(N, ACC, REGS, I0, I1, I2, ".bf16.bf16", 16, ", 0, 1");                                       \
     }                                                                                                           \
     HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rs_f16_mn(float (&d)[N / 2], const uint32_t (&a)[4],           \
                                                             uint64_t desc_b, uint32_t scale_d) {                \
@@ -484,6 +492,13 @@ struct WgmmaF16 {
                                                     uint32_t scale_d) {
     if constexpr (kBf16) detail::WgmmaAsm<N>::rs_bf16(d, a, desc_b, scale_d);
     else detail::WgmmaAsm<N>::rs_f16(d, a, desc_b, scale_d);
+  }
+  // ss with B N-major (imm-trans-b = 1; 16-bit types only): A (64 x 16, K-major) from shared memory,
+  // desc_b an MnMajorTile k-step.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void ss_mn(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
+                                                       uint32_t scale_d) {
+    if constexpr (kBf16) detail::WgmmaAsm<N>::ss_bf16_mn(d, desc_a, desc_b, scale_d);
+    else detail::WgmmaAsm<N>::ss_f16_mn(d, desc_a, desc_b, scale_d);
   }
   // rs with B N-major (imm-trans-b = 1; 16-bit types only): desc_b describes an MnMajorTile k-step,
   // e.g. V [keys, d] row-major as the B of O = P V.

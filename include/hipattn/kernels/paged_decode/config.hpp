@@ -44,6 +44,7 @@ struct PagedDecodeReduceArgs {
   int32_t o_stride_token = 0, o_stride_head = 0;
   float* lse = nullptr;
   int32_t lse_stride_head = 0;
+  int32_t lse_stride_token = 1;  // [num_q_heads, tokens] by default; MLA's LSE is [tokens, heads]
 };
 
 }  // namespace hipattn

@@ -43,7 +43,8 @@ __global__ void __launch_bounds__(kThreads) paged_decode_reduce_kernel(const Pag
   const float sink2 = a.sinks != nullptr ? a.sinks[head] * kLog2e : -INFINITY;
   uint16_t* dst = a.out + static_cast<int64_t>(token) * a.o_stride_token + static_cast<int64_t>(head) * a.o_stride_head + c4;
   merge_split_partials<Arch, kBf16, kD>(a.ws_o, a.ws_lse, base, step, parts, c4, sink2, dst, a.lse,
-                                        static_cast<int64_t>(head) * a.lse_stride_head + token);
+                                        static_cast<int64_t>(head) * a.lse_stride_head +
+                                            static_cast<int64_t>(token) * a.lse_stride_token);
 }
 
 }  // namespace hipattn

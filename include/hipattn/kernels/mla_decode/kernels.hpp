@@ -1,0 +1,333 @@
+// hipattn/kernels/mla_decode/kernels.hpp: the MLA decode kernel of sm_90 (kernels/mla_decode/config.hpp
+// states the roles and the shared memory; ALGORITHM.md section 11 the schedule).
+//
+// The consumers' turns. Tile n (of the workgroup's task) is owned by consumer n % 2, which computes
+// S_n = Q K_n^T (wgmma from shared memory, issued a tile ahead, while the other consumer's softmax
+// runs), applies the mask and the online softmax step to S_n with the rows' running max, and
+// publishes P_n (16-bit) and the rows' (m_n, f_n) through shared memory (a named barrier: the owner
+// arrives, the other consumer waits). Both then rescale their half of O by f_n and add P_n V_n (the
+// owner with P from registers, the other from shared memory). Each consumer keeps its own share of
+// the row sums (the tiles it owned, rescaled by every f); the two shares add up at the end. The one
+// P buffer is safe: its writer (the owner of n) has waited for its own product of P_{n-1}, the only
+// other reader of the buffer, before writing it.
+//
+// The ring's stages are released by every consumer warp once its last product reading the stage has
+// completed; both consumers release tile n - 1 before they can need tile n + 1, so the producer's
+// loads of the next tile overlap the current tile's products.
+//
+// Partial tasks (a sequence the planner split) write O normalized within the task and the LSE (log2
+// units) to the workspace; paged_decode_reduce_kernel merges them. Whole sequences write the output
+// and the LSE directly.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "hipattn/kernels/common/task_plan.hpp"
+#include "hipattn/kernels/mla_decode/config.hpp"
+#include "hipattn/tile/tile_range.hpp"
+
+#if defined(HIPATTN_HAS_DEVICE) && defined(HIPATTN_BACKEND_CUDA)
+#include "hipattn/arch/arch.hpp"
+#include "hipattn/arch/sm90/pipeline.hpp"
+#include "hipattn/arch/sm90/warpgroup_tile.hpp"
+#include "hipattn/kernels/common/epilogue.hpp"
+#include "hipattn/kernels/common/softmax_step.hpp"
+
+namespace hipattn {
+
+// The work of workgroup x: sequence, row block, tiles [t_begin, t_end), and whether it is one part of
+// several (its result is then a partial state in slot `slot`). False for an empty plan slot.
+struct MlaWork {
+  int32_t seq = 0, rb = 0, slot = 0, kv_len = 0;
+  int32_t t_begin = 0, t_end = 0;
+  bool partial = false;
+  KvTileRange range{};
+};
+
+HIPATTN_DEVICE HIPATTN_FORCEINLINE bool mla_work(const MlaDecodeKernelArgs& a, int32_t kBN, MlaWork& w) {
+  const int32_t x = static_cast<int32_t>(blockIdx.x);
+  w.slot = x / a.row_blocks;
+  w.rb = x - w.slot * a.row_blocks;
+  if (a.tasks != nullptr) {
+    const PlanTask t = a.tasks[w.slot];
+    if (t.item < 0) return false;
+    w.seq = t.item;
+    w.t_begin = t.tile_begin;
+    w.t_end = t.tile_end;
+    w.partial = t.parts > 1;
+  } else {
+    w.seq = w.slot;
+  }
+  const int32_t len = a.seq_lens_k[w.seq];
+  w.kv_len = len > 0 ? len : 0;
+  w.range = DecodeItemShape{a.q_len, kBN, true, -1}.range(w.kv_len);
+  if (a.tasks == nullptr) {
+    w.t_begin = w.range.empty() ? 0 : w.range.tile_begin;
+    w.t_end = w.range.empty() ? 0 : w.range.tile_end;
+  }
+  return true;
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const __grid_constant__ MlaDecodeKernelArgs a) {
+  using Arch = DeviceArch;
+  if constexpr (Arch::kTarget != Target::sm90) {
+    return;
+  } else {
+    using WT = sm90::WarpgroupTile<Cfg::kBf16, Cfg::kDqk, Cfg::kBN, Cfg::kDvHalf, Cfg::kBM>;
+    using Tile = typename WT::KTile;  // Q and each KV stage: 64 rows x 576, 128-byte swizzle
+    using Ring = sm90::RingState<Cfg::kStages>;
+    constexpr int kBN = Cfg::kBN, kBM = Cfg::kBM;
+    extern __shared__ __align__(1024) char mla_smem_raw[];
+    char* smem = mla_smem_raw + ((1024u - (sm90::smem_u32(mla_smem_raw) & 1023u)) & 1023u);
+    char* q_tile = smem + Cfg::kQOffset;
+    char* kv_tiles = smem + Cfg::kKvOffset;
+    char* p_tile = smem + Cfg::kPOffset;
+    float* m_pub = reinterpret_cast<float*>(smem + Cfg::kStatsOffset);  // [2][kBM]
+    float* f_pub = m_pub + 2 * kBM;                                      // [2][kBM]
+    float* l_share = f_pub + 2 * kBM;                                    // [2][kBM]
+    uint64_t* q_full = reinterpret_cast<uint64_t*>(smem + Cfg::kBarOffset);
+    uint64_t* full = q_full + 1;
+    uint64_t* empty = full + Cfg::kStages;
+
+    const int tid = static_cast<int>(threadIdx.x);
+    const int wg = tid / 128;
+    MlaWork w;
+    if (!mla_work(a, kBN, w)) return;  // uniform over the workgroup: before any barrier
+
+    if (tid == 0) {
+      sm90::mbarrier_init(q_full, 128);  // every producer thread's cp.async arrival
+      for (int s = 0; s < Cfg::kStages; ++s) {
+        sm90::mbarrier_init(&full[s], 128);
+        sm90::mbarrier_init(&empty[s], 4 * Cfg::kConsumers);  // every consumer warp
+      }
+      sm90::fence_barrier_init();
+    }
+    __syncthreads();
+
+    const int32_t row0 = w.rb * kBM;
+    if (wg == 0) {  // ---- producer ----
+      sm90::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
+      const int t = tid, lane = t % 32, warp = t / 32;
+      // Q: warp w gathers rows 16 w .., four rows an instruction (lane / 8), 16 bytes a lane, column
+      // block k (64 dims: 128 bytes) by k; block 8 is the rope part.
+#pragma unroll 1
+      for (int g = 0; g < 4; ++g) {
+        const int row = 16 * warp + 4 * g + lane / 8;
+        const int32_t r = row0 + row;
+        const bool valid = r < a.rows;
+        uint32_t i = 0, h = 0;
+        a.heads_div.divmod(static_cast<uint32_t>(valid ? r : 0), i, h);
+        const int64_t token = static_cast<int64_t>(w.seq) * a.q_len + i;
+        const uint16_t* qn = a.q + token * a.q_stride_token + int64_t(h) * a.q_stride_head + 8 * (lane % 8);
+        const uint16_t* qr = a.q_rope + token * a.q_rope_stride_token + int64_t(h) * a.q_rope_stride_head + 8 * (lane % 8);
+#pragma unroll
+        for (int k = 0; k < 9; ++k)
+          sm90::cp_async_16(q_tile + Tile::offset(row, 128 * k + 16 * (lane % 8)), k < 8 ? qn + 64 * k : qr, valid);
+      }
+      sm90::cp_async_mbarrier_arrive(q_full);
+
+      Ring st;
+      for (int32_t n = w.t_begin; n < w.t_end; ++n) {
+        sm90::mbarrier_wait(&empty[st.stage], st.producer_parity());
+        char* dst = kv_tiles + st.stage * Cfg::kKvBytes;
+        if constexpr (Cfg::kKv == KvKind::same16) {
+          // four rows an instruction, 128 contiguous bytes of each
+#pragma unroll 1
+          for (int g = 0; g < 4; ++g) {
+            const int row = 16 * warp + 4 * g + lane / 8;
+            const int32_t key = n * kBN + row;
+            const bool valid = key < w.kv_len;
+            uint32_t pg = 0, slot = 0;
+            a.page_div.divmod(static_cast<uint32_t>(valid ? key : 0), pg, slot);
+            const int64_t page = valid ? a.block_table[int64_t(w.seq) * a.block_table_stride + pg] : 0;
+            const uint8_t* src = a.kv + page * a.kv_stride_page_bytes + int64_t(slot) * a.kv_stride_slot_bytes + 16 * (lane % 8);
+#pragma unroll
+            for (int k = 0; k < 9; ++k) sm90::cp_async_16(dst + Tile::offset(row, 128 * k + 16 * (lane % 8)), src + 128 * k, valid);
+          }
+          sm90::cp_async_mbarrier_arrive(&full[st.stage]);
+        } else {
+          // fp8: eight rows an instruction (lane / 4), 64 contiguous bytes (16 codes a lane) of each,
+          // converted to 16-bit pairs and stored as two 16-byte chunks
+#pragma unroll 1
+          for (int g = 0; g < 2; ++g) {
+            const int row = 16 * warp + 8 * g + lane / 4;
+            const int32_t key = n * kBN + row;
+            const bool valid = key < w.kv_len;
+            uint32_t pg = 0, slot = 0;
+            a.page_div.divmod(static_cast<uint32_t>(valid ? key : 0), pg, slot);
+            const int64_t page = valid ? a.block_table[int64_t(w.seq) * a.block_table_stride + pg] : 0;
+            const uint8_t* src = a.kv + page * a.kv_stride_page_bytes + int64_t(slot) * a.kv_stride_slot_bytes + 16 * (lane % 4);
+            uint4 raw[9];
+#pragma unroll
+            for (int k = 0; k < 9; ++k)
+              raw[k] = valid ? *reinterpret_cast<const uint4*>(src + 64 * k) : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+            for (int k = 0; k < 9; ++k) {
+              const uint32_t words[4] = {raw[k].x, raw[k].y, raw[k].z, raw[k].w};
+              uint32_t h[8];
+#pragma unroll
+              for (int j = 0; j < 4; ++j) Arch::template dequant_fp8x4<Cfg::kKv, Cfg::kBf16>(words[j], h[2 * j], h[2 * j + 1]);
+              const int byte = 2 * (64 * k + 16 * (lane % 4));  // the first code's 16-bit column, in bytes
+              *reinterpret_cast<uint4*>(dst + Tile::offset(row, byte)) = make_uint4(h[0], h[1], h[2], h[3]);
+              *reinterpret_cast<uint4*>(dst + Tile::offset(row, byte + 16)) = make_uint4(h[4], h[5], h[6], h[7]);
+            }
+          }
+          sm90::fence_proxy_async_shared();  // generic-proxy stores, read by wgmma (async proxy)
+          sm90::mbarrier_arrive(&full[st.stage]);
+        }
+        st.advance();
+      }
+      return;
+    }
+
+    // ---- consumers ----
+    sm90::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
+    const int c = wg - 1;
+    const int t = tid % 128, lane = t % 32, warp = t / 32;
+    const float kv_scale = Cfg::kKv == KvKind::same16 ? 1.f : (a.kv_scale != nullptr ? *a.kv_scale : a.kv_scale_value);
+    const float mult = a.scale_log2 * kv_scale;
+    const uint32_t q_addr = sm90::smem_u32(q_tile), kv_addr0 = sm90::smem_u32(kv_tiles), p_addr = sm90::smem_u32(p_tile);
+    const uint32_t v_off = uint32_t(c) * (Cfg::kDvHalf / 64) * kBN * 128;  // this consumer's V column blocks
+    constexpr uint32_t kPReady0 = 1;  // named barriers kPReady0 + owner, and the row-sum exchange
+    constexpr uint32_t kLBar = 3;
+
+    // rows of this lane: slots r = 0, 1 are rows 16 warp + lane / 4 (+ 8) of the block
+    RowInfo rows[WT::kRowSlots];
+    const int32_t ctx = w.kv_len - a.q_len;
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) {
+      const int32_t rr = row0 + 16 * warp + WT::slot_row(lane, r);
+      uint32_t i = 0, h = 0;
+      a.heads_div.divmod(static_cast<uint32_t>(rr < a.rows ? rr : 0), i, h);
+      rows[r] = RowInfo{int32_t(i), ctx + int32_t(i), ctx, int32_t(h)};
+    }
+    RowSoftmax<WT, Arch> softmax;
+    softmax.init();
+    typename WT::OFrag o;
+    typename WT::SFrag s;
+    typename WT::PFrag p;  // O is started by the first product (scale-d 0), never set by other instructions
+
+    const auto stage_of = [&](int32_t n) { return Ring::at(n - w.t_begin); };
+    const auto release = [&](int32_t n) {
+      __syncwarp();
+      if (lane == 0) sm90::mbarrier_arrive(&empty[stage_of(n).stage]);
+    };
+    const auto issue_qk = [&](int32_t n) {
+      const Ring st = stage_of(n);
+      sm90::mbarrier_wait(&full[st.stage], st.phase);
+      WT::qk(s, q_addr, 0, kv_addr0 + st.stage * Cfg::kKvBytes);
+    };
+
+    const int32_t nt = w.t_end - w.t_begin;
+    if (nt > 0) {
+      sm90::mbarrier_wait(q_full, 0);
+      if (c == 0) issue_qk(w.t_begin);
+      LogitsTile lt{0, false, w.kv_len, true, -1, 0.f, 0.f};
+      bool accumulate = false;
+      for (int32_t it = 0; it < nt; ++it) {
+        const int32_t n = w.t_begin + it;
+        const Ring st = stage_of(n);
+        const uint32_t v_addr = kv_addr0 + st.stage * Cfg::kKvBytes + v_off;
+        float* mp = m_pub + (it & 1) * kBM;
+        float* fp = f_pub + (it & 1) * kBM;
+        if ((it & 1) == c) {  // owner: S_n was issued a step ago, possibly with P_{n-1} V_{n-1} behind it
+          if (it == 0) sm90::wgmma_wait_group<0>();
+          else sm90::wgmma_wait_group<1>();
+          sm90::wgmma_fence_operand(s.r);  // S is read only after the wait
+          lt.key0 = n * kBN;
+          lt.edge = !w.range.is_interior(n);
+          if (lt.edge) mask_scores<WT>(s, rows, lt, lane);
+          float f[WT::kRowSlots];
+          softmax.update_rows_raw(s, mult, f);
+          sm90::wgmma_wait_group<0>();  // P_{n-1} V_{n-1} done: the P buffer is free, O may be touched
+          sm90::wgmma_fence_operand(o.r);
+          if (it > 0) release(n - 1);
+          WT::store_p(p_tile, s, t);
+          if (WT::row_leader(lane))
+#pragma unroll
+            for (int r = 0; r < WT::kRowSlots; ++r) {
+              const int row = 16 * warp + WT::slot_row(lane, r);
+              mp[row] = softmax.m[r];
+              fp[row] = f[r];
+            }
+          sm90::fence_proxy_async_shared();
+          sm90::named_barrier_arrive(kPReady0 + c, 256);
+          RowSoftmax<WT, Arch>::rescale(o, f);
+          WT::p_to_a(p, s);
+          WT::pv(o, p, v_addr, accumulate);
+        } else {  // the other consumer's tile: wait for its P_n; then S_{n+1} (ours) and P_n V_n
+          sm90::wgmma_wait_group<0>();  // our P_{n-1} V_{n-1}
+          sm90::wgmma_fence_operand(o.r);
+          if (it > 0) release(n - 1);
+          sm90::named_barrier_sync(kPReady0 + (1 - c), 256);
+          float f[WT::kRowSlots];
+#pragma unroll
+          for (int r = 0; r < WT::kRowSlots; ++r) {
+            const int row = 16 * warp + WT::slot_row(lane, r);
+            softmax.m[r] = mp[row];
+            f[r] = fp[row];
+            softmax.l[r] *= f[r];
+          }
+          // O is rescaled before any product is in flight (ptxas serialises the warpgroup's products
+          // when other instructions touch accumulators between an issue and its wait); the owner's
+          // softmax runs meanwhile under both consumers' P_{n-1} V_{n-1}
+          RowSoftmax<WT, Arch>::rescale(o, f);
+          if (it + 1 < nt) issue_qk(n + 1);
+          WT::pv_ss(o, p_addr, v_addr, accumulate);
+        }
+        accumulate = true;
+      }
+      sm90::wgmma_wait_group<0>();
+      sm90::wgmma_fence_operand(o.r);
+      release(w.t_end - 1);
+    } else {
+#pragma unroll
+      for (int e = 0; e < WT::kOElems; ++e) o.r[e] = 0.f;  // no key: zeros (the factor is 0 too)
+    }
+    softmax.finish();
+    // the two consumers' shares of the row sums
+    if (WT::row_leader(lane))
+#pragma unroll
+      for (int r = 0; r < WT::kRowSlots; ++r) l_share[c * kBM + 16 * warp + WT::slot_row(lane, r)] = softmax.l[r];
+    sm90::named_barrier_sync(kLBar, 256);
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) softmax.l[r] += l_share[(1 - c) * kBM + 16 * warp + WT::slot_row(lane, r)];
+
+    // ---- epilogue ----
+    float factor[WT::kRowSlots];
+    RowCoord rcs[WT::kRowSlots];
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) {
+      const int32_t rr = row0 + 16 * warp + WT::slot_row(lane, r);
+      rcs[r].valid = rr < a.rows;
+      rcs[r].token = w.seq * a.q_len + rows[r].i;
+      rcs[r].q_head = rows[r].q_head;
+      rcs[r].info = rows[r];
+      float lse2;
+      factor[r] = finalize_with_sink(softmax.m[r], softmax.l[r], -INFINITY, lse2, [](float x) { return Arch::exp2(x); },
+                                     [](float x) { return __log2f(x); });
+      factor[r] *= kv_scale;  // V's per-tensor scale (partials carry it too: the merge is linear in O)
+      if (c == 0 && rcs[r].valid && WT::row_leader(lane)) {
+        if (w.partial) a.ws_lse[(int64_t(w.slot) * a.q_len + rows[r].i) * a.num_heads + rows[r].q_head] = lse2;
+        else if (a.lse != nullptr)
+          a.lse[int64_t(rcs[r].token) * a.lse_stride_token + int64_t(rows[r].q_head) * a.lse_stride_head] = lse2 * kLn2;
+      }
+    }
+    const int col0 = c * Cfg::kDvHalf;
+    if (w.partial) {
+      store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
+        float* dst = a.ws_o + ((int64_t(w.slot) * a.q_len + rc.info.i) * a.num_heads + rc.q_head) * Cfg::kDv + col0 + col;
+        *reinterpret_cast<float2*>(dst) = make_float2(o0, o1);
+      });
+    } else {
+      store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
+        uint16_t* dst = a.out + int64_t(rc.token) * a.o_stride_token + int64_t(rc.q_head) * a.o_stride_head + col0 + col;
+        *reinterpret_cast<uint32_t*>(dst) = Arch::template pack2<Cfg::kBf16>(o0, o1);
+      });
+    }
+  }
+}
+
+}  // namespace hipattn
+#endif  // HIPATTN_HAS_DEVICE && HIPATTN_BACKEND_CUDA

@@ -1,0 +1,85 @@
+// hipattn/problem/mla_decode_params.hpp: the problem description of MLA decode (the third kernel
+// family: multi-head latent attention as DeepSeek-V2 / V3 / R1-class models serve it, with absorbed
+// weights).
+//
+// Every query head attends the same single latent KV head. A cache row holds 576 dimensions: the 512
+// of the latent ("nope") part, then the 64 rope dimensions. K is the whole row; V is its first 512
+// dimensions (the same bytes: a kernel reads each row once). Queries have 576 dimensions, outputs 512.
+// Conventions as the other families (problem/paged_decode_params.hpp): strides in ELEMENTS, the last
+// dimension contiguous, device pointers unless said otherwise.
+//   * Query token t = b * q_len + i is row i of sequence b (q_len new tokens a sequence: 1 for decode,
+//     2..kMlaMaxQLen for multi-token (MTP) verify). The rows of a sequence are causal among
+//     themselves, bottom-right: row i sees keys j <= seq_lens_k[b] - q_len + i (a context shorter than
+//     q_len leaves its first rows without keys: zeros and LSE -inf).
+//   * The query may come joined (q_rope null: q holds all 576 dimensions) or split as engines keep it
+//     (q_rope set: q holds the 512 latent dimensions, q_rope the 64 rope dimensions, each with its own
+//     strides).
+//   * seq_lens_k[b] may be 0 (padding sequences of a captured batch): its rows output zeros, LSE -inf.
+//     Every seq_lens_k entry is in [0, max_seqlen_k], and max_seqlen_k <= max_pages_per_seq *
+//     page_size (host bounds; the kernels read the block table below them only).
+//   * fp8 caches (e4m3fn, e4m3fnuz) carry one per-tensor scale (value = code * scale): a device scalar
+//     (kv_scale) or, with it null, the host float kv_scale_value.
+//   * LSE (optional) is [batch * q_len, num_heads] through its two strides, natural log.
+// problem/mla_decode_rules.hpp validates it; the float64 reference is reference/mla_decode.hpp;
+// dispatch/mla_decode.hpp runs it.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/numeric/dtype.hpp"
+
+namespace hipattn {
+
+inline constexpr int32_t kMlaLatentDim = 512;  // latent ("nope") dimensions = V and output dimensions
+inline constexpr int32_t kMlaRopeDim = 64;     // rope dimensions (Q and K only)
+inline constexpr int32_t kMlaQkDim = 576;      // kMlaLatentDim + kMlaRopeDim: Q and K dimensions
+inline constexpr int32_t kMlaMaxQLen = 8;      // query tokens a sequence (MTP verify), at most
+
+struct MlaDecodeParams {
+  // ---- queries: q [batch * q_len, num_heads, 576], or q [.., 512] with q_rope [.., 64] ----
+  const void* q = nullptr;
+  int64_t q_stride_token = 0, q_stride_head = 0;
+  const void* q_rope = nullptr;  // null: q is joined
+  int64_t q_rope_stride_token = 0, q_rope_stride_head = 0;
+  DType q_dtype = DType::bf16;  // fp16 or bf16
+  int32_t q_len = 1;            // 1..kMlaMaxQLen
+
+  // ---- latent cache [num_pages, page_size, 576] ----
+  const void* kv_cache = nullptr;
+  DType kv_dtype = DType::bf16;  // q_dtype, fp8_e4m3fn or fp8_e4m3fnuz
+  int64_t kv_stride_page = 0, kv_stride_slot = 0;
+  int32_t num_pages = 0;
+  int32_t page_size = 0;  // any value >= 1
+  const float* kv_scale = nullptr;  // fp8: device scalar [1], or null to use kv_scale_value
+  float kv_scale_value = 1.f;       // fp8 with kv_scale null (host value, finite and > 0)
+
+  // ---- sequences ----
+  const int32_t* block_table = nullptr;  // [batch, block_table_stride]
+  int64_t block_table_stride = 0;
+  int32_t max_pages_per_seq = 0;
+  const int32_t* seq_lens_k = nullptr;  // [batch] on the device: context + new tokens, each in [0, max_seqlen_k]
+  int32_t batch = 0;
+  int32_t max_seqlen_k = 0;  // host bound of every seq_lens_k entry
+
+  // ---- heads and logits ----
+  int32_t num_heads = 0;  // query heads (any count >= 1; 16..128 in the served models)
+  float scale = 0.f;      // multiplies q . k (finite, > 0)
+
+  // ---- outputs ----
+  void* out = nullptr;  // [batch * q_len, num_heads, 512], dtype = q_dtype
+  int64_t o_stride_token = 0, o_stride_head = 0;
+  float* lse = nullptr;  // optional [batch * q_len, num_heads]
+  int64_t lse_stride_token = 0, lse_stride_head = 0;
+
+  int32_t num_tokens() const { return batch * q_len; }
+};
+
+// What the host knows before any call (bounds), for the workspace size: a workspace sized from these
+// traits serves every call whose batch, q_len and heads are within them.
+struct MlaDecodeTraits {
+  int32_t max_batch = 0;
+  int32_t max_q_len = 1;  // 1..kMlaMaxQLen
+  int32_t num_heads = 0;
+  int32_t max_seqlen_k = 0;
+};
+
+}  // namespace hipattn

@@ -1,0 +1,472 @@
+// tests/host/test_mla_decode_rules.cpp: host validation of MlaDecodeParams and MlaDecodeTraits
+// (problem/mla_decode_rules.hpp): one valid problem, a table of single mutations each rejected with its
+// code, field and words of the message (and the error throw_if_error raises), a table of mutations that
+// must stay valid, the split query, the fp8 cache's scale, the empty batch, several violations reported
+// together, the traits and the host-array checks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "hipattn/problem/mla_decode_rules.hpp"
+
+namespace {
+
+using hipattn::DType;
+using hipattn::ErrorCode;
+using hipattn::MlaDecodeParams;
+using hipattn::MlaDecodeTraits;
+using hipattn::validate;
+using hipattn::ValidationReport;
+
+constexpr ErrorCode kInvalid = ErrorCode::invalid_argument;
+constexpr ErrorCode kUnsupported = ErrorCode::unsupported;
+
+// Addresses inside an aligned static buffer (validate never dereferences them): at(offset) is 16-byte
+// aligned when offset is a multiple of 16.
+alignas(256) unsigned char g_arena[8192];
+template <class T = void>
+T* at(size_t offset) {
+  return reinterpret_cast<T*>(g_arena + offset);
+}
+
+constexpr int32_t kHeads = 16;
+
+// A valid problem: 2 sequences of q_len 2 (4 query tokens), 16 heads, bf16 query and cache, pages of
+// 64 slots (8 pages, 4 a sequence: max_seqlen_k 256), joined q packed [tokens, heads, 576], packed
+// cache [pages, slots, 576], out packed [tokens, heads, 512], lse [tokens, heads].
+MlaDecodeParams valid() {
+  MlaDecodeParams p;
+  p.batch = 2;
+  p.q_len = 2;
+  p.num_heads = kHeads;
+  p.q_dtype = p.kv_dtype = DType::bf16;
+  p.q = at<const void>(0);
+  p.q_stride_head = 576;
+  p.q_stride_token = kHeads * 576;
+  p.kv_cache = at<const void>(1024);
+  p.kv_stride_slot = 576;
+  p.kv_stride_page = 64 * 576;
+  p.num_pages = 8;
+  p.page_size = 64;
+  p.block_table = at<const int32_t>(2048);
+  p.block_table_stride = 4;
+  p.max_pages_per_seq = 4;
+  p.seq_lens_k = at<const int32_t>(2560);
+  p.max_seqlen_k = 256;
+  p.scale = 1.f / std::sqrt(576.f);
+  p.out = at<void>(3072);
+  p.o_stride_head = 512;
+  p.o_stride_token = kHeads * 512;
+  p.lse = at<float>(3584);
+  p.lse_stride_head = 1;
+  p.lse_stride_token = kHeads;
+  return p;
+}
+
+// The query split as engines keep it: q [tokens, heads, 512] and q_rope [tokens, heads, 64], packed.
+MlaDecodeParams split() {
+  MlaDecodeParams p = valid();
+  p.q_stride_head = 512;
+  p.q_stride_token = kHeads * 512;
+  p.q_rope = at<const void>(512);
+  p.q_rope_stride_head = 64;
+  p.q_rope_stride_token = kHeads * 64;
+  return p;
+}
+
+std::string describe(const ValidationReport& r) { return r.ok() ? std::string("ok") : r.summary(); }
+
+TEST(MlaDecodeRules, ValidProblemPasses) {
+  EXPECT_TRUE(validate(valid()).ok()) << describe(validate(valid()));
+  EXPECT_TRUE(validate(split()).ok()) << describe(validate(split()));
+}
+
+// ---- one mutation, one issue ----
+
+struct Rejected {
+  const char* name;
+  std::function<MlaDecodeParams()> make;
+  ErrorCode code;
+  const char* field;
+  std::vector<std::string> words;  // parts of the first issue's message (the bad value)
+  size_t issues;                   // issues in the report; 0: not checked (the mutation breaks several rules)
+};
+
+std::function<MlaDecodeParams()> V(std::function<void(MlaDecodeParams&)> f) {
+  return [f] { MlaDecodeParams p = valid(); f(p); return p; };
+}
+std::function<MlaDecodeParams()> S(std::function<void(MlaDecodeParams&)> f) {
+  return [f] { MlaDecodeParams p = split(); f(p); return p; };
+}
+
+const float kNan = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+
+const std::vector<Rejected>& rejected() {
+  static const std::vector<Rejected> rows = {
+      // ---- counts ----
+      {"negative batch", V([](auto& p) { p.batch = -1; }), kInvalid, "batch", {"batch (-1)"}, 1},
+      {"q_len 0", V([](auto& p) { p.q_len = 0; }), kUnsupported, "q_len", {"q_len (0)", "[1, 8]"}, 1},
+      {"q_len 9", V([](auto& p) { p.q_len = 9; }), kUnsupported, "q_len", {"q_len (9)"}, 1},
+      {"q_len negative", V([](auto& p) { p.q_len = -2; }), kUnsupported, "q_len", {"q_len (-2)"}, 1},
+      {"no heads", V([](auto& p) { p.num_heads = 0; }), kInvalid, "num_heads", {"num_heads (0)"}, 1},
+      {"negative heads", V([](auto& p) { p.num_heads = -16; }), kInvalid, "num_heads", {"num_heads (-16)"}, 1},
+      // 2^30 heads x 2 rows = 2^31 rows; the packed strides of 16 heads overlap too.
+      {"rows past 32 bits", V([](auto& p) { p.num_heads = 1 << 30; }), kInvalid, "num_heads",
+       {"num_heads (1073741824)", "2147483648"}, 0},
+      {"tokens past 32 bits", V([](auto& p) { p.batch = 1 << 30; }), kInvalid, "batch",
+       {"batch (1073741824)", "2147483648"}, 1},
+      // ---- dtypes ----
+      {"fp8 queries", V([](auto& p) { p.q_dtype = DType::fp8_e4m3fn; }), kUnsupported, "q_dtype",
+       {"fp8_e4m3fn", "fp8 queries are not served yet"}, 1},
+      {"fp8 fnuz queries", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fnuz; p.kv_scale = at<const float>(1536); }),
+       kUnsupported, "q_dtype", {"fp8_e4m3fnuz", "fp8 queries are not served yet"}, 1},
+      {"fp32 queries", V([](auto& p) { p.q_dtype = DType::f32; }), kUnsupported, "q_dtype", {"fp32", "fp16 or bf16"}, 1},
+      {"unknown q dtype", V([](auto& p) { p.q_dtype = static_cast<DType>(9); }), kUnsupported, "q_dtype", {"DType(9)"}, 1},
+      {"fp16 cache with bf16 q", V([](auto& p) { p.kv_dtype = DType::f16; }), kUnsupported, "kv_dtype",
+       {"kv_dtype (fp16)", "q_dtype (bf16)"}, 1},
+      {"fp32 cache", V([](auto& p) { p.kv_dtype = DType::f32; }), kUnsupported, "kv_dtype", {"kv_dtype (fp32)"}, 1},
+      // ---- cache and sequence bounds ----
+      {"page_size 0", V([](auto& p) { p.page_size = 0; }), kInvalid, "page_size", {"page_size (0)"}, 1},
+      {"num_pages 0", V([](auto& p) { p.num_pages = 0; }), kInvalid, "num_pages", {"num_pages (0)", "batch > 0"}, 1},
+      {"max_pages_per_seq 0", V([](auto& p) { p.max_pages_per_seq = 0; }), kInvalid, "max_pages_per_seq",
+       {"max_pages_per_seq (0)"}, 1},
+      {"block_table_stride short", V([](auto& p) { p.block_table_stride = 3; }), kInvalid, "block_table_stride",
+       {"block_table_stride (3)", "max_pages_per_seq (4)"}, 1},
+      {"block_table_stride negative", V([](auto& p) { p.block_table_stride = -4; }), kInvalid, "block_table_stride",
+       {"block_table_stride (-4)"}, 1},
+      {"block_table_stride 2^31", V([](auto& p) { p.block_table_stride = int64_t(1) << 31; }), kInvalid, "block_table_stride",
+       {"2147483648", "2^31"}, 1},
+      {"max_seqlen_k negative", V([](auto& p) { p.max_seqlen_k = -1; }), kInvalid, "max_seqlen_k", {"max_seqlen_k (-1)"}, 1},
+      {"max_seqlen_k past the pages", V([](auto& p) { p.max_seqlen_k = 257; }), kInvalid, "max_pages_per_seq",
+       {"max_seqlen_k (257)", "= 256"}, 1},
+      // ---- scales ----
+      {"scale 0", V([](auto& p) { p.scale = 0.f; }), kInvalid, "scale", {"scale (0)"}, 1},
+      {"scale negative", V([](auto& p) { p.scale = -1.f; }), kInvalid, "scale", {"scale (-1)"}, 1},
+      {"scale nan", V([](auto& p) { p.scale = kNan; }), kInvalid, "scale", {"nan"}, 1},
+      {"scale inf", V([](auto& p) { p.scale = kInf; }), kInvalid, "scale", {"inf"}, 1},
+      // ---- pointers ----
+      {"null q", V([](auto& p) { p.q = nullptr; }), kInvalid, "q", {"q (nullptr)", "batch > 0"}, 1},
+      {"null kv_cache", V([](auto& p) { p.kv_cache = nullptr; }), kInvalid, "kv_cache", {"kv_cache (nullptr)"}, 1},
+      {"null block_table", V([](auto& p) { p.block_table = nullptr; }), kInvalid, "block_table", {"block_table (nullptr)"}, 1},
+      {"null seq_lens_k", V([](auto& p) { p.seq_lens_k = nullptr; }), kInvalid, "seq_lens_k", {"seq_lens_k (nullptr)"}, 1},
+      {"null out", V([](auto& p) { p.out = nullptr; }), kInvalid, "out", {"out (nullptr)"}, 1},
+      {"misaligned q", V([](auto& p) { p.q = at<const void>(8); }), kInvalid, "q", {"not 16-byte aligned"}, 1},
+      {"misaligned q_rope", S([](auto& p) { p.q_rope = at<const void>(520); }), kInvalid, "q_rope", {"not 16-byte aligned"}, 1},
+      {"misaligned kv_cache", V([](auto& p) { p.kv_cache = at<const void>(1028); }), kInvalid, "kv_cache",
+       {"not 16-byte aligned"}, 1},
+      {"misaligned out", V([](auto& p) { p.out = at<void>(3074); }), kInvalid, "out", {"not 16-byte aligned"}, 1},
+      {"misaligned block_table", V([](auto& p) { p.block_table = at<const int32_t>(2050); }), kInvalid, "block_table",
+       {"not 4-byte aligned"}, 1},
+      {"misaligned seq_lens_k", V([](auto& p) { p.seq_lens_k = at<const int32_t>(2561); }), kInvalid, "seq_lens_k",
+       {"not 4-byte aligned"}, 1},
+      {"misaligned lse", V([](auto& p) { p.lse = at<float>(3586); }), kInvalid, "lse", {"not 4-byte aligned"}, 1},
+      {"misaligned kv_scale", V([](auto& p) { p.kv_dtype = DType::fp8_e4m3fn; p.kv_scale = at<const float>(1537); }), kInvalid,
+       "kv_scale", {"not 4-byte aligned"}, 1},
+      // ---- strides: range, overlap, 16-byte multiples ----
+      {"q heads overlap", V([](auto& p) { p.q_stride_head = 100; }), kInvalid, "q_stride_head",
+       {"q_stride_head (100)", "overlap", ">= 576"}, 1},
+      {"joined q with a split head stride", V([](auto& p) { p.q_stride_head = 512; p.q_stride_token = kHeads * 512; }), kInvalid,
+       "q_stride_head", {"q_stride_head (512)", "overlap"}, 1},
+      {"q tokens overlap", V([](auto& p) { p.q_stride_token = 576; }), kInvalid, "q_stride_token", {"q_stride_token (576)", "overlap"}, 1},
+      {"q stride negative", V([](auto& p) { p.q_stride_token = -9216; }), kInvalid, "q_stride_token", {"(-9216)", ">= 0"}, 1},
+      {"q stride misaligned", V([](auto& p) { p.q_stride_head = 580; p.q_stride_token = kHeads * 580; }), kInvalid, "q_stride_head",
+       {"q_stride_head (580 elements = 1160 bytes)", "16 bytes"}, 1},
+      {"q_rope heads overlap", S([](auto& p) { p.q_rope_stride_head = 32; }), kInvalid, "q_rope_stride_head",
+       {"q_rope_stride_head (32)", "overlap"}, 1},
+      {"q_rope stride misaligned", S([](auto& p) { p.q_rope_stride_head = 68; p.q_rope_stride_token = kHeads * 68; }), kInvalid,
+       "q_rope_stride_head", {"(68 elements = 136 bytes)"}, 1},
+      {"q_rope stride 2^31", S([](auto& p) { p.q_rope_stride_token = int64_t(1) << 31; }), kInvalid, "q_rope_stride_token",
+       {"2^31"}, 1},
+      {"split q overlap", S([](auto& p) { p.q_stride_head = 500; }), kInvalid, "q_stride_head", {"q_stride_head (500)", ">= 512"}, 1},
+      {"kv slots overlap", V([](auto& p) { p.kv_stride_slot = 500; }), kInvalid, "kv_stride_slot", {"kv_stride_slot (500)", "overlap"}, 1},
+      {"kv pages overlap", V([](auto& p) { p.kv_stride_page = 63 * 576; }), kInvalid, "kv_stride_page", {"overlap"}, 1},
+      {"kv stride 2^31", V([](auto& p) { p.kv_stride_page = int64_t(1) << 31; }), kInvalid, "kv_stride_page", {"2^31"}, 1},
+      {"kv stride misaligned", V([](auto& p) { p.kv_stride_page = 64 * 576 + 4; }), kInvalid, "kv_stride_page", {"(36868 elements = 73736 bytes)", "16 bytes"}, 1},
+      {"fp8 kv stride misaligned", V([](auto& p) { p.kv_dtype = DType::fp8_e4m3fn; p.kv_scale = at<const float>(1536);
+                                                   p.kv_stride_slot = 584; p.kv_stride_page = 64 * 584; }),
+       kInvalid, "kv_stride_slot", {"(584 elements = 584 bytes)"}, 1},
+      {"out heads overlap", V([](auto& p) { p.o_stride_head = 511; }), kInvalid, "o_stride_head", {"o_stride_head (511)", "overlap"}, 1},
+      {"out stride negative", V([](auto& p) { p.o_stride_head = -512; }), kInvalid, "o_stride_head", {"(-512)"}, 1},
+      {"out stride misaligned", V([](auto& p) { p.o_stride_token = kHeads * 512 + 4; }), kInvalid, "o_stride_token",
+       {"o_stride_token (8196 elements = 16392 bytes)"}, 1},
+      {"lse tokens overlap", V([](auto& p) { p.lse_stride_token = 8; }), kInvalid, "lse_stride_token", {"lse_stride_token (8)", "overlap"}, 1},
+      {"lse heads overlap", V([](auto& p) { p.lse_stride_head = 0; }), kInvalid, "lse_stride_head", {"lse_stride_head (0)", "overlap"}, 1},
+      {"lse stride negative", V([](auto& p) { p.lse_stride_token = -16; }), kInvalid, "lse_stride_token", {"(-16)"}, 1},
+  };
+  return rows;
+}
+
+TEST(MlaDecodeRules, EachRuleFiresNamingItsFieldAndValue) {
+  for (const Rejected& row : rejected()) {
+    const ValidationReport r = validate(row.make());
+    ASSERT_FALSE(r.ok()) << row.name;
+    EXPECT_EQ(r.code(), row.code) << row.name << ": " << r.summary();
+    EXPECT_EQ(r.field(), row.field) << row.name << ": " << r.summary();
+    for (const std::string& w : row.words)
+      EXPECT_NE(r.message().find(w), std::string::npos) << row.name << ": \"" << r.message() << "\" lacks \"" << w << "\"";
+    if (row.issues > 0) {
+      EXPECT_EQ(r.size(), row.issues) << row.name << ": " << r.summary();
+    }
+    try {
+      hipattn::throw_if_error(r);
+      ADD_FAILURE() << row.name << ": no throw";
+    } catch (const hipattn::Error& e) {
+      EXPECT_EQ(e.code(), row.code) << row.name;
+      EXPECT_EQ(e.field(), row.field) << row.name;
+    }
+  }
+}
+
+TEST(MlaDecodeRules, AcceptedCorners) {
+  const std::vector<std::pair<const char*, std::function<MlaDecodeParams()>>> rows = {
+      {"fp16 query and cache", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::f16; })},
+      {"q_len 1", V([](auto& p) { p.q_len = 1; })},
+      {"q_len 8", V([](auto& p) { p.q_len = 8; })},
+      {"128 heads", V([](auto& p) { p.num_heads = 128; p.q_stride_token = 128 * 576; p.o_stride_token = 128 * 512;
+                                    p.lse_stride_token = 128; })},
+      {"one head: its stride is not read", V([](auto& p) { p.num_heads = 1; p.q_stride_head = p.o_stride_head = 0; p.lse_stride_head = 3; })},
+      {"padded strides", V([](auto& p) { p.q_stride_head = 584; p.q_stride_token = kHeads * 584 + 8;
+                                         p.kv_stride_slot = 640; p.kv_stride_page = 64 * 640 + 64; p.o_stride_token = kHeads * 512 + 64; })},
+      {"heads outermost", V([](auto& p) { p.q_stride_token = 576; p.q_stride_head = 4 * 576; p.o_stride_token = 512; p.o_stride_head = 4 * 512; })},
+      {"lse [heads, tokens]", V([](auto& p) { p.lse_stride_head = 4; p.lse_stride_token = 1; })},
+      {"lse padded", V([](auto& p) { p.lse_stride_head = 5; p.lse_stride_token = 1; })},
+      {"no lse: its strides are not read", V([](auto& p) { p.lse = nullptr; p.lse_stride_head = -1; p.lse_stride_token = 0; })},
+      {"joined q: q_rope strides are not read", V([](auto& p) { p.q_rope_stride_head = -5; p.q_rope_stride_token = 0; })},
+      {"page_size 1", V([](auto& p) { p.page_size = 1; p.kv_stride_page = 576; p.max_pages_per_seq = p.block_table_stride = 256; })},
+      {"odd page_size", V([](auto& p) { p.page_size = 33; p.kv_stride_page = 33 * 576; p.max_seqlen_k = 4 * 33; })},
+      {"wide block table", V([](auto& p) { p.block_table_stride = 1000; })},
+      // 2^20 pages of 2^12 slots: 2^32 slots, past 32 bits (a 32-bit product would wrap to 0).
+      {"pages product in 64 bits", V([](auto& p) { p.max_pages_per_seq = 1 << 20; p.block_table_stride = 1 << 20; p.page_size = 1 << 12;
+                                                  p.kv_stride_page = int64_t(576) << 12; p.num_pages = 1; p.max_seqlen_k = INT32_MAX; })},
+      {"no context at all", V([](auto& p) { p.max_seqlen_k = 0; })},
+      {"context shorter than q_len", V([](auto& p) { p.q_len = 8; p.max_seqlen_k = 3; })},
+      {"bf16 cache ignores kv_scale fields", V([](auto& p) { p.kv_scale = nullptr; p.kv_scale_value = kNan; })},
+      {"bf16 cache ignores a set kv_scale", V([](auto& p) { p.kv_scale = at<const float>(1536); p.kv_scale_value = 0.f; })},
+      // q_rope views the last 64 elements of each joined row: 512 bf16 = 1024 bytes past q.
+      {"split q over a joined buffer", V([](auto& p) { p.q = at<const void>(4096); p.q_rope = at<const void>(4096 + 1024);
+                                                       p.q_rope_stride_head = 576; p.q_rope_stride_token = kHeads * 576; })},
+      {"q_rope strides in its own layout", S([](auto& p) { p.q_rope_stride_head = 128; p.q_rope_stride_token = kHeads * 128; })},
+  };
+  for (const auto& [name, make] : rows) {
+    const MlaDecodeParams p = make();
+    EXPECT_TRUE(validate(p).ok()) << name << ": " << describe(validate(p));
+  }
+}
+
+TEST(MlaDecodeRules, SplitQuery) {
+  // Split: q needs only 512 elements a head; joined needs 576.
+  EXPECT_TRUE(validate(split()).ok()) << describe(validate(split()));
+  MlaDecodeParams joined = split();
+  joined.q_rope = nullptr;
+  const ValidationReport r = validate(joined);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.field(), "q_stride_head");
+  EXPECT_NE(r.message().find("kMlaQkDim"), std::string::npos) << r.message();
+  // 16-byte rules on q_rope: its pointer and its strides (fp16 too).
+  MlaDecodeParams p = split();
+  p.q_dtype = p.kv_dtype = DType::f16;
+  p.q_rope_stride_head = 72;  // 144 bytes: a multiple of 16
+  p.q_rope_stride_token = kHeads * 72;
+  EXPECT_TRUE(validate(p).ok()) << describe(validate(p));
+  p.q_rope_stride_head = 76;  // 152 bytes
+  p.q_rope_stride_token = kHeads * 76;
+  EXPECT_EQ(validate(p).field(), "q_rope_stride_head");
+  EXPECT_EQ(validate(p).size(), 1u) << describe(validate(p));
+  p = split();
+  p.q_rope = at<const void>(512 + 4);
+  EXPECT_EQ(validate(p).field(), "q_rope");
+  EXPECT_NE(validate(p).message().find("not 16-byte aligned"), std::string::npos);
+}
+
+TEST(MlaDecodeRules, Fp8CacheScale) {
+  for (DType kv : {DType::fp8_e4m3fn, DType::fp8_e4m3fnuz}) {
+    const std::string what = std::string(hipattn::dtype_name(kv));
+    MlaDecodeParams p = valid();
+    p.kv_dtype = kv;
+    // A device scale: the host value is not read.
+    p.kv_scale = at<const float>(1536);
+    p.kv_scale_value = 0.f;
+    EXPECT_TRUE(validate(p).ok()) << what << ": " << describe(validate(p));
+    // No device scale: the host value.
+    p.kv_scale = nullptr;
+    p.kv_scale_value = 0.5f;
+    EXPECT_TRUE(validate(p).ok()) << what << ": " << describe(validate(p));
+    // fp8 rows of 576 bytes: 16-byte multiples in bytes (584 would not be, 592 is).
+    p.kv_stride_slot = 592;
+    p.kv_stride_page = 64 * 592;
+    EXPECT_TRUE(validate(p).ok()) << what << ": " << describe(validate(p));
+    for (const auto& [bad, words] : std::vector<std::pair<float, const char*>>{
+             {0.f, "kv_scale_value (0)"}, {-1.f, "kv_scale_value (-1)"}, {kNan, "nan"}, {kInf, "inf"}}) {
+      p.kv_scale_value = bad;
+      const ValidationReport r = validate(p);
+      ASSERT_FALSE(r.ok()) << what << " " << words;
+      EXPECT_EQ(r.size(), 1u) << r.summary();
+      EXPECT_EQ(r.code(), kInvalid);
+      EXPECT_EQ(r.field(), "kv_scale_value");
+      EXPECT_NE(r.message().find(words), std::string::npos) << r.message();
+      EXPECT_NE(r.message().find("kv_scale is null"), std::string::npos) << r.message();
+    }
+  }
+}
+
+TEST(MlaDecodeRules, EmptyBatch) {
+  // A valid no-op: every device pointer may be null, the sequence bounds 0.
+  MlaDecodeParams p = valid();
+  p.batch = 0;
+  p.q = p.kv_cache = nullptr;
+  p.out = nullptr;
+  p.lse = nullptr;
+  p.block_table = p.seq_lens_k = nullptr;
+  EXPECT_TRUE(validate(p).ok()) << describe(validate(p));
+  p.num_pages = p.max_pages_per_seq = 0;
+  p.block_table_stride = 0;
+  p.max_seqlen_k = 0;
+  EXPECT_TRUE(validate(p).ok()) << describe(validate(p));
+  // ... but counts never go negative,
+  MlaDecodeParams n = p;
+  n.num_pages = -1;
+  EXPECT_EQ(validate(n).field(), "num_pages");
+  // and the host-only scalars are still checked, each one reported.
+  p.q_len = 0;
+  p.num_heads = 0;
+  p.scale = kNan;
+  p.q_dtype = DType::fp8_e4m3fn;
+  const ValidationReport r = validate(p);
+  ASSERT_EQ(r.size(), 4u) << r.summary();
+  EXPECT_EQ(r.issues[0].field, "q_len");
+  EXPECT_EQ(r.issues[1].field, "num_heads");
+  EXPECT_EQ(r.issues[2].field, "q_dtype");
+  EXPECT_EQ(r.issues[3].field, "scale");
+}
+
+TEST(MlaDecodeRules, IndependentViolationsAreAllReported) {
+  MlaDecodeParams p = valid();
+  p.q_len = 0;
+  p.kv_dtype = DType::f16;
+  p.scale = -1.f;
+  p.out = nullptr;
+  p.kv_stride_slot = 100;
+  const ValidationReport r = validate(p);
+  ASSERT_EQ(r.size(), 5u) << r.summary();
+  EXPECT_EQ(r.issues[0].field, "q_len");
+  EXPECT_EQ(r.issues[1].field, "kv_dtype");
+  EXPECT_EQ(r.issues[2].field, "scale");
+  EXPECT_EQ(r.issues[3].field, "out");
+  EXPECT_EQ(r.issues[4].field, "kv_stride_slot");
+  EXPECT_TRUE(r.has("scale"));
+  EXPECT_FALSE(r.has("q"));
+}
+
+TEST(MlaDecodeRules, ThrowIfErrorRaisesTheFirstIssue) {
+  EXPECT_NO_THROW(hipattn::throw_if_error(validate(valid())));
+  MlaDecodeParams p = valid();
+  p.q_dtype = DType::fp8_e4m3fn;
+  p.scale = 0.f;
+  p.seq_lens_k = nullptr;
+  try {
+    hipattn::throw_if_error(validate(p));
+    FAIL() << "no throw";
+  } catch (const hipattn::Error& e) {
+    EXPECT_EQ(e.code(), kUnsupported);
+    EXPECT_EQ(e.field(), "q_dtype");
+    const std::string what = e.what();
+    EXPECT_NE(what.find("fp8 queries are not served yet"), std::string::npos) << what;
+    EXPECT_NE(what.find("[+2 more: scale: "), std::string::npos) << what;
+    EXPECT_NE(what.find("seq_lens_k: seq_lens_k (nullptr)"), std::string::npos) << what;
+  }
+  p = valid();
+  p.page_size = 0;
+  EXPECT_THROW(hipattn::throw_if_error(validate(p)), hipattn::Error);
+}
+
+// ---- traits ----
+
+TEST(MlaDecodeRules, Traits) {
+  const MlaDecodeTraits good{.max_batch = 256, .max_q_len = 2, .num_heads = 128, .max_seqlen_k = 65536};
+  EXPECT_TRUE(validate(good).ok()) << describe(validate(good));
+  EXPECT_TRUE(validate(MlaDecodeTraits{.max_batch = 0, .max_q_len = 8, .num_heads = 1, .max_seqlen_k = 0}).ok());
+  struct Row {
+    MlaDecodeTraits t;
+    ErrorCode code;
+    const char* field;
+    const char* words;
+  };
+  const std::vector<Row> rows = {
+      {{.max_batch = -1, .max_q_len = 1, .num_heads = 16, .max_seqlen_k = 1}, kInvalid, "max_batch", "max_batch (-1)"},
+      {{.max_batch = 1, .max_q_len = 0, .num_heads = 16, .max_seqlen_k = 1}, kUnsupported, "max_q_len", "max_q_len (0)"},
+      {{.max_batch = 1, .max_q_len = 9, .num_heads = 16, .max_seqlen_k = 1}, kUnsupported, "max_q_len", "max_q_len (9)"},
+      {{.max_batch = 1, .max_q_len = 1, .num_heads = 0, .max_seqlen_k = 1}, kInvalid, "num_heads", "num_heads (0)"},
+      {{.max_batch = 1, .max_q_len = 1, .num_heads = 16, .max_seqlen_k = -3}, kInvalid, "max_seqlen_k", "max_seqlen_k (-3)"},
+  };
+  for (const Row& row : rows) {
+    const ValidationReport r = validate(row.t);
+    ASSERT_EQ(r.size(), 1u) << row.field << ": " << describe(r);
+    EXPECT_EQ(r.code(), row.code) << row.field;
+    EXPECT_EQ(r.field(), row.field);
+    EXPECT_NE(r.message().find(row.words), std::string::npos) << r.message();
+  }
+  const ValidationReport all = validate(MlaDecodeTraits{.max_batch = -1, .max_q_len = 10, .num_heads = -1, .max_seqlen_k = -1});
+  ASSERT_EQ(all.size(), 4u) << all.summary();
+  EXPECT_EQ(all.issues[0].field, "max_batch");
+  EXPECT_EQ(all.issues[1].field, "max_q_len");
+  EXPECT_EQ(all.issues[2].field, "num_heads");
+  EXPECT_EQ(all.issues[3].field, "max_seqlen_k");
+}
+
+// ---- host copies of seq_lens_k and the block table ----
+
+TEST(MlaDecodeRules, HostArrays) {
+  const MlaDecodeParams p = valid();
+  // Sequence 0 uses 3 pages (130 keys), sequence 1 one page (3 keys); the unused entries are -1.
+  const std::vector<int32_t> lens{130, 3};
+  const std::vector<int32_t> table{0, 5, 7, -1, 2, -1, -1, -1};
+  EXPECT_TRUE(validate(p, lens, table).ok()) << describe(validate(p, lens, table));
+  EXPECT_TRUE(validate(p, lens).ok()) << "an empty block table is not checked";
+  EXPECT_TRUE(validate(p, std::vector<int32_t>{0, 256}, std::vector<int32_t>{-9, 9, 9, 9, 0, 1, 2, 3}).ok())
+      << "a sequence of no key uses no page; one of 256 keys uses 4";
+
+  struct Row {
+    const char* name;
+    std::vector<int32_t> lens, table;
+    const char* field;
+    std::vector<std::string> words;
+  };
+  const std::vector<Row> rows = {
+      {"lens size", {130}, table, "seq_lens_k", {"1 entries", "batch (2)"}},
+      {"len past max_seqlen_k", {257, 3}, table, "seq_lens_k[0]", {"seq_lens_k[0] (257)", "max_seqlen_k (256)"}},
+      {"negative len", {130, -1}, table, "seq_lens_k[1]", {"seq_lens_k[1] (-1)"}},
+      {"two bad lens", {-2, 300}, table, "seq_lens_k[0]", {"(-2)", "(and 1 more sequences)"}},
+      {"page past num_pages", lens, {0, 5, 8, -1, 2, -1, -1, -1}, "block_table[0][2]", {"block_table[0][2] (8)", "num_pages (8)"}},
+      {"negative page", lens, {0, 5, 7, -1, -1, -1, -1, -1}, "block_table[1][0]", {"block_table[1][0] (-1)"}},
+      {"two bad pages", lens, {0, 9, 7, -1, 8, -1, -1, -1}, "block_table[0][1]", {"(9)", "(and 1 more entries)"}},
+      {"short table", lens, {0, 5, 7, -1, 2, -1, -1}, "block_table", {"7 entries", "= 8 needed"}},
+  };
+  for (const Row& row : rows) {
+    const ValidationReport r = validate(p, row.lens, row.table);
+    ASSERT_EQ(r.size(), 1u) << row.name << ": " << describe(r);
+    EXPECT_EQ(r.code(), kInvalid) << row.name;
+    EXPECT_EQ(r.field(), row.field) << row.name << ": " << r.summary();
+    for (const std::string& w : row.words)
+      EXPECT_NE(r.message().find(w), std::string::npos) << row.name << ": \"" << r.message() << "\" lacks \"" << w << "\"";
+  }
+  // A padded table row: entries at b * block_table_stride.
+  MlaDecodeParams wide = p;
+  wide.block_table_stride = 6;
+  EXPECT_TRUE(validate(wide, lens, std::vector<int32_t>{0, 5, 7, -1, 99, 99, 2, -1, -1, -1}).ok());
+  EXPECT_EQ(validate(wide, lens, std::vector<int32_t>{0, 5, 7, -1, 99, 99, 99, -1, -1, -1}).field(), "block_table[1][0]");
+  // An empty batch has no arrays; an invalid problem is not checked further (one issue).
+  MlaDecodeParams empty = p;
+  empty.batch = 0;
+  EXPECT_TRUE(validate(empty, {}, {}).ok());
+  MlaDecodeParams bad = p;
+  bad.scale = 0.f;
+  EXPECT_EQ(validate(bad, std::vector<int32_t>{999}, table).size(), 1u);
+}
+
+}  // namespace
