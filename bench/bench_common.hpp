@@ -117,5 +117,7 @@ inline double compulsory_bytes(double tokens, int num_q_heads, int num_kv_heads,
 void register_paged_decode_benchmarks();
 // The dense-prefill sweep (bench_dense_prefill.cu): registered by main after the paged-decode one.
 void register_dense_prefill_benchmarks();
+// The MLA-decode sweep (bench_mla_decode.cu): registered by main after the dense-prefill one.
+void register_mla_decode_benchmarks();
 
 }  // namespace hipattn::bench

@@ -299,6 +299,7 @@ int main(int argc, char** argv) {
   }
   register_paged_decode_benchmarks();
   register_dense_prefill_benchmarks();
+  register_mla_decode_benchmarks();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
