@@ -57,7 +57,7 @@ struct MlaDecodePlan {
   std::string reason;
 };
 
-inline constexpr int32_t kMlaBlockRows = 64, kMlaTileKeys = 64;
+inline constexpr int32_t kMlaBlockRows = 64, kMlaTileKeys = 32;  // MlaDecodeSm90Config's kBM, kBN
 
 // Whether `target` has an MLA decode kernel.
 inline bool mla_decode_target_supported(Target t) { return t == Target::sm90; }
@@ -224,6 +224,7 @@ template <bool kBf16, KvKind kKv>
 void launch_mla_decode(const MlaDecodeParams& p, const MlaDecodePlan& plan, void* workspace, rt::stream_t stream) {
 #if defined(HIPATTN_BACKEND_CUDA)
   using Cfg = MlaDecodeSm90Config<kBf16, kKv>;
+  static_assert(Cfg::kBM == kMlaBlockRows && Cfg::kBN == kMlaTileKeys, "the plan's tiles are the kernel's");
   const MlaDecodeKernelArgs a = make_mla_decode_kernel_args(p, plan, workspace);
   rt::ensure_max_dynamic_shared(mla_decode_sm90_kernel<Cfg>, Cfg::kSmemBytes, [] {
     return std::string("mla_decode_sm90_kernel<") + (kBf16 ? "bf16" : "f16") + ", kv " +

@@ -34,7 +34,8 @@ struct WarpgroupTile : WarpTile<kBf16, kDqk, 1, kBN, kDv> {
   using QTile = KMajorTile<SmemSwizzle::b128, kBM, 2 * kDqk>;
   using KTile = KMajorTile<SmemSwizzle::b128, kBN, 2 * kDqk>;
   using VTile = MnMajorTile<kBN, kDv>;
-  using PTile = KMajorTile<SmemSwizzle::b128, 64, 2 * kBN>;
+  // P in shared memory (pv_ss): 64 rows x kBN keys, 128-byte swizzle (64-byte for 32 keys)
+  using PTile = KMajorTile<(2 * kBN) % 128 == 0 ? SmemSwizzle::b128 : SmemSwizzle::b64, 64, 2 * kBN>;
   using SAtom = WgmmaF16<kBN, kBf16>;
   using OAtom = WgmmaF16<kDv, kBf16>;
   using PFrag = uint32_t[kPVSteps][4];
@@ -92,7 +93,7 @@ struct WarpgroupTile : WarpTile<kBf16, kDqk, 1, kBN, kDv> {
     wgmma_commit_group();
     wgmma_fence_operand(o.r);
   }
-  // O (+)= P V with P from shared memory (PTile: 64 rows x kBN keys, K-major, 128-byte swizzle, as
+  // O (+)= P V with P from shared memory (PTile: 64 rows x kBN keys, K-major, swizzled, as
   // store_p writes it): the PV product of a warpgroup that did not compute P itself (MLA's consumers
   // split O's columns and take turns computing S).
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void pv_ss(typename Base::OFrag& o, uint32_t p_addr, uint32_t v_addr,

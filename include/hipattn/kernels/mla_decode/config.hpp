@@ -27,14 +27,17 @@
 
 namespace hipattn {
 
-template <bool kBf16_, KvKind kKv_>
+template <bool kBf16_, KvKind kKv_, int kBN_ = 32, int kStages_ = 4>
 struct MlaDecodeSm90Config {
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
   static constexpr int kDqk = kMlaQkDim, kDv = kMlaLatentDim;
   static constexpr int kBM = 64;       // query rows a workgroup
-  static constexpr int kBN = 64;       // keys a tile
-  static constexpr int kStages = 2;    // KV ring
+  // Keys a tile and the ring's depth: 32 x 4 (the producer runs three tiles ahead) measured
+  // faster than 64 x 2 (bench/NOTES.md, MLA): with two stages a tile's load could only start once
+  // the tile two back was done, so every load was exposed.
+  static constexpr int kBN = kBN_;
+  static constexpr int kStages = kStages_;
   static constexpr int kConsumers = 2;  // consumer warpgroups, each with kDv / 2 output columns
   static constexpr int kDvHalf = kDv / kConsumers;
   static constexpr int kThreads = 128 * (1 + kConsumers);

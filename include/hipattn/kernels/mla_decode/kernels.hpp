@@ -1,19 +1,22 @@
 // hipattn/kernels/mla_decode/kernels.hpp: the MLA decode kernel of sm_90 (kernels/mla_decode/config.hpp
 // states the roles and the shared memory; ALGORITHM.md section 11 the schedule).
 //
-// The consumers' turns. Tile n (of the workgroup's task) is owned by consumer n % 2, which computes
-// S_n = Q K_n^T (wgmma from shared memory, issued a tile ahead, while the other consumer's softmax
-// runs), applies the mask and the online softmax step to S_n with the rows' running max, and
-// publishes P_n (16-bit) and the rows' (m_n, f_n) through shared memory (a named barrier: the owner
-// arrives, the other consumer waits). Both then rescale their half of O by f_n and add P_n V_n (the
-// owner with P from registers, the other from shared memory). Each consumer keeps its own share of
-// the row sums (the tiles it owned, rescaled by every f); the two shares add up at the end. The one
-// P buffer is safe: its writer (the owner of n) has waited for its own product of P_{n-1}, the only
-// other reader of the buffer, before writing it.
+// The consumers' turns. Tile m of the workgroup's task is owned by consumer m % 2, which computes
+// S_m = Q K_m^T (wgmma from shared memory), applies the mask and the online softmax step with the
+// rows' running max, and publishes P_m (16-bit) and the rows' (max, factor f_m) through shared memory
+// (a named barrier: the owner arrives, the other consumer syncs). Both rescale their half of O by
+// f_m and add P_m V_m, the owner with P from registers, the other from shared memory. A consumer's
+// step for its tile m: take the other's P_{m-1} (sync, rescale O), issue P_{m-1} V_{m-1} and S_m
+// behind it, wait for both, softmax, publish P_m, issue P_m V_m and wait for it. The other
+// consumer's step runs meanwhile (its products fill the tensor cores during this one's softmax).
+// Every step starts and ends with no product in flight: accumulators in flight across a loop's back
+// edge, or O rescaled between two issues, make ptxas serialise all the warpgroup's products (its
+// C7514 / C7515 notes; with them the 128-head b64 x 8K call ran at 227 TFLOP/s, without at 327). Each consumer keeps its own share of the row sums (the
+// tiles it owned, rescaled by every f); the two shares add up at the end. The one P buffer is safe:
+// its writer has waited for its own product of the previous P (the only other read of the buffer).
 //
 // The ring's stages are released by every consumer warp once its last product reading the stage has
-// completed; both consumers release tile n - 1 before they can need tile n + 1, so the producer's
-// loads of the next tile overlap the current tile's products.
+// completed; the producer refills a stage as soon as both consumers have released it.
 //
 // Partial tasks (a sequence the planner split) write O normalized within the task and the LSE (log2
 // units) to the workspace; paged_decode_reduce_kernel merges them. Whole sequences write the output
@@ -75,7 +78,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const
     return;
   } else {
     using WT = sm90::WarpgroupTile<Cfg::kBf16, Cfg::kDqk, Cfg::kBN, Cfg::kDvHalf, Cfg::kBM>;
-    using Tile = typename WT::KTile;  // Q and each KV stage: 64 rows x 576, 128-byte swizzle
+    using QTile = typename WT::QTile;  // 64 rows x 576, 128-byte swizzle
+    using Tile = typename WT::KTile;   // each KV stage: kBN rows x 576, 128-byte swizzle
     using Ring = sm90::RingState<Cfg::kStages>;
     constexpr int kBN = Cfg::kBN, kBM = Cfg::kBM;
     extern __shared__ __align__(1024) char mla_smem_raw[];
@@ -123,45 +127,46 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const
         const uint16_t* qr = a.q_rope + token * a.q_rope_stride_token + int64_t(h) * a.q_rope_stride_head + 8 * (lane % 8);
 #pragma unroll
         for (int k = 0; k < 9; ++k)
-          sm90::cp_async_16(q_tile + Tile::offset(row, 128 * k + 16 * (lane % 8)), k < 8 ? qn + 64 * k : qr, valid);
+          sm90::cp_async_16(q_tile + QTile::offset(row, 128 * k + 16 * (lane % 8)), k < 8 ? qn + 64 * k : qr, valid);
       }
       sm90::cp_async_mbarrier_arrive(q_full);
 
+      // The cache row of key `key` of the sequence (null past the context: nothing is read there).
+      const auto row_of = [&](int32_t key) -> const uint8_t* {
+        if (key >= w.kv_len) return nullptr;
+        uint32_t pg = 0, slot = 0;
+        a.page_div.divmod(static_cast<uint32_t>(key), pg, slot);
+        const int64_t page = a.block_table[int64_t(w.seq) * a.block_table_stride + pg];
+        return a.kv + page * a.kv_stride_page_bytes + int64_t(slot) * a.kv_stride_slot_bytes;
+      };
       Ring st;
       for (int32_t n = w.t_begin; n < w.t_end; ++n) {
         sm90::mbarrier_wait(&empty[st.stage], st.producer_parity());
         char* dst = kv_tiles + st.stage * Cfg::kKvBytes;
         if constexpr (Cfg::kKv == KvKind::same16) {
-          // four rows an instruction, 128 contiguous bytes of each
+          // four rows an instruction, 128 contiguous bytes of each; warp w loads rows w kBN / 4 ..
 #pragma unroll 1
-          for (int g = 0; g < 4; ++g) {
-            const int row = 16 * warp + 4 * g + lane / 8;
-            const int32_t key = n * kBN + row;
-            const bool valid = key < w.kv_len;
-            uint32_t pg = 0, slot = 0;
-            a.page_div.divmod(static_cast<uint32_t>(valid ? key : 0), pg, slot);
-            const int64_t page = valid ? a.block_table[int64_t(w.seq) * a.block_table_stride + pg] : 0;
-            const uint8_t* src = a.kv + page * a.kv_stride_page_bytes + int64_t(slot) * a.kv_stride_slot_bytes + 16 * (lane % 8);
+          for (int g = 0; g < kBN / 16; ++g) {
+            const int row = (kBN / 4) * warp + 4 * g + lane / 8;
+            const uint8_t* src = row_of(n * kBN + row);
+            const bool valid = src != nullptr;
+            if (!valid) src = a.kv;  // zero-filled (source size 0): the address is not read
 #pragma unroll
-            for (int k = 0; k < 9; ++k) sm90::cp_async_16(dst + Tile::offset(row, 128 * k + 16 * (lane % 8)), src + 128 * k, valid);
+            for (int k = 0; k < 9; ++k)
+              sm90::cp_async_16(dst + Tile::offset(row, 128 * k + 16 * (lane % 8)), src + 128 * k + 16 * (lane % 8), valid);
           }
           sm90::cp_async_mbarrier_arrive(&full[st.stage]);
         } else {
           // fp8: eight rows an instruction (lane / 4), 64 contiguous bytes (16 codes a lane) of each,
           // converted to 16-bit pairs and stored as two 16-byte chunks
 #pragma unroll 1
-          for (int g = 0; g < 2; ++g) {
-            const int row = 16 * warp + 8 * g + lane / 4;
-            const int32_t key = n * kBN + row;
-            const bool valid = key < w.kv_len;
-            uint32_t pg = 0, slot = 0;
-            a.page_div.divmod(static_cast<uint32_t>(valid ? key : 0), pg, slot);
-            const int64_t page = valid ? a.block_table[int64_t(w.seq) * a.block_table_stride + pg] : 0;
-            const uint8_t* src = a.kv + page * a.kv_stride_page_bytes + int64_t(slot) * a.kv_stride_slot_bytes + 16 * (lane % 4);
+          for (int g = 0; g < kBN / 32; ++g) {
+            const int row = (kBN / 4) * warp + 8 * g + lane / 4;
+            const uint8_t* src = row_of(n * kBN + row);
             uint4 raw[9];
 #pragma unroll
             for (int k = 0; k < 9; ++k)
-              raw[k] = valid ? *reinterpret_cast<const uint4*>(src + 64 * k) : make_uint4(0u, 0u, 0u, 0u);
+              raw[k] = src != nullptr ? *reinterpret_cast<const uint4*>(src + 64 * k + 16 * (lane % 4)) : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
             for (int k = 0; k < 9; ++k) {
               const uint32_t words[4] = {raw[k].x, raw[k].y, raw[k].z, raw[k].w};
@@ -213,77 +218,77 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const
       __syncwarp();
       if (lane == 0) sm90::mbarrier_arrive(&empty[stage_of(n).stage]);
     };
-    const auto issue_qk = [&](int32_t n) {
-      const Ring st = stage_of(n);
-      sm90::mbarrier_wait(&full[st.stage], st.phase);
-      WT::qk(s, q_addr, 0, kv_addr0 + st.stage * Cfg::kKvBytes);
-    };
-
     const int32_t nt = w.t_end - w.t_begin;
     if (nt > 0) {
       sm90::mbarrier_wait(q_full, 0);
-      if (c == 0) issue_qk(w.t_begin);
       LogitsTile lt{0, false, w.kv_len, true, -1, 0.f, 0.f};
-      bool accumulate = false;
-      for (int32_t it = 0; it < nt; ++it) {
-        const int32_t n = w.t_begin + it;
-        const Ring st = stage_of(n);
-        const uint32_t v_addr = kv_addr0 + st.stage * Cfg::kKvBytes + v_off;
-        float* mp = m_pub + (it & 1) * kBM;
-        float* fp = f_pub + (it & 1) * kBM;
-        if ((it & 1) == c) {  // owner: S_n was issued a step ago, possibly with P_{n-1} V_{n-1} behind it
-          if (it == 0) sm90::wgmma_wait_group<0>();
-          else sm90::wgmma_wait_group<1>();
-          sm90::wgmma_fence_operand(s.r);  // S is read only after the wait
-          lt.key0 = n * kBN;
-          lt.edge = !w.range.is_interior(n);
-          if (lt.edge) mask_scores<WT>(s, rows, lt, lane);
-          float f[WT::kRowSlots];
-          softmax.update_rows_raw(s, mult, f);
-          sm90::wgmma_wait_group<0>();  // P_{n-1} V_{n-1} done: the P buffer is free, O may be touched
-          sm90::wgmma_fence_operand(o.r);
-          if (it > 0) release(n - 1);
-          WT::store_p(p_tile, s, t);
-          if (WT::row_leader(lane))
+      bool started = false;  // O holds a product (the first one starts it: scale-d 0)
+      // P_m from the other consumer (tile index m of the task): its rows' max and factor, O rescaled
+      const auto take_turn = [&](int32_t m) {
+        const float* mp = m_pub + (m & 1) * kBM;
+        const float* fp = f_pub + (m & 1) * kBM;
+        sm90::named_barrier_sync(kPReady0 + (1 - c), 256);
+        float f[WT::kRowSlots];
 #pragma unroll
-            for (int r = 0; r < WT::kRowSlots; ++r) {
-              const int row = 16 * warp + WT::slot_row(lane, r);
-              mp[row] = softmax.m[r];
-              fp[row] = f[r];
-            }
-          sm90::fence_proxy_async_shared();
-          sm90::named_barrier_arrive(kPReady0 + c, 256);
-          RowSoftmax<WT, Arch>::rescale(o, f);
-          WT::p_to_a(p, s);
-          WT::pv(o, p, v_addr, accumulate);
-        } else {  // the other consumer's tile: wait for its P_n; then S_{n+1} (ours) and P_n V_n
-          sm90::wgmma_wait_group<0>();  // our P_{n-1} V_{n-1}
-          sm90::wgmma_fence_operand(o.r);
-          if (it > 0) release(n - 1);
-          sm90::named_barrier_sync(kPReady0 + (1 - c), 256);
-          float f[WT::kRowSlots];
+        for (int r = 0; r < WT::kRowSlots; ++r) {
+          const int row = 16 * warp + WT::slot_row(lane, r);
+          softmax.m[r] = mp[row];
+          f[r] = fp[row];
+          softmax.l[r] *= f[r];
+        }
+        if (started) RowSoftmax<WT, Arch>::rescale(o, f);
+        sm90::wgmma_fence_operand(o.r);
+      };
+      const auto v_addr = [&](int32_t m) { return kv_addr0 + stage_of(w.t_begin + m).stage * Cfg::kKvBytes + v_off; };
+      // Each step starts and ends with no product in flight (ptxas serialises a warpgroup's products
+      // when accumulators stay in flight across a loop's back edge or a join).
+      for (int32_t m = c; m < nt; m += 2) {  // our tiles: m = c, c + 2, ..
+        const int32_t n = w.t_begin + m;
+        if (m > 0) {  // the other consumer's P_{m-1}, then P_{m-1} V_{m-1}
+          take_turn(m - 1);
+          WT::pv_ss(o, p_addr, v_addr(m - 1), started);
+          started = true;
+        }
+        {  // S_m behind it
+          const Ring st = stage_of(n);
+          sm90::mbarrier_wait(&full[st.stage], st.phase);
+          WT::qk(s, q_addr, 0, kv_addr0 + st.stage * Cfg::kKvBytes);
+        }
+        sm90::wgmma_wait_group<0>();
+        sm90::wgmma_fence_operand(s.r);
+        sm90::wgmma_fence_operand(o.r);
+        if (m > 0) release(n - 1);
+        lt.key0 = n * kBN;
+        lt.edge = !w.range.is_interior(n);
+        if (lt.edge) mask_scores<WT>(s, rows, lt, lane);
+        float f[WT::kRowSlots];
+        softmax.update_rows_raw(s, mult, f);
+        // publish P_m and the rows' (m, f)
+        WT::store_p(p_tile, s, t);
+        if (WT::row_leader(lane))
 #pragma unroll
           for (int r = 0; r < WT::kRowSlots; ++r) {
             const int row = 16 * warp + WT::slot_row(lane, r);
-            softmax.m[r] = mp[row];
-            f[r] = fp[row];
-            softmax.l[r] *= f[r];
+            m_pub[(m & 1) * kBM + row] = softmax.m[r];
+            f_pub[(m & 1) * kBM + row] = f[r];
           }
-          // O is rescaled before any product is in flight (ptxas serialises the warpgroup's products
-          // when other instructions touch accumulators between an issue and its wait); the owner's
-          // softmax runs meanwhile under both consumers' P_{n-1} V_{n-1}
-          RowSoftmax<WT, Arch>::rescale(o, f);
-          if (it + 1 < nt) issue_qk(n + 1);
-          WT::pv_ss(o, p_addr, v_addr, accumulate);
-        }
-        accumulate = true;
+        sm90::fence_proxy_async_shared();
+        sm90::named_barrier_arrive(kPReady0 + c, 256);
+        if (started) RowSoftmax<WT, Arch>::rescale(o, f);
+        WT::p_to_a(p, s);
+        WT::pv(o, p, v_addr(m), started);
+        started = true;
+        sm90::wgmma_wait_group<0>();
+        sm90::wgmma_fence_operand(o.r);
+        release(n);
       }
-      sm90::wgmma_wait_group<0>();
-      sm90::wgmma_fence_operand(o.r);
-      release(w.t_end - 1);
-    } else {
-#pragma unroll
-      for (int e = 0; e < WT::kOElems; ++e) o.r[e] = 0.f;  // no key: zeros (the factor is 0 too)
+      if ((nt - 1) % 2 != c) {  // the last tile is the other consumer's: its P V
+        take_turn(nt - 1);
+        WT::pv_ss(o, p_addr, v_addr(nt - 1), started);
+        sm90::wgmma_wait_group<0>();
+        sm90::wgmma_fence_operand(o.r);
+        release(w.t_end - 1);
+      }
     }
     softmax.finish();
     // the two consumers' shares of the row sums
@@ -317,11 +322,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const
     const int col0 = c * Cfg::kDvHalf;
     if (w.partial) {
       store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
+        if (nt == 0) o0 = o1 = 0.f;  // no key: O was never started
         float* dst = a.ws_o + ((int64_t(w.slot) * a.q_len + rc.info.i) * a.num_heads + rc.q_head) * Cfg::kDv + col0 + col;
         *reinterpret_cast<float2*>(dst) = make_float2(o0, o1);
       });
     } else {
       store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
+        if (nt == 0) o0 = o1 = 0.f;
         uint16_t* dst = a.out + int64_t(rc.token) * a.o_stride_token + int64_t(rc.q_head) * a.o_stride_head + col0 + col;
         *reinterpret_cast<uint32_t*>(dst) = Arch::template pack2<Cfg::kBf16>(o0, o1);
       });
