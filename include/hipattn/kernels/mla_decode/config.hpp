@@ -27,7 +27,7 @@
 
 namespace hipattn {
 
-template <bool kBf16_, KvKind kKv_, int kBN_ = 32, int kStages_ = 4>
+template <bool kBf16_, KvKind kKv_, int kBN_ = 32, int kStages_ = (kKv_ == KvKind::same16 ? 4 : 3)>
 struct MlaDecodeSm90Config {
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
@@ -56,7 +56,13 @@ struct MlaDecodeSm90Config {
   static constexpr int kPBytes = kBM * kBN * 2;
   static constexpr int kQOffset = 0;
   static constexpr int kKvOffset = kQOffset + kQBytes;
-  static constexpr int kPOffset = kKvOffset + kStages * kKvBytes;
+  // fp8 caches land by cp.async in two raw staging buffers (kBN rows x 576 codes, row-major) that
+  // the producer converts into the ring's 16-bit stages: two tiles' loads in flight without
+  // holding them in registers (one fewer ring stage pays for them)
+  static constexpr int kRawStages = kKv == KvKind::same16 ? 0 : 2;
+  static constexpr int kRawBytes = kBN * kDqk;
+  static constexpr int kRawOffset = kKvOffset + kStages * kKvBytes;
+  static constexpr int kPOffset = kRawOffset + kRawStages * kRawBytes;
   // statistics: m and f of the last two tiles' owners [2][kBM] each, the consumers' row sums [2][kBM]
   static constexpr int kStatsOffset = kPOffset + kPBytes;
   static constexpr int kStatsBytes = 6 * kBM * 4;

@@ -139,6 +139,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const
         const int64_t page = a.block_table[int64_t(w.seq) * a.block_table_stride + pg];
         return a.kv + page * a.kv_stride_page_bytes + int64_t(slot) * a.kv_stride_slot_bytes;
       };
+      // fp8: tile n's codes into raw buffer `buf`, eight rows an instruction (lane / 4), 64 contiguous
+      // bytes of each; one cp.async group a tile (empty past the task)
+      char* raw_tiles = smem + Cfg::kRawOffset;
+      const auto issue_raw = [&](int32_t n, int buf) {
+        if (n < w.t_end) {
+          char* raw = raw_tiles + buf * Cfg::kRawBytes;
+#pragma unroll 1
+          for (int g = 0; g < kBN / 32; ++g) {
+            const int row = (kBN / 4) * warp + 8 * g + lane / 4;
+            const uint8_t* src = row_of(n * kBN + row);
+            const bool valid = src != nullptr;
+            if (!valid) src = a.kv;  // zero-filled (source size 0): the address is not read
+#pragma unroll
+            for (int k = 0; k < 9; ++k) {
+              const int code = 64 * k + 16 * (lane % 4);
+              sm90::cp_async_16(raw + row * Cfg::kDqk + code, src + code, valid);
+            }
+          }
+        }
+        sm90::cp_async_commit();
+      };
+      if constexpr (Cfg::kKv != KvKind::same16) {
+        issue_raw(w.t_begin, 0);
+        issue_raw(w.t_begin + 1, 1);
+      }
       Ring st;
       for (int32_t n = w.t_begin; n < w.t_end; ++n) {
         sm90::mbarrier_wait(&empty[st.stage], st.producer_parity());
@@ -157,29 +182,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const
           }
           sm90::cp_async_mbarrier_arrive(&full[st.stage]);
         } else {
-          // fp8: eight rows an instruction (lane / 4), 64 contiguous bytes (16 codes a lane) of each,
-          // converted to 16-bit pairs and stored as two 16-byte chunks
+          // fp8: the tile's codes landed in raw[lap % 2] (this thread's own chunks: no other thread
+          // reads them), converted to 16-bit into the stage; then the tile two ahead is issued into
+          // the same raw buffer
+          const int lap = n - w.t_begin;
+          sm90::cp_async_wait<1>();  // this thread's copies of tile n (the older of two groups)
+          const char* raw = raw_tiles + (lap & 1) * Cfg::kRawBytes;
 #pragma unroll 1
           for (int g = 0; g < kBN / 32; ++g) {
             const int row = (kBN / 4) * warp + 8 * g + lane / 4;
-            const uint8_t* src = row_of(n * kBN + row);
-            uint4 raw[9];
-#pragma unroll
-            for (int k = 0; k < 9; ++k)
-              raw[k] = src != nullptr ? *reinterpret_cast<const uint4*>(src + 64 * k + 16 * (lane % 4)) : make_uint4(0u, 0u, 0u, 0u);
-#pragma unroll
+#pragma unroll 3
             for (int k = 0; k < 9; ++k) {
-              const uint32_t words[4] = {raw[k].x, raw[k].y, raw[k].z, raw[k].w};
+              const int code = 64 * k + 16 * (lane % 4);  // the chunk's first code (column)
+              const uint4 v = *reinterpret_cast<const uint4*>(raw + row * Cfg::kDqk + code);
+              const uint32_t words[4] = {v.x, v.y, v.z, v.w};
               uint32_t h[8];
 #pragma unroll
               for (int j = 0; j < 4; ++j) Arch::template dequant_fp8x4<Cfg::kKv, Cfg::kBf16>(words[j], h[2 * j], h[2 * j + 1]);
-              const int byte = 2 * (64 * k + 16 * (lane % 4));  // the first code's 16-bit column, in bytes
-              *reinterpret_cast<uint4*>(dst + Tile::offset(row, byte)) = make_uint4(h[0], h[1], h[2], h[3]);
-              *reinterpret_cast<uint4*>(dst + Tile::offset(row, byte + 16)) = make_uint4(h[4], h[5], h[6], h[7]);
+              *reinterpret_cast<uint4*>(dst + Tile::offset(row, 2 * code)) = make_uint4(h[0], h[1], h[2], h[3]);
+              *reinterpret_cast<uint4*>(dst + Tile::offset(row, 2 * code + 16)) = make_uint4(h[4], h[5], h[6], h[7]);
             }
           }
           sm90::fence_proxy_async_shared();  // generic-proxy stores, read by wgmma (async proxy)
           sm90::mbarrier_arrive(&full[st.stage]);
+          issue_raw(n + 2, lap & 1);
         }
         st.advance();
       }
