@@ -1,22 +1,23 @@
 // hipattn/kernels/mla_decode/config.hpp: the MLA decode kernel's configuration and arguments
-// (kernels/mla_decode/kernels.hpp). Visible to host-only code: dispatch/mla_decode_plan.hpp fills
-// the arguments on the host.
+// (kernels/mla_decode/kernels.hpp). Visible to host-only code: dispatch/mla_decode.hpp fills the
+// arguments on the host.
 //
 // The sm_90 kernel (ALGORITHM.md section 11): a workgroup owns 64 query rows of one sequence (row
 // r = i * num_heads + h: the q_len x heads rows of a sequence, in blocks of 64) and one task of its
 // context (the decode planner's, kernels/common/task_plan.hpp, or the whole context). 384 threads:
-//   warpgroup 0   the producer: gathers Q once, then each 64-key tile of the latent cache (page after
-//                 page through the block table, any page size) into a two-stage ring, in the 128-byte
-//                 swizzled layout the warpgroup MMAs read; fp8 caches are converted to the query's
-//                 16-bit type on the way (their per-tensor scale folds into the score scale and the
-//                 output factor)
+//   warpgroup 0   the producer: gathers Q once, then each 32-key tile of the latent cache (page after
+//                 page through the block table, any page size) into a four-stage ring, in the
+//                 128-byte swizzled layout the warpgroup MMAs read; fp8 caches land in two raw
+//                 staging buffers and are converted to the query's 16-bit type into a three-stage
+//                 ring (their per-tensor scale folds into the score scale and the output factor)
 //   warpgroups 1, 2  the consumers: each holds O's columns [256 c, 256 c + 256) for all 64 rows, and
 //                 they take turns computing S = Q K^T (576 deep) and the softmax of a tile; the turn's
 //                 owner hands P (16-bit, through shared memory) and the rows' max and factor to the
 //                 other; both multiply P by their half of V, which is the first 512 columns of the
 //                 same K tile (no second read).
-// Shared memory: Q 64 x 576, two KV stages of 64 x 576 (16-bit), P 64 x 64, the rows' statistics and
-// the barriers: 231 KiB of the 227 KiB + 1 KiB an sm_90 workgroup may have, hence two stages.
+// Shared memory: Q 64 x 576 (72 KiB), the ring (4 x 36 KiB; fp8: 3 x 36 KiB + 2 x 18 KiB raw), P
+// 64 x 32, the rows' statistics and the barriers: about 223 KiB of the 227 KiB an sm_90 workgroup
+// may have.
 #pragma once
 #include <cstdint>
 
