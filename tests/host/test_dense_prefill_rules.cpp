@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/rules_table.hpp"
 #include "hipattn/problem/dense_prefill_rules.hpp"
 
 namespace {
@@ -87,13 +88,7 @@ TEST(DensePrefillRules, ValidProblemsPass) {
   EXPECT_TRUE(validate(batched()).ok()) << validate(batched()).summary();
 }
 
-struct Rejected {
-  const char* name;
-  std::function<DensePrefillParams()> make;
-  ErrorCode code;
-  const char* field;
-  const char* words;  // a part of the first issue's message (the bad value)
-};
+using Rejected = hipattn::testing::RejectedCase<DensePrefillParams>;
 
 TEST(DensePrefillRules, EachRuleFiresNamingItsFieldAndValue) {
   const auto P = [](auto f) { return [f] { DensePrefillParams p = packed(); f(p); return p; }; };
@@ -128,21 +123,7 @@ TEST(DensePrefillRules, EachRuleFiresNamingItsFieldAndValue) {
       {"stride alignment", P([](auto& p) { p.v_stride_token = 2 * 128 + 4; }), inv, "v_stride_token", "16"},
       {"stride 2^31", B([](auto& p) { p.o_stride_batch = int64_t(1) << 31; }), inv, "o_stride_batch", "2^31"},
   };
-  for (const Rejected& row : rows) {
-    const hipattn::ValidationReport r = validate(row.make());
-    ASSERT_FALSE(r.ok()) << row.name;
-    EXPECT_EQ(r.code(), row.code) << row.name << ": " << r.summary();
-    EXPECT_EQ(r.field(), row.field) << row.name << ": " << r.summary();
-    EXPECT_NE(r.message().find(row.words), std::string::npos) << row.name << ": " << r.message();
-    EXPECT_EQ(r.size(), 1u) << row.name << ": one mistake, one issue: " << r.summary();
-    try {
-      hipattn::throw_if_error(r);
-      ADD_FAILURE() << row.name << ": no throw";
-    } catch (const hipattn::Error& e) {
-      EXPECT_EQ(e.code(), row.code) << row.name;
-      EXPECT_EQ(e.field(), row.field) << row.name;
-    }
-  }
+  hipattn::testing::expect_rejections(rows);
 }
 
 TEST(DensePrefillRules, AcceptedCorners) {

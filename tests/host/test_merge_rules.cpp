@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "../common/rules_table.hpp"
 #include "hipattn/dispatch/merge_attention_states.hpp"
 #include "hipattn/problem/merge_rules.hpp"
 
@@ -85,13 +86,7 @@ TEST(MergeRules, ValidProblemsPass) {
   EXPECT_TRUE(validate(interleaved()).ok()) << validate(interleaved()).summary();
 }
 
-struct Rejected {
-  const char* name;
-  std::function<MergeAttentionStatesParams()> make;
-  ErrorCode code;
-  const char* field;
-  const char* words;  // a part of the first issue's message (the bad value)
-};
+using Rejected = hipattn::testing::RejectedCase<MergeAttentionStatesParams>;
 
 TEST(MergeRules, EachRuleFiresNamingItsFieldAndValue) {
   const auto S = [](auto f) { return [f] { MergeAttentionStatesParams p = stacked(); f(p); return p; }; };
@@ -141,21 +136,7 @@ TEST(MergeRules, EachRuleFiresNamingItsFieldAndValue) {
       {"lse overlap", S([](auto& p) { p.lse_stride_token = 4; }), inv, "lse_stride_token", "overlap"},
       {"lse stride 2^31", I([](auto& p) { p.lse_stride_head = int64_t(1) << 31; }), inv, "lse_stride_head", "2^31"},
   };
-  for (const Rejected& row : rows) {
-    const hipattn::ValidationReport r = validate(row.make());
-    ASSERT_FALSE(r.ok()) << row.name;
-    EXPECT_EQ(r.code(), row.code) << row.name << ": " << r.summary();
-    EXPECT_EQ(r.field(), row.field) << row.name << ": " << r.summary();
-    EXPECT_NE(r.message().find(row.words), std::string::npos) << row.name << ": " << r.message();
-    EXPECT_EQ(r.size(), 1u) << row.name << ": one mistake, one issue: " << r.summary();
-    try {
-      hipattn::throw_if_error(r);
-      ADD_FAILURE() << row.name << ": no throw";
-    } catch (const hipattn::Error& e) {
-      EXPECT_EQ(e.code(), row.code) << row.name;
-      EXPECT_EQ(e.field(), row.field) << row.name;
-    }
-  }
+  hipattn::testing::expect_rejections(rows);
 }
 
 TEST(MergeRules, AcceptedCorners) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/rules_table.hpp"
 #include "hipattn/problem/mla_decode_rules.hpp"
 
 namespace {
@@ -88,14 +89,7 @@ TEST(MlaDecodeRules, ValidProblemPasses) {
 
 // ---- one mutation, one issue ----
 
-struct Rejected {
-  const char* name;
-  std::function<MlaDecodeParams()> make;
-  ErrorCode code;
-  const char* field;
-  std::vector<std::string> words;  // parts of the first issue's message (the bad value)
-  size_t issues;                   // issues in the report; 0: not checked (the mutation breaks several rules)
-};
+using Rejected = hipattn::testing::RejectedCase<MlaDecodeParams>;  // issues 0: the mutation breaks several rules
 
 std::function<MlaDecodeParams()> V(std::function<void(MlaDecodeParams&)> f) {
   return [f] { MlaDecodeParams p = valid(); f(p); return p; };
@@ -203,24 +197,7 @@ const std::vector<Rejected>& rejected() {
 }
 
 TEST(MlaDecodeRules, EachRuleFiresNamingItsFieldAndValue) {
-  for (const Rejected& row : rejected()) {
-    const ValidationReport r = validate(row.make());
-    ASSERT_FALSE(r.ok()) << row.name;
-    EXPECT_EQ(r.code(), row.code) << row.name << ": " << r.summary();
-    EXPECT_EQ(r.field(), row.field) << row.name << ": " << r.summary();
-    for (const std::string& w : row.words)
-      EXPECT_NE(r.message().find(w), std::string::npos) << row.name << ": \"" << r.message() << "\" lacks \"" << w << "\"";
-    if (row.issues > 0) {
-      EXPECT_EQ(r.size(), row.issues) << row.name << ": " << r.summary();
-    }
-    try {
-      hipattn::throw_if_error(r);
-      ADD_FAILURE() << row.name << ": no throw";
-    } catch (const hipattn::Error& e) {
-      EXPECT_EQ(e.code(), row.code) << row.name;
-      EXPECT_EQ(e.field(), row.field) << row.name;
-    }
-  }
+  hipattn::testing::expect_rejections(rejected());
 }
 
 TEST(MlaDecodeRules, AcceptedCorners) {
