@@ -94,6 +94,29 @@ struct Problem {
     p.k_scale = fake<const float>(0x900000);
     p.v_scale = fake<const float>(0x900010);
   }
+  // fp8 queries (e4m3fn, host scale 0.5) over an fp8 cache, a bf16 output.
+  void make_fp8_q() {
+    make_fp8();
+    p.q_dtype = DType::fp8_e4m3fn;
+    p.q_scale.host = 0.5f;
+    p.out_format.dtype = DType::bf16;
+  }
+  // An fp8 output with a per-tensor host scale; out rows padded by 16 elements (16-byte strides).
+  void make_fp8_out(DType d = DType::fp8_e4m3fn) {
+    p.out_format.dtype = d;
+    p.out_format.scale.host = 0.25f;
+    p.o_stride_head = p.head_size + 16;
+    p.o_stride_token = int64_t(p.num_q_heads) * (p.head_size + 16);
+  }
+  // An fp8 output with a scale per group of g columns: scales [num_tokens, num_q_heads * head_size / g].
+  void make_fp8_group(int32_t g, DType d = DType::fp8_e4m3fn) {
+    make_fp8_out(d);
+    p.out_format.scale.host = 1.f;
+    p.out_format.group_size = g;
+    p.out_format.group_scale = fake<float>(0x910000);
+    p.out_format.group_scale_stride_group = 1;
+    p.out_format.group_scale_stride_token = g > 0 && p.head_size % g == 0 ? int64_t(p.num_q_heads) * (p.head_size / g) : 64;
+  }
   // Per-token-head scales [num_blocks = 8, block_size = 16, num_kv_heads = 2].
   void make_per_token_head() {
     make_fp8();
@@ -207,14 +230,62 @@ const std::vector<Rejected>& rejected_cases() {
 
       // ---- dtypes ----
       {"QDtypeF32", [](Problem& t) { t.p.q_dtype = t.p.kv_dtype = DType::f32; }, kFields, kUnsupported, "q_dtype",
-       {"fp32", "must be fp16 or bf16"}, 1},
-      // fp8 q over (correctly scaled) fp8 KV
-      {"QDtypeFp8", [](Problem& t) { t.make_fp8(DType::fp8_e4m3fn), t.p.q_dtype = DType::fp8_e4m3fn; }, kFields,
-       kUnsupported, "q_dtype", {"fp8_e4m3fn"}, 1},
-      {"QDtypeFp8Fnuz", [](Problem& t) { t.make_fp8(DType::fp8_e4m3fnuz), t.p.q_dtype = DType::fp8_e4m3fnuz; }, kFields,
-       kUnsupported, "q_dtype", {"fp8_e4m3fnuz"}, 1},
+       {"fp32", "must be fp16, bf16, fp8_e4m3fn or fp8_e4m3fnuz"}, 1},
+      // fp8 q over (correctly scaled) fp8 KV, without an output dtype
+      {"QDtypeFp8OutUnset", [](Problem& t) { t.make_fp8(DType::fp8_e4m3fn), t.p.q_dtype = DType::fp8_e4m3fn; }, kFields,
+       kInvalid, "out_format.dtype", {"unset", "fp8_e4m3fn"}, 1},
+      {"QDtypeFp8FnuzOutUnset", [](Problem& t) { t.make_fp8(DType::fp8_e4m3fnuz), t.p.q_dtype = DType::fp8_e4m3fnuz; },
+       kFields, kInvalid, "out_format.dtype", {"unset", "fp8_e4m3fnuz"}, 1},
       {"QDtypeOutOfEnum", [](Problem& t) { t.p.q_dtype = static_cast<DType>(9); }, kFields, kUnsupported, "q_dtype",
-       {"DType(9)"}, 2},  // and kv_dtype (fp16) != q_dtype
+       {"DType(9)"}, 1},
+      {"OutDtypeF32", [](Problem& t) { t.p.out_format.dtype = DType::f32; }, kFields, kUnsupported, "out_format.dtype",
+       {"fp32"}, 1},
+
+      // ---- fp8 queries and outputs (problem/fp8_io_rules.hpp) ----
+      {"QScaleOn16BitQ", [](Problem& t) { t.p.q_scale.host = 2.f; }, kFields, kInvalid, "q_scale.host",
+       {"(2)", "only fp8 queries"}, 1},
+      {"QScaleDeviceOn16BitQ", [](Problem& t) { t.p.q_scale.device = fake<const float>(0x900020); }, kFields, kInvalid,
+       "q_scale.device", {"0x900020", "only fp8 queries"}, 1},
+      {"QScaleZero", [](Problem& t) { t.make_fp8_q(), t.p.q_scale.host = 0.f; }, kFields, kInvalid, "q_scale.host",
+       {"(0)", "finite and > 0"}, 1},
+      {"QScaleNegative", [](Problem& t) { t.make_fp8_q(), t.p.q_scale.host = -0.5f; }, kFields, kInvalid, "q_scale.host",
+       {"(-0.5)"}, 1},
+      {"QScaleNaN", [](Problem& t) { t.make_fp8_q(), t.p.q_scale.host = std::nanf(""); }, kFields, kInvalid,
+       "q_scale.host", {"nan"}, 1},
+      {"QScaleInf", [](Problem& t) { t.make_fp8_q(), t.p.q_scale.host = INFINITY; }, kFields, kInvalid, "q_scale.host",
+       {"inf"}, 1},
+      {"QScaleMisaligned", [](Problem& t) { t.make_fp8_q(), t.p.q_scale.device = fake<const float>(0x900022); }, kFields,
+       kInvalid, "q_scale.device", {"0x900022", "4-byte"}, 1},
+      {"OutScaleOn16BitOut", [](Problem& t) { t.p.out_format.scale.host = 4.f; }, kFields, kInvalid,
+       "out_format.scale.host", {"(4)", "only an fp8 output"}, 1},
+      {"OutFp8ScaleZero", [](Problem& t) { t.make_fp8_out(), t.p.out_format.scale.host = 0.f; }, kFields, kInvalid,
+       "out_format.scale.host", {"(0)"}, 1},
+      {"OutFp8ScaleNegative", [](Problem& t) { t.make_fp8_out(), t.p.out_format.scale.host = -2.f; }, kFields, kInvalid,
+       "out_format.scale.host", {"(-2)"}, 1},
+      {"OutFp8ScaleNaN", [](Problem& t) { t.make_fp8_out(), t.p.out_format.scale.host = std::nanf(""); }, kFields,
+       kInvalid, "out_format.scale.host", {"nan"}, 1},
+      {"OutFp8StrideNot16Bytes", [](Problem& t) { t.make_fp8_out(), t.p.o_stride_head = t.p.head_size + 8; }, kFields,
+       kInvalid, "o_stride_head", {"not a multiple of 16 bytes"}, 1},
+      {"OutGroupOn16BitOut", [](Problem& t) { t.p.out_format.group_size = 32; }, kFields, kInvalid,
+       "out_format.group_size", {"(32)", "only an fp8 output"}, 1},
+      {"OutGroupSize8", [](Problem& t) { t.make_fp8_group(8); }, kFields, kUnsupported, "out_format.group_size",
+       {"(8)", "16, 32, 64, 128"}, 1},
+      {"OutGroupSize48", [](Problem& t) { t.make_fp8_group(48); }, kFields, kUnsupported, "out_format.group_size",
+       {"(48)", "16, 32, 64, 128"}, 1},
+      {"OutGroupSize128NotDividing96", [](Problem& t) { t.reshape({.head_size = 96}), t.make_fp8_group(128); }, kFields,
+       kUnsupported, "out_format.group_size", {"(128)", "head_size (96)"}, 1},
+      {"OutGroupScaleNull", [](Problem& t) { t.make_fp8_group(32), t.p.out_format.group_scale = nullptr; }, kFields,
+       kInvalid, "out_format.group_scale", {"nullptr", "required"}, 1},
+      {"OutGroupScaleMisaligned", [](Problem& t) { t.make_fp8_group(32), t.p.out_format.group_scale = fake<float>(0x910002); },
+       kFields, kInvalid, "out_format.group_scale", {"0x910002", "4-byte"}, 1},
+      {"OutGroupWithTensorScale", [](Problem& t) { t.make_fp8_group(32), t.p.out_format.scale.host = 2.f; }, kFields,
+       kInvalid, "out_format.scale.host", {"(2)", "computes its scales"}, 1},
+      {"OutGroupScalesOverlap", [](Problem& t) { t.make_fp8_group(32), t.p.out_format.group_scale_stride_token = 3; },
+       kFields, kInvalid, "out_format.group_scale_stride_token", {"(3)", "overlap"}, 1},
+      {"OutGroupFp8MaxAboveFnuz", [](Problem& t) { t.make_fp8_group(32, DType::fp8_e4m3fnuz), t.p.out_format.group_fp8_max = 448.f; },
+       kFields, kInvalid, "out_format.group_fp8_max", {"(448)", "240"}, 1},
+      {"OutGroupFp8MaxNegative", [](Problem& t) { t.make_fp8_group(32), t.p.out_format.group_fp8_max = -1.f; }, kFields,
+       kInvalid, "out_format.group_fp8_max", {"(-1)"}, 1},
       {"KvDtypeBf16WithF16Q", [](Problem& t) { t.p.kv_dtype = DType::bf16; }, kFields, kUnsupported, "kv_dtype",
        {"kv_dtype (bf16)", "q_dtype (fp16)"}, 1},
       {"KvDtypeF32", [](Problem& t) { t.p.kv_dtype = DType::f32; }, kFields, kUnsupported, "kv_dtype", {"fp32"}, 1},
@@ -392,6 +463,21 @@ struct Accepted {
 
 const std::vector<Accepted>& accepted_cases() {
   static const std::vector<Accepted> cases = {
+      // fp8 queries and outputs (problem/fp8_io.hpp)
+      {"Fp8QFp8KvBf16Out", {}, [](Problem& t) { t.make_fp8_q(); }, kFields},
+      {"Fp8QBf16Kv", {}, [](Problem& t) { t.make_fp8_q(), t.p.kv_dtype = DType::bf16, t.p.kv_scale_mode = KvScaleMode::none; }, kFields},
+      {"Fp8QFnuzF16Kv", {}, [](Problem& t) { t.make_fp8_q(), t.p.q_dtype = DType::fp8_e4m3fnuz, t.p.kv_dtype = DType::f16,
+                                          t.p.kv_scale_mode = KvScaleMode::none, t.p.q_scale.device = fake<const float>(0x900020); }, kFields},
+      {"Fp8OutPerTensorDeviceScale", {}, [](Problem& t) { t.make_fp8_out(), t.p.out_format.scale.host = 1.f,
+                                                       t.p.out_format.scale.device = fake<const float>(0x900030); }, kFields},
+      {"Fp8FnuzOutPerTensor", {}, [](Problem& t) { t.make_fp8_out(DType::fp8_e4m3fnuz); }, kFields},
+      {"Fp8OutGroup64Ue8m0", {}, [](Problem& t) { t.make_fp8_group(64), t.p.out_format.group_ue8m0 = true; }, kFields},
+      {"Fp8OutGroup16ColumnMajor", {}, [](Problem& t) {
+         t.make_fp8_group(16);
+         t.p.out_format.group_scale_stride_token = 1, t.p.out_format.group_scale_stride_group = 16;  // 13 tokens padded to 16
+       }, kFields},
+      {"Fp8FnuzOutGroupVllmMax224", {}, [](Problem& t) { t.make_fp8_group(128, DType::fp8_e4m3fnuz), t.p.out_format.group_fp8_max = 224.f; }, kFields},
+      {"Fp8QAndFp8OutGroup", {}, [](Problem& t) { t.make_fp8_q(), t.make_fp8_group(32); }, kFields},
       {"Baseline", {}, [](Problem&) {}, kHost},
       {"BaselineNotCausal", {}, [](Problem& t) { t.p.causal = false; }, kHost},
       {"OptionalPointersNull", {},

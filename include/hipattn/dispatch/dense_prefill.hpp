@@ -21,6 +21,7 @@
 #include <climits>
 #include <string>
 
+#include "hipattn/dispatch/output_args.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/dense_prefill/kernels.hpp"
@@ -90,9 +91,7 @@ dense_args_t<Cfg> make_dense_skeleton_args(const DensePrefillParams& p) {
   a.causal = p.causal;
   a.window_left = p.window_left;
   a.variant.args.softcap = p.softcap;
-  a.out = static_cast<uint16_t*>(p.out);
-  a.o_stride_token = static_cast<int32_t>(p.o_stride_token);
-  a.o_stride_head = static_cast<int32_t>(p.o_stride_head);
+  a.out = make_output_args(p.out, p.o_stride_token, p.o_stride_head, p.dtype, OutputFormat{}, p.head_size_v);
   a.lse = p.lse;
   a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
   a.dense = make_dense_prefill_common(p, Cfg::kBM);

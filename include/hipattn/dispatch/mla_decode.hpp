@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <string>
 
+#include "hipattn/dispatch/output_args.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/mla_decode/config.hpp"
 #include "hipattn/kernels/paged_decode/config.hpp"
@@ -193,9 +194,7 @@ inline PagedDecodeReduceArgs make_mla_decode_reduce_args(const MlaDecodeParams& 
   r.q_len = p.q_len;
   r.num_q_heads = p.num_heads;
   r.sinks = nullptr;
-  r.out = static_cast<uint16_t*>(p.out);
-  r.o_stride_token = static_cast<int32_t>(p.o_stride_token);
-  r.o_stride_head = static_cast<int32_t>(p.o_stride_head);
+  r.out = make_output_args(p.out, p.o_stride_token, p.o_stride_head, p.q_dtype, OutputFormat{}, kMlaLatentDim);
   r.lse = p.lse;
   r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
   r.lse_stride_token = static_cast<int32_t>(p.lse_stride_token);

@@ -23,6 +23,7 @@
 
 #include "hipattn/problem/unified_instances.hpp"
 #include "hipattn/problem/unified_params.hpp"
+#include "hipattn/dispatch/output_args.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/platform/error.hpp"
@@ -58,7 +59,8 @@ inline bool unified_uses_full_variant(const UnifiedAttentionParams& p) {
   return p.softcap > 0.f || p.alibi_slopes != nullptr || p.qq_bias != nullptr;
 }
 
-// The KV storage kind of a cache dtype (16-bit caches hold the q dtype).
+// The KV storage kind of a cache dtype (16-bit caches hold the instance's 16-bit type); also the
+// kind of a query dtype (fp8 queries are converted as they load).
 constexpr KvKind unified_kv_kind(DType kv) {
   return kv == DType::fp8_e4m3fn ? KvKind::e4m3fn : kv == DType::fp8_e4m3fnuz ? KvKind::e4m3fnuz : KvKind::same16;
 }
@@ -68,7 +70,7 @@ inline UnifiedInstanceKey unified_instance_key(const UnifiedAttentionParams& p, 
                                                bool custom_variant = false) {
   UnifiedInstanceKey k;
   k.target = target;
-  k.bf16 = p.q_dtype == DType::bf16;
+  k.bf16 = compute_dtype(p.q_dtype, p.kv_dtype) == DType::bf16;
   k.kv = unified_kv_kind(p.kv_dtype);
   k.head_size = p.head_size;
   k.variant = custom_variant              ? UnifiedVariantKind::custom
@@ -201,9 +203,7 @@ inline SlotBuffers unified_planned_buffers(const UnifiedAttentionParams& p, cons
 template <class ReduceArgs, class Params>
 void fill_merge_outputs(ReduceArgs& r, const Params& p) {
   r.sinks = p.sinks;
-  r.out = static_cast<uint16_t*>(p.out);
-  r.o_stride_token = static_cast<int32_t>(p.o_stride_token);
-  r.o_stride_head = static_cast<int32_t>(p.o_stride_head);
+  r.out = make_output_args(p.out, p.o_stride_token, p.o_stride_head, p.q_dtype, p.out_format, p.head_size);
   r.lse = p.lse;
   r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
 }
@@ -250,6 +250,11 @@ void fill_attention_kernel_args(AttentionKernelArgs<KvParams, Variant>& a, const
   a.q = static_cast<const uint16_t*>(p.q);
   a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
   a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
+  a.q_kind = unified_kv_kind(p.q_dtype);  // same16, or the fp8 format of the codes
+  if (is_fp8(p.q_dtype)) {
+    a.q_scale_tensor = p.q_scale.device;
+    a.q_scale_value = p.q_scale.host;
+  }
   a.kv.k = p.k_cache;
   a.kv.v = p.v_cache;
   a.kv.k_stride_block = static_cast<int32_t>(p.k_stride_block);
@@ -287,9 +292,7 @@ void fill_attention_kernel_args(AttentionKernelArgs<KvParams, Variant>& a, const
   a.window_left = p.window_left;
   a.variant = variant;
   a.sinks = p.sinks;
-  a.out = static_cast<uint16_t*>(p.out);
-  a.o_stride_token = static_cast<int32_t>(p.o_stride_token);
-  a.o_stride_head = static_cast<int32_t>(p.o_stride_head);
+  a.out = make_output_args(p.out, p.o_stride_token, p.o_stride_head, p.q_dtype, p.out_format, p.head_size);
   a.lse = p.lse;
   a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
 }

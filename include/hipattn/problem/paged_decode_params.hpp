@@ -42,15 +42,16 @@ enum class KvCacheLayout : uint8_t {
 struct PagedDecodeParams {
   // ---- queries: q [num_seqs * q_len, num_q_heads, head_size] ----
   const void* q = nullptr;
-  DType q_dtype = DType::f16;  // fp16 or bf16
+  DType q_dtype = DType::f16;  // fp16, bf16, fp8_e4m3fn or fp8_e4m3fnuz
   int64_t q_stride_token = 0;
   int64_t q_stride_head = 0;
+  TensorScale q_scale;         // fp8 queries: real Q = code * q_scale (problem/fp8_io.hpp); 16-bit: unset
   int32_t q_len = 1;  // query tokens of every sequence, 1..kPagedDecodeMaxQLen
 
   // ---- paged KV cache: rows (as UnifiedAttentionParams: NHD or HND by the strides) or rocm ----
   const void* k_cache = nullptr;
   const void* v_cache = nullptr;
-  DType kv_dtype = DType::f16;  // the Q dtype, fp8_e4m3fn or fp8_e4m3fnuz
+  DType kv_dtype = DType::f16;  // as UnifiedAttentionParams::kv_dtype
   KvCacheLayout kv_layout = KvCacheLayout::rows;
   int64_t k_stride_block = 0, k_stride_slot = 0, k_stride_head = 0;
   int64_t v_stride_block = 0, v_stride_slot = 0, v_stride_head = 0;
@@ -93,9 +94,10 @@ struct PagedDecodeParams {
   const float* alibi_slopes = nullptr;  // [num_q_heads], or null
 
   // ---- outputs ----
-  void* out = nullptr;  // [num_seqs * q_len, num_q_heads, head_size], dtype = q_dtype
+  void* out = nullptr;  // [num_seqs * q_len, num_q_heads, head_size], dtype output_dtype(q_dtype, out_format)
   int64_t o_stride_token = 0;
   int64_t o_stride_head = 0;
+  OutputFormat out_format;  // as UnifiedAttentionParams::out_format
   float* lse = nullptr;  // optional [num_q_heads, lse_stride_head >= num_seqs * q_len]
   int64_t lse_stride_head = 0;
 
@@ -132,6 +134,7 @@ void copy_shared_problem_fields(Dst& d, const Src& s) {
   d.q_dtype = s.q_dtype;
   d.q_stride_token = s.q_stride_token;
   d.q_stride_head = s.q_stride_head;
+  d.q_scale = s.q_scale;
   d.k_cache = s.k_cache;
   d.v_cache = s.v_cache;
   d.kv_dtype = s.kv_dtype;
@@ -161,6 +164,7 @@ void copy_shared_problem_fields(Dst& d, const Src& s) {
   d.out = s.out;
   d.o_stride_token = s.o_stride_token;
   d.o_stride_head = s.o_stride_head;
+  d.out_format = s.out_format;
   d.lse = s.lse;
   d.lse_stride_head = s.lse_stride_head;
 }

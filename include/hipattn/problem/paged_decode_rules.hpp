@@ -140,10 +140,11 @@ inline ValidationReport validate(const PagedDecodeParams& p) {
   paged_decode_rules::q_len(r, p);
   const UnifiedAttentionParams u = paged_decode_rules::rule_view(p);
   unified_rules::counts(r, u);
-  const std::array<bool, 2> dtypes_ok = unified_rules::dtypes(r, u);
+  const std::array<bool, 3> dtypes_ok = unified_rules::dtypes(r, u);
   unified_rules::bounds(r, u);
   unified_rules::logits(r, u);
   unified_rules::fp8_scales(r, u);
+  unified_rules::io_scales(r, u, dtypes_ok);
   paged_decode_rules::scale_values(r, p);
   paged_decode_rules::pointers(r, p);
   unified_rules::optional_tensors(r, u);

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "hipattn/numeric/dtype.hpp"
+#include "hipattn/problem/fp8_io.hpp"
 
 namespace hipattn {
 
@@ -26,15 +27,16 @@ enum class KvScaleMode : uint8_t {
 struct UnifiedAttentionParams {
   // ---- queries: q [num_tokens, num_q_heads, head_size] ----
   const void* q = nullptr;
-  DType q_dtype = DType::f16;  // fp16 or bf16
+  DType q_dtype = DType::f16;  // fp16, bf16, fp8_e4m3fn or fp8_e4m3fnuz
   int64_t q_stride_token = 0;
   int64_t q_stride_head = 0;
+  TensorScale q_scale;         // fp8 queries: real Q = code * q_scale (problem/fp8_io.hpp); 16-bit: unset
 
   // ---- paged KV cache: k_cache / v_cache [num_blocks, block_size, num_kv_heads, head_size] (NHD) or
   //      [num_blocks, num_kv_heads, block_size, head_size] (HND); the strides say which. ----
   const void* k_cache = nullptr;
   const void* v_cache = nullptr;
-  DType kv_dtype = DType::f16;  // the Q dtype, fp8_e4m3fn or fp8_e4m3fnuz
+  DType kv_dtype = DType::f16;  // the Q dtype (16-bit Q), the 16-bit type of fp8 Q, fp8_e4m3fn or fp8_e4m3fnuz
   int64_t k_stride_block = 0, k_stride_slot = 0, k_stride_head = 0;
   int64_t v_stride_block = 0, v_stride_slot = 0, v_stride_head = 0;
   int32_t num_blocks = 0;  // physical blocks in the cache
@@ -75,9 +77,10 @@ struct UnifiedAttentionParams {
   int64_t qq_bias_stride = 0;           // row stride of qq_bias and the number of valid columns
 
   // ---- outputs ----
-  void* out = nullptr;  // [num_tokens, num_q_heads, head_size], dtype = q_dtype
+  void* out = nullptr;  // [num_tokens, num_q_heads, head_size], dtype output_dtype(q_dtype, out_format)
   int64_t o_stride_token = 0;
   int64_t o_stride_head = 0;
+  OutputFormat out_format;  // the output dtype and its fp8 scales (problem/fp8_io.hpp)
   float* lse = nullptr;  // optional [num_q_heads, num_tokens]: natural-log sum of exp of the logits
                          // (sink included); -inf for a query that sees no key and no sink
   int64_t lse_stride_head = 0;

@@ -47,6 +47,7 @@
 #include "hipattn/platform/config.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/runtime.hpp"
+#include "hipattn/problem/fp8_io_rules.hpp"
 #include "hipattn/problem/unified_instances.hpp"
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/problem/validate_toolkit.hpp"
@@ -135,15 +136,17 @@ inline void counts(ValidationReport& r, const UnifiedAttentionParams& p) {
   one_of(r, ErrorCode::unsupported, "head_size", p.head_size, ValidationLimits::head_sizes);
 }
 
-// q_dtype and kv_dtype; returns {q ok, kv ok}.
-inline std::array<bool, 2> dtypes(ValidationReport& r, const UnifiedAttentionParams& p) {
-  using namespace validation;
-  const bool q_ok = dtype_in(r, ErrorCode::unsupported, "q_dtype", p.q_dtype, {DType::f16, DType::bf16});
-  const bool kv_ok = p.kv_dtype == p.q_dtype || is_fp8(p.kv_dtype);
-  if (!kv_ok)
-    r.unsupported("kv_dtype", "kv_dtype (" + dtype_str(p.kv_dtype) + ") must equal q_dtype (" + dtype_str(p.q_dtype) +
-                                  ") or be fp8_e4m3fn / fp8_e4m3fnuz");
-  return {q_ok, kv_ok && dtype_size(p.kv_dtype) > 0};
+// q_dtype, kv_dtype and the output dtype (problem/fp8_io_rules.hpp); returns {q ok, kv ok, out ok}.
+inline std::array<bool, 3> dtypes(ValidationReport& r, const UnifiedAttentionParams& p) {
+  const validation::IoDtypesOk ok = validation::io_dtypes(r, p.q_dtype, p.kv_dtype, p.out_format);
+  return {ok.q, ok.kv, ok.out};
+}
+
+// q_scale and the output format's scales (problem/fp8_io_rules.hpp), when the dtypes are known.
+inline void io_scales(ValidationReport& r, const UnifiedAttentionParams& p, std::array<bool, 3> dtypes_ok) {
+  if (!dtypes_ok[0] || !dtypes_ok[2]) return;
+  validation::io_scales(r, p.q_dtype, p.q_scale, p.out_format, output_dtype(p.q_dtype, p.out_format), p.num_tokens,
+                        p.num_q_heads, p.head_size);
 }
 
 // The paged cache, the sequence bounds and the block table's shape.
@@ -233,7 +236,7 @@ inline void optional_tensors(ValidationReport& r, const UnifiedAttentionParams& 
 // The strides of q, out, k_cache, v_cache (and the per-token-head scales): in range for every tensor,
 // then no overlap, then 16-byte multiples (a tensor whose earlier stage failed is not checked further;
 // the alignment needs a known element size).
-inline void tensor_strides(ValidationReport& r, const UnifiedAttentionParams& p, std::array<bool, 2> dtypes_ok) {
+inline void tensor_strides(ValidationReport& r, const UnifiedAttentionParams& p, std::array<bool, 3> dtypes_ok) {
   using namespace validation;
   const bool per_token_head = p.kv_scale_mode == KvScaleMode::per_token_head;
   const auto qd = q_dims(p), od = out_dims(p), sd = scale_dims(p);
@@ -245,8 +248,9 @@ inline void tensor_strides(ValidationReport& r, const UnifiedAttentionParams& p,
   if (s_in) no_overlap(r, "k_scale / v_scale", sd);
   const int64_t va = ValidationLimits::vector_align_bytes;
   const int64_t qb = dtype_size(p.q_dtype), kb = dtype_size(p.kv_dtype);
+  const int64_t ob = dtype_size(output_dtype(p.q_dtype, p.out_format));
   if (dtypes_ok[0] && q_free) strides_aligned(r, qd, qb, va);
-  if (dtypes_ok[0] && o_free) strides_aligned(r, od, qb, va);
+  if (dtypes_ok[2] && o_free) strides_aligned(r, od, ob, va);
   if (dtypes_ok[1] && k_free) strides_aligned(r, kd, kb, va);
   if (dtypes_ok[1] && v_free) strides_aligned(r, vd, kb, va);
 }
@@ -260,10 +264,11 @@ inline void tensor_strides(ValidationReport& r, const UnifiedAttentionParams& p,
 inline ValidationReport validate(const UnifiedAttentionParams& p) {
   ValidationReport r;
   unified_rules::counts(r, p);
-  const std::array<bool, 2> dtypes_ok = unified_rules::dtypes(r, p);
+  const std::array<bool, 3> dtypes_ok = unified_rules::dtypes(r, p);
   unified_rules::bounds(r, p);
   unified_rules::logits(r, p);
   unified_rules::fp8_scales(r, p);
+  unified_rules::io_scales(r, p, dtypes_ok);
   unified_rules::pointers(r, p);
   unified_rules::optional_tensors(r, p);
   unified_rules::tensor_strides(r, p, dtypes_ok);
@@ -278,9 +283,10 @@ inline bool needs_64bit_offsets(const UnifiedAttentionParams& p) {
   using validation::extent_bytes;
   constexpr int64_t limit = ValidationLimits::max_32bit_extent_bytes;
   const int64_t kb = dtype_size(p.kv_dtype), qb = dtype_size(p.q_dtype), fb = int64_t(sizeof(float));
+  const int64_t ob = dtype_size(output_dtype(p.q_dtype, p.out_format));
   if (extent_bytes(k_dims(p), kb) > limit || extent_bytes(v_dims(p), kb) > limit) return true;
   if (p.kv_scale_mode == KvScaleMode::per_token_head && extent_bytes(scale_dims(p), fb) > limit) return true;
-  if (extent_bytes(q_dims(p), qb) > limit || extent_bytes(out_dims(p), qb) > limit) return true;
+  if (extent_bytes(q_dims(p), qb) > limit || extent_bytes(out_dims(p), ob) > limit) return true;
   if (p.lse != nullptr && extent_bytes(lse_dims(p), fb) > limit) return true;
   return false;
 }

@@ -67,7 +67,8 @@ inline void check_params(const UnifiedAttentionParams& p) {
   require(p.num_q_heads % p.num_kv_heads == 0, "num_q_heads", "not a multiple of num_kv_heads");
   require(p.head_size > 0, "head_size", "must be > 0");
   require(p.block_size > 0, "block_size", "must be > 0");
-  require(p.q_dtype == DType::f16 || p.q_dtype == DType::bf16, "q_dtype", "must be fp16 or bf16");
+  require(p.q_dtype == DType::f16 || p.q_dtype == DType::bf16 || is_fp8(p.q_dtype), "q_dtype",
+          "must be fp16, bf16 or fp8");
   require(p.cu_seqlens_q[0] == 0 && p.cu_seqlens_q[p.num_seqs] == p.num_tokens, "cu_seqlens_q",
           "must start at 0 and end at num_tokens");
   if (is_fp8(p.kv_dtype) && p.kv_scale_mode != KvScaleMode::none)
@@ -128,9 +129,13 @@ inline void attend_one(const UnifiedAttentionParams& p, int32_t b, int32_t i, in
   const int64_t kvh = h / group;
   const int D = p.head_size;
 
+  // fp8 queries: code * q_scale (problem/fp8_io.hpp; a device-pointer scale is a host pointer here)
+  const double q_scale = !is_fp8(p.q_dtype)       ? 1.0
+                         : p.q_scale.device != nullptr ? double(*p.q_scale.device)
+                                                       : double(p.q_scale.host);
   std::vector<double> q(static_cast<size_t>(D));
   for (int d = 0; d < D; ++d)
-    q[size_t(d)] = double(load_as_float(p.q, p.q_dtype, t * p.q_stride_token + h * p.q_stride_head + d));
+    q[size_t(d)] = double(load_as_float(p.q, p.q_dtype, t * p.q_stride_token + h * p.q_stride_head + d)) * q_scale;
 
   KeyRange r = visible_keys(p, pos, kv_len);
   r.begin = std::max(r.begin, kv_begin);
@@ -214,18 +219,63 @@ inline AttentionResult unified_attention_range(const UnifiedAttentionParams& p, 
   return detail::run(p, kv_begin, kv_end, false);
 }
 
-// Writes a result into p.out (q_dtype, via store_from_float, strides o_stride_token / o_stride_head) and,
-// when p.lse != null, into p.lse[h * lse_stride_head + t] as float.
+// The scale of an fp8 output group whose largest magnitude is `amax` (problem/fp8_io.hpp), in double:
+// max(amax, 1e-10) / fp8_max, UE8M0: the smallest power of two >= that.
+inline double output_group_scale(double amax, DType out_dtype, const OutputFormat& f) {
+  const double s = std::max(amax, 1e-10) / double(group_fp8_max(out_dtype, f));
+  return f.group_ue8m0 ? std::exp2(std::ceil(std::log2(s))) : s;
+}
+
+// The per-group scales of a result with a per-group fp8 output: [num_tokens][num_q_heads][head_size /
+// group_size], NaN elements ignored by the maximum.
+inline std::vector<double> output_group_scales(const AttentionResult& r, int64_t T, int64_t H, int64_t D, DType out_dtype,
+                                               const OutputFormat& f) {
+  const int64_t G = f.group_size, groups = D / G;
+  std::vector<double> s(size_t(T * H * groups));
+  for (int64_t i = 0; i < T * H; ++i)
+    for (int64_t g = 0; g < groups; ++g) {
+      double amax = 0.0;
+      for (int64_t d = g * G; d < (g + 1) * G; ++d) {
+        const double x = std::fabs(r.out[size_t(i * D + d)]);
+        if (!std::isnan(x)) amax = std::max(amax, x);
+      }
+      s[size_t(i * groups + g)] = output_group_scale(amax, out_dtype, f);
+    }
+  return s;
+}
+
+// Writes a result into p.out in p's output format (output_dtype(q_dtype, out_format); fp8: O divided
+// by the per-tensor scale or by its group's scale, rounded by numeric/fp8.hpp's rules; the group
+// scales into out_format.group_scale as float), strides o_stride_token / o_stride_head, and, when
+// p.lse != null, the LSE into p.lse[h * lse_stride_head + t] as float.
 inline void write_outputs(const AttentionResult& r, const UnifiedAttentionParams& p) {
   const int64_t T = p.num_tokens, H = p.num_q_heads, D = p.head_size;
   detail::require(r.out.size() == size_t(T * H * D) && r.lse.size() == size_t(H * T), "result",
                   "shape does not match the params");
   detail::require(p.out != nullptr, "out", "null");
+  const DType od = output_dtype(p.q_dtype, p.out_format);
+  const OutputFormat& f = p.out_format;
+  const bool group = is_fp8(od) && f.group_size > 0;
+  const double tensor_scale = !is_fp8(od) || group ? 1.0
+                              : f.scale.device != nullptr ? double(*f.scale.device)
+                                                          : double(f.scale.host);
+  std::vector<double> gs;
+  if (group) {
+    gs = output_group_scales(r, T, H, D, od, f);
+    const int64_t groups = D / f.group_size;
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t g = 0; g < groups; ++g)
+          f.group_scale[t * f.group_scale_stride_token + (h * groups + g) * f.group_scale_stride_group] =
+              float(gs[size_t((t * H + h) * groups + g)]);
+  }
   for (int64_t t = 0; t < T; ++t)
     for (int64_t h = 0; h < H; ++h)
-      for (int64_t d = 0; d < D; ++d)
-        store_from_float(p.out, p.q_dtype, t * p.o_stride_token + h * p.o_stride_head + d,
-                         float(r.out[size_t((t * H + h) * D + d)]));
+      for (int64_t d = 0; d < D; ++d) {
+        const double scale = group ? gs[size_t((t * H + h) * (D / f.group_size) + d / f.group_size)] : tensor_scale;
+        store_from_float(p.out, od, t * p.o_stride_token + h * p.o_stride_head + d,
+                         float(r.out[size_t((t * H + h) * D + d)] / scale));
+      }
   if (p.lse != nullptr)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t t = 0; t < T; ++t) p.lse[h * p.lse_stride_head + t] = float(r.lse[size_t(h * T + t)]);

@@ -8,7 +8,7 @@
 //   kCopyModel                                                        the plain copies' model
 //   kLdsDmaBytes, BufferRsrc, buffer_rsrc, lds_dma, lds_dma_wait, lds_address, wave_uniform
 //                                                                     LDS DMA (concept LdsDmaArch)
-//   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
+//   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi), group_max(v, lanes)
 // CDNA has no asynchronous global -> LDS copy of 16 bytes into an arbitrary (swizzled) LDS address.
 // Its loaders (kernels/common/paged_kv_loader.hpp) either stage through registers
 // (StagedPagedKvLoader: every load of the next tile issued at once, load_16 of an address the caller
@@ -144,6 +144,13 @@ struct Arch {
   template <bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack2(float lo, float hi) {
     return Gfx942TileOps::template pack2<kBf16>(lo, hi);  // the warp tile's P packing
+  }
+  // The max over each aligned group of `lanes` lanes (a power of two, 1 to 64): ds_bpermute reads
+  // lane ^ m, which lies in the same group.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float group_max(float v, int lanes) {
+    for (int m = 1; m < lanes; m <<= 1)
+      v = fmaxf(v, __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((lane_id() ^ m) << 2, __builtin_bit_cast(int, v))));
+    return v;
   }
 #endif
 };

@@ -6,7 +6,7 @@
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   load_16(gmem, valid) / store_16(lds, chunk), load_8, load_4 / store_4   register-staged copies
 //   kCopyModel                                                        which of the two the loaders use
-//   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
+//   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi), group_max(v, lanes)
 // sm_90's loaders copy asynchronously (cp.async: copy_commit groups, copy_wait<N> waits); the
 // register-staged copies exist for the interface's sake (plain loads and stores).
 // Beyond the interface, sm_90a's warpgroup MMA atoms, descriptors and fences are in wgmma.hpp.
@@ -58,6 +58,14 @@ struct Arch {
   template <bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack2(float lo, float hi) {
     if constexpr (kBf16) return pack_bf16x2(lo, hi); else return pack_f16x2(lo, hi);
+  }
+  // The max over each aligned group of `lanes` lanes (a power of two, 1 to 32), every lane of the
+  // group active (the shuffles name only the group's lanes: other lanes may have exited).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float group_max(float v, int lanes) {
+    const uint32_t base = static_cast<uint32_t>(lane_id()) & ~static_cast<uint32_t>(lanes - 1);
+    const uint32_t mask = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1u) << base;
+    for (int m = 1; m < lanes; m <<= 1) v = fmaxf(v, __shfl_xor_sync(mask, v, m));
+    return v;
   }
 
   // Four fp8 codes (byte i = element i) -> the q dtype's 16-bit pairs: atoms.hpp dequant_fp8x4.

@@ -75,10 +75,11 @@ HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
 #pragma unroll
     for (int e = 0; e < WT::kOElems; ++e) of.r[e] = 0.f;
 
-    // ---- per-tensor fp8 scales fold into the score scale and the output factor ----
+    // ---- per-tensor fp8 scales (K, and fp8 Q's) fold into the score scale, V's into the output factor ----
     const float k_scale_t = a.k_scale_tensor != nullptr ? *a.k_scale_tensor : a.k_scale_value;
     const float v_scale_t = a.v_scale_tensor != nullptr ? *a.v_scale_tensor : a.v_scale_value;
-    LogitsTile lt{0, false, work.kv_len, a.causal, a.window_left, a.scale * k_scale_t, a.scale * k_scale_t * kLog2e};
+    const float qk_scale = a.scale * k_scale_t * (a.q_scale_tensor != nullptr ? *a.q_scale_tensor : a.q_scale_value);
+    LogitsTile lt{0, false, work.kv_len, a.causal, a.window_left, qk_scale, qk_scale * kLog2e};
 
     // ---- prologue: the first tiles in flight behind Q (the loader says how many) ----
     loader.prologue(t_begin);

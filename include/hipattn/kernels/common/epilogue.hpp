@@ -1,7 +1,8 @@
 // hipattn/kernels/common/epilogue.hpp: the end of an attention workgroup.
 //   merge_warp_bands   the kWarpsN warps that split one row band's keys merge their states through
 //                      LDS (ALGORITHM.md section 3); only the band's first warp goes on
-//   NormalizedStore    the output O / l (with the sink in the denominator) in the query dtype, and
+//   NormalizedStore    the output O / l (with the sink in the denominator) in the output's format
+//                      (kernels/common/output_store.hpp: 16-bit, fp8 per tensor or per group), and
 //                      the LSE (2D kernels)
 //   PartialStore       the segment's (task's) normalized partial O and its LSE (log2 units) into the
 //                      fp32 workspace, for the split-KV reduce
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "hipattn/kernels/common/output_store.hpp"
 #include "hipattn/kernels/common/softmax_step.hpp"
 #include "hipattn/kernels/common/work.hpp"
 
@@ -86,6 +88,67 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_pairs(const RowCoord (&rcs)[WT::kR
   }
 }
 
+// Whether the group of every O element (its column / kG) is the same for every lane: then a group's
+// elements are known at compile time (sm_90: 8-column blocks, 16 with fp8 V; CDNA: 16-column blocks).
+template <class WT, int kG, int kWave>
+constexpr bool o_groups_lane_independent() {
+  for (int lane = 0; lane < kWave; ++lane)
+    for (int e = 0; e < WT::kOElems; ++e)
+      if (WT::o_col(lane, e) / kG != WT::o_col(0, e) / kG) return false;
+  return true;
+}
+
+// A per-group fp8 output of groups of kG columns (kernels/common/output_store.hpp): for each group,
+// the rows' largest magnitude from the tile's row reduction (every lane holds some columns of its
+// rows), the scale written by the row's leader lane, then the group's pairs. Every group index is a
+// compile-time constant (no predicate per element, nothing for the compiler to keep live).
+template <class Cfg, class WT, class Arch, int kG>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_groups(const OutputArgs& oa, const RowCoord (&rcs)[WT::kRowSlots],
+                                                            const typename WT::OFrag& o,
+                                                            const float (&factor)[WT::kRowSlots], int lane) {
+  static_assert(Cfg::kDv % kG == 0, "groups divide the head");
+  static_assert(o_groups_lane_independent<WT, kG, Cfg::kWaveSize>(), "a group's elements are the same on every lane");
+#pragma unroll
+  for (int g = 0; g < Cfg::kDv / kG; ++g) {
+    float amax[WT::kRowSlots];
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) amax[r] = 0.f;
+#pragma unroll
+    for (int e = 0; e < WT::kOElems; ++e)
+      if (WT::o_col(0, e) / kG == g) amax[WT::o_slot(e)] = fmaxf(amax[WT::o_slot(e)], fabsf(o.r[e] * factor[WT::o_slot(e)]));
+    float mult[WT::kRowSlots];
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) {
+      const float s = output_group_scale(oa, WT::row_max(amax[r]));
+      mult[r] = factor[r] / s;
+      if (rcs[r].valid && WT::row_leader(lane)) oa.group_scale[group_scale_offset(oa, rcs[r].token, rcs[r].q_head, g)] = s;
+    }
+#pragma unroll
+    for (int e = 0; e < WT::kOElems; e += 2) {
+      const int slot = WT::o_slot(e);
+      if (WT::o_col(0, e) / kG != g || !rcs[slot].valid) continue;
+      store_out2<Arch>(oa, output_offset(oa, rcs[slot].token, rcs[slot].q_head, WT::o_col(lane, e)),
+                       o.r[e] * mult[slot], o.r[e + 1] * mult[slot]);
+    }
+  }
+}
+
+// The group size of the output (16, 32, 64 or 128, validated to divide d_v) as a template argument.
+template <class Cfg, class WT, class Arch>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_any_group(const OutputArgs& oa, const RowCoord (&rcs)[WT::kRowSlots],
+                                                               const typename WT::OFrag& o,
+                                                               const float (&factor)[WT::kRowSlots], int lane) {
+  const auto with = [&]<int kG>() {
+    if constexpr (Cfg::kDv % kG == 0) store_output_groups<Cfg, WT, Arch, kG>(oa, rcs, o, factor, lane);
+  };
+  switch (oa.group_shift) {
+    case 4: with.template operator()<16>(); break;
+    case 5: with.template operator()<32>(); break;
+    case 6: with.template operator()<64>(); break;
+    default: with.template operator()<128>(); break;
+  }
+}
+
 struct NormalizedStore {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
@@ -103,10 +166,15 @@ struct NormalizedStore {
       if (a.lse != nullptr && rcs[r].valid && WT::row_leader(lane))
         a.lse[static_cast<int64_t>(rcs[r].q_head) * a.lse_stride_head + rcs[r].token] = lse2 * kLn2;
     }
+    if (a.out.group_shift >= 0) {
+      store_output_any_group<Cfg, WT, Arch>(a.out, rcs, o, factor, lane);
+      return;
+    }
+    const float mult = output_multiplier(a.out);
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) factor[r] *= mult;
     store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
-      uint16_t* dst = a.out + static_cast<int64_t>(rc.token) * a.o_stride_token +
-                      static_cast<int64_t>(rc.q_head) * a.o_stride_head + col;
-      *reinterpret_cast<uint32_t*>(dst) = Arch::template pack2<Cfg::kBf16>(o0, o1);
+      store_out2<Arch>(a.out, output_offset(a.out, rc.token, rc.q_head, col), o0, o1);
     });
   }
 };

@@ -6,6 +6,8 @@
 #pragma once
 #include <cstdint>
 
+#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/kernels/common/output_store.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 
@@ -15,8 +17,13 @@ namespace hipattn {
 // a value that carries its own data.
 template <class KvParams, class Variant>
 struct AttentionKernelArgs {
-  const uint16_t* q = nullptr;  // [tokens, num_q_heads, d_qk], 16-bit
+  const uint16_t* q = nullptr;  // [tokens, num_q_heads, d_qk], 16-bit (or fp8 codes, q_fp8)
   int32_t q_stride_token = 0, q_stride_head = 0;  // strides < 2^31 (validated); offsets in 64 bits
+  // fp8 queries: the codes' format (KvKind::same16: 16-bit queries), converted exactly to the
+  // instance's 16-bit type as Q is loaded; their per-tensor scale joins the score scale.
+  KvKind q_kind = KvKind::same16;
+  const float* q_scale_tensor = nullptr;
+  float q_scale_value = 1.f;
   KvParams kv;
   bool per_token_head_scale = false;
   const int32_t* seq_lens_k = nullptr;
@@ -36,8 +43,7 @@ struct AttentionKernelArgs {
   int32_t window_left = -1;
   Variant variant;
   const float* sinks = nullptr;  // [num_q_heads] natural units
-  uint16_t* out = nullptr;       // [tokens, num_q_heads, d_v]
-  int32_t o_stride_token = 0, o_stride_head = 0;
+  OutputArgs out;                // [tokens, num_q_heads, d_v] in its format (kernels/common/output_store.hpp)
   float* lse = nullptr;  // [num_q_heads, lse_stride_head]
   int32_t lse_stride_head = 0;
   // split-KV partial states (fp32 O, LSE in log2 units), laid out by the family

@@ -55,11 +55,44 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_regs16(const u32x4& raw, u32x4& 
   hi = u32x4{w[4], w[5], w[6], w[7]};
 }
 
+// fp8 queries (a.q_kind, codes of format kQ): each 8-code chunk read through registers and converted
+// exactly to the instance's 16-bit type (Arch::dequant_fp8x4), into the same swizzled LDS tile a
+// 16-bit Q fills; q_scale is applied with the score scale, not here.
+template <class Cfg, class Arch, KvKind kQ, class Args>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_fp8(const Args& a, const AttentionWork& w, uint16_t* lds_q, int tid) {
+  using QTile = SwizzledTile<1, Cfg::kDqk>;
+  constexpr int kDqk = Cfg::kDqk, kThreads = Cfg::kThreads;
+  constexpr int kChunks = Cfg::kBM * (kDqk / 8);
+  const uint8_t* q8 = reinterpret_cast<const uint8_t*>(a.q);
+  for (int idx = tid; idx < kChunks; idx += kThreads) {
+    const int row = idx / (kDqk / 8), c = idx % (kDqk / 8);
+    const RowCoord rc = row_coord(a, w, row);
+    const uint8_t* src = q8 + (rc.valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
+                                              static_cast<int64_t>(rc.q_head) * a.q_stride_head + c * 8
+                                        : 0);
+    const u32x2 raw = Arch::load_8(src, rc.valid);
+    uint32_t v[4];
+    Arch::template dequant_fp8x4<kQ, Cfg::kBf16>(raw.x, v[0], v[1]);
+    Arch::template dequant_fp8x4<kQ, Cfg::kBf16>(raw.y, v[2], v[3]);
+    Arch::store_16(lds_q + QTile::chunk_index(row, c), u32x4{v[0], v[1], v[2], v[3]});
+  }
+}
+
+// Q in either form: the fp8 conversion above, else false (the caller copies 16-bit Q its own way).
+template <class Cfg, class Arch, class Args>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE bool load_q_if_fp8(const Args& a, const AttentionWork& w, uint16_t* lds_q, int tid) {
+  if (a.q_kind == KvKind::e4m3fn) load_q_fp8<Cfg, Arch, KvKind::e4m3fn>(a, w, lds_q, tid);
+  else if (a.q_kind == KvKind::e4m3fnuz) load_q_fp8<Cfg, Arch, KvKind::e4m3fnuz>(a, w, lds_q, tid);
+  else return false;
+  return true;
+}
+
 // Q of a work item (kBM rows x kDqk, zero-filled for invalid rows) into its swizzled LDS tile,
 // through registers: every load issued, then the stores (the CDNA loaders).
 template <class Cfg, class Arch, class Args>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_via_registers(const Args& a, const AttentionWork& w, uint16_t* lds_q,
                                                               int tid) {
+  if (load_q_if_fp8<Cfg, Arch>(a, w, lds_q, tid)) return;
   using QTile = SwizzledTile<1, Cfg::kDqk>;
   constexpr int kDqk = Cfg::kDqk, kThreads = Cfg::kThreads;
   constexpr int kChunks = Cfg::kBM * (kDqk / 8);
@@ -270,13 +303,17 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
   template <class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q(const Args& a, const AttentionWork& w) {
     constexpr int kChunks = kBM * (kDqk / 8);
-    for (int idx = this->tid_; idx < kChunks; idx += kThreads) {
-      const int row = idx / (kDqk / 8), c = idx % (kDqk / 8);
-      const RowCoord rc = row_coord(a, w, row);
-      const uint16_t* src = a.q + (rc.valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
-                                                  static_cast<int64_t>(rc.q_head) * a.q_stride_head + c * 8
-                                            : 0);
-      Arch::copy_16(this->lds_q_ + QTile::chunk_index(row, c), src, rc.valid);
+    // fp8 Q is stored synchronously; the group committed below is then empty, and wait_oldest's
+    // barrier makes the stores visible like the copies
+    if (!detail::load_q_if_fp8<Cfg, Arch>(a, w, this->lds_q_, this->tid_)) {
+      for (int idx = this->tid_; idx < kChunks; idx += kThreads) {
+        const int row = idx / (kDqk / 8), c = idx % (kDqk / 8);
+        const RowCoord rc = row_coord(a, w, row);
+        const uint16_t* src = a.q + (rc.valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
+                                                    static_cast<int64_t>(rc.q_head) * a.q_stride_head + c * 8
+                                              : 0);
+        Arch::copy_16(this->lds_q_ + QTile::chunk_index(row, c), src, rc.valid);
+      }
     }
     Arch::copy_commit();
   }

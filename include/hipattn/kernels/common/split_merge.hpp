@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "hipattn/kernels/common/output_store.hpp"
 #include "hipattn/kernels/common/softmax_step.hpp"
 #include "hipattn/platform/config.hpp"
 
@@ -15,14 +16,17 @@
 namespace hipattn {
 
 // The parts of one (row, q head): part s at ws_o[(base + s * step) * kD + c4 ...] and
-// ws_lse[base + s * step]. Writes the 4 output columns at `dst` and, from the thread with c4 == 0,
+// ws_lse[base + s * step]. Writes the 4 output columns of (token, head) in the output's format
+// (kernels/common/output_store.hpp; a per-group output reduces over the item's adjacent lanes, so
+// every thread of an item calls this) and, from the thread with c4 == 0,
 // the natural-log LSE at lse[lse_index] (when lse is not null: the kernel argument itself, so that
 // the store stays a global one on CDNA; a pointer selected against null would become a flat store).
 // sink2: the head's sink in log2 units, or -inf.
-template <class Arch, bool kBf16, int kD>
+template <class Arch, int kD>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void merge_split_partials(const float* ws_o, const float* ws_lse, int64_t base,
                                                              int64_t step, int32_t parts, int c4, float sink2,
-                                                             uint16_t* dst, float* lse, int64_t lse_index) {
+                                                             const OutputArgs& out, int32_t token, int32_t head,
+                                                             float* lse, int64_t lse_index) {
   // Parts are read kBatch at a time with independent loads, so a long part list costs a few memory
   // latencies, not one per part.
   constexpr int kBatch = 8;
@@ -59,8 +63,9 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void merge_split_partials(const float* ws_o, 
     }
   }
   const float inv = l > 0.f ? 1.f / l : 0.f;
-  *reinterpret_cast<uint2*>(dst) = make_uint2(Arch::template pack2<kBf16>(acc[0] * inv, acc[1] * inv),
-                                              Arch::template pack2<kBf16>(acc[2] * inv, acc[3] * inv));
+#pragma unroll
+  for (int k = 0; k < 4; ++k) acc[k] *= inv;
+  store_output_cols4<Arch>(out, token, head, c4, acc);
   if (lse != nullptr && c4 == 0) lse[lse_index] = l > 0.f ? (m + __log2f(l)) * kLn2 : -INFINITY;
 }
 

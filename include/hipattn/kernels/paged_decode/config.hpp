@@ -40,8 +40,7 @@ struct PagedDecodeReduceArgs {
   int32_t num_segments = 1;
   int32_t num_seqs = 0, q_len = 1, num_q_heads = 0;
   const float* sinks = nullptr;  // [num_q_heads], natural units
-  uint16_t* out = nullptr;
-  int32_t o_stride_token = 0, o_stride_head = 0;
+  OutputArgs out;  // kernels/common/output_store.hpp
   float* lse = nullptr;
   int32_t lse_stride_head = 0;
   int32_t lse_stride_token = 1;  // [num_q_heads, tokens] by default; MLA's LSE is [tokens, heads]

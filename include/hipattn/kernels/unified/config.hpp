@@ -172,8 +172,7 @@ struct SplitKvReduceArgs {
   const int32_t* cu_seqlens_q = nullptr;
   int32_t num_seqs = 0;
   const float* sinks = nullptr;  // [num_q_heads], natural units
-  uint16_t* out = nullptr;
-  int32_t o_stride_token = 0, o_stride_head = 0;
+  OutputArgs out;  // kernels/common/output_store.hpp
   float* lse = nullptr;
   int32_t lse_stride_head = 0;
 };

@@ -1,0 +1,130 @@
+// hipattn/kernels/common/output_store.hpp: how the epilogues write the output, in every format of
+// problem/fp8_io.hpp's OutputFormat (ALGORITHM.md section 12):
+//   16-bit    O packed to fp16 or bf16
+//   fp8       saturate(O * m) with m = 1 / scale (per tensor), the conversion of numeric/fp8.hpp (RNE,
+//             satfinite, NaN kept NaN): the same bits as the float64 reference's rounding of a float
+//   fp8/group each group of group_size columns of a row: s = max(max |O|, 1e-10) / fp8_max (UE8M0:
+//             the next power of two), written beside the output, then saturate(O / s)
+// The output kind is a runtime value of the arguments (uniform for a launch), so one instance serves
+// every output format. Two entry shapes: the attention epilogue (a warp tile's fragments, the group
+// maximum by the tile's own row reduction: WT::row_max over the lanes that share a row) and the
+// split-KV reduces (4 adjacent columns a thread, the group maximum over group_size / 4 adjacent lanes:
+// Arch::group_max).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "hipattn/numeric/fp8.hpp"
+#include "hipattn/platform/config.hpp"
+
+namespace hipattn {
+
+enum class OutKind : uint8_t { f16, bf16, e4m3fn, e4m3fnuz };
+
+// The output of a launch (filled on the host by dispatch/output_args.hpp).
+struct OutputArgs {
+  void* ptr = nullptr;  // [tokens, num_q_heads, d_v] by the strides (elements of `kind`)
+  int32_t stride_token = 0, stride_head = 0;
+  OutKind kind = OutKind::f16;
+  bool group_ue8m0 = false;
+  int32_t group_shift = -1;             // fp8 per group: log2(group_size); -1: per tensor (or 16-bit)
+  int32_t groups_per_head = 0;          // d_v / group_size
+  const float* scale_tensor = nullptr;  // fp8 per tensor: the scale on the device, or scale_value
+  float scale_value = 1.f;
+  float group_fp8_max = 448.f;
+  float* group_scale = nullptr;         // [tokens, num_q_heads * groups_per_head] by the strides
+  int64_t group_scale_stride_token = 0, group_scale_stride_group = 0;
+};
+
+#if defined(HIPATTN_HAS_DEVICE)
+
+HIPATTN_DEVICE HIPATTN_FORCEINLINE bool out_is_fp8(const OutputArgs& o) {
+  return o.kind == OutKind::e4m3fn || o.kind == OutKind::e4m3fnuz;
+}
+
+// The factor O is multiplied by before the store: 1 / scale for a per-tensor fp8 output, else 1.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float output_multiplier(const OutputArgs& o) {
+  if (!out_is_fp8(o) || o.group_shift >= 0) return 1.f;
+  return 1.f / (o.scale_tensor != nullptr ? *o.scale_tensor : o.scale_value);
+}
+
+HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t out_fp8_bits(OutKind k, float x) {
+  return k == OutKind::e4m3fnuz ? fp8_e4m3fnuz_t::from_float(x).bits : fp8_e4m3fn_t::from_float(x).bits;
+}
+
+// The scale of a group whose largest magnitude is `amax`.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float output_group_scale(const OutputArgs& o, float amax) {
+  const float s = fmaxf(amax, 1e-10f) / o.group_fp8_max;
+  if (!o.group_ue8m0) return s;
+  // the smallest power of two >= s (s is a positive normal float here)
+  const uint32_t b = __builtin_bit_cast(uint32_t, s);
+  return __builtin_bit_cast(float, (b & 0x007fffffu) != 0u ? (b & 0xff800000u) + 0x00800000u : b);
+}
+
+// The element offset of (token, head, column) in the output, and of (token, head, group) in the
+// group scales.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE int64_t output_offset(const OutputArgs& o, int32_t token, int32_t head, int col) {
+  return static_cast<int64_t>(token) * o.stride_token + static_cast<int64_t>(head) * o.stride_head + col;
+}
+HIPATTN_DEVICE HIPATTN_FORCEINLINE int64_t group_scale_offset(const OutputArgs& o, int32_t token, int32_t head, int g) {
+  return static_cast<int64_t>(token) * o.group_scale_stride_token +
+         (static_cast<int64_t>(head) * o.groups_per_head + g) * o.group_scale_stride_group;
+}
+
+// Two adjacent columns (already scaled) at element offset `off`.
+template <class Arch>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_out2(const OutputArgs& o, int64_t off, float a, float b) {
+  if (o.kind == OutKind::f16 || o.kind == OutKind::bf16) {
+    uint32_t* dst = reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(o.ptr) + off);
+    *dst = o.kind == OutKind::bf16 ? Arch::template pack2<true>(a, b) : Arch::template pack2<false>(a, b);
+  } else {
+    *reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(o.ptr) + off) =
+        static_cast<uint16_t>(out_fp8_bits(o.kind, a) | (out_fp8_bits(o.kind, b) << 8));
+  }
+}
+
+// Four adjacent columns (already scaled) at element offset `off`.
+template <class Arch>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_out4(const OutputArgs& o, int64_t off, const float (&v)[4]) {
+  if (o.kind == OutKind::f16 || o.kind == OutKind::bf16) {
+    const bool bf = o.kind == OutKind::bf16;
+    const uint32_t lo = bf ? Arch::template pack2<true>(v[0], v[1]) : Arch::template pack2<false>(v[0], v[1]);
+    const uint32_t hi = bf ? Arch::template pack2<true>(v[2], v[3]) : Arch::template pack2<false>(v[2], v[3]);
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(o.ptr) + off) = make_uint2(lo, hi);
+  } else {
+    uint32_t w = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w |= out_fp8_bits(o.kind, v[k]) << (8 * k);
+    *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(o.ptr) + off) = w;
+  }
+}
+
+// The reduces' store: columns [c4, c4 + 4) of (token, head), normalized, from the thread c4 / 4 of
+// an item whose d_v / 4 threads are adjacent lanes, all active. A per-group output takes the group's
+// maximum over its group_size / 4 lanes; the group's first lane writes the scale.
+template <class Arch>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_cols4(const OutputArgs& o, int32_t token, int32_t head, int c4,
+                                                           float (&v)[4]) {
+  const int64_t off = output_offset(o, token, head, c4);
+  if (o.group_shift < 0) {
+    const float m = output_multiplier(o);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] *= m;
+    store_out4<Arch>(o, off, v);
+    return;
+  }
+  float amax = 0.f;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) amax = fmaxf(amax, fabsf(v[k]));  // fmaxf drops a NaN
+  amax = Arch::group_max(amax, (1 << o.group_shift) / 4);
+  const float s = output_group_scale(o, amax);
+  const float inv = 1.f / s;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) v[k] *= inv;
+  store_out4<Arch>(o, off, v);
+  if ((c4 & ((1 << o.group_shift) - 1)) == 0) o.group_scale[group_scale_offset(o, token, head, c4 >> o.group_shift)] = s;
+}
+
+#endif  // HIPATTN_HAS_DEVICE
+
+}  // namespace hipattn

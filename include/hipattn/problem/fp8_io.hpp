@@ -1,0 +1,72 @@
+// hipattn/problem/fp8_io.hpp: fp8 queries and fp8 outputs, the part of vLLM's fp8 attention contract
+// that unified attention and paged decode share (ALGORITHM.md section 12).
+//
+//   TensorScale    a per-tensor scale: a device scalar (read by the kernel: a call never synchronizes
+//                  with the host), or, when that pointer is null, a host float that travels in the
+//                  kernel arguments
+//   OutputFormat   what the epilogue writes: the output dtype, and for an fp8 output either one
+//                  per-tensor scale (vLLM's output_scale: out = saturate(O / scale)) or a scale per
+//                  group of group_size columns of a row, computed by the kernel and written beside
+//                  the output (vLLM's output_group_scale: scale = max(max |O_group|, 1e-10) /
+//                  fp8_max, optionally rounded up to a power of two, UE8M0; out = saturate(O / scale))
+//
+// fp8 queries (q_dtype e4m3fn / e4m3fnuz) carry q_scale: real Q = code * q_scale. The kernels fold
+// q_scale with the K scale into the score scale and read the codes exactly (an e4m3 value is exact in
+// fp16 and bf16); compute_dtype() says which 16-bit type their products use.
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "hipattn/numeric/dtype.hpp"
+
+namespace hipattn {
+
+// A per-tensor scale: *device when device != nullptr, else host. Host values are validated (finite,
+// > 0); device values cannot be, without a synchronization.
+struct TensorScale {
+  const float* device = nullptr;
+  float host = 1.f;
+};
+
+struct OutputFormat {
+  // fp16, bf16, fp8_e4m3fn or fp8_e4m3fnuz. Unset: the query dtype (which must then be 16-bit).
+  std::optional<DType> dtype;
+  // fp8, per tensor (group_size == 0): out = saturate(O / scale), saturating to the format's largest
+  // finite value (448 e4m3fn, 240 e4m3fnuz), NaN kept NaN (numeric/fp8.hpp's rules). 16-bit outputs
+  // take no scale (leave it at its default).
+  TensorScale scale;
+  // fp8, per group (group_size > 0: 16, 32, 64 or 128, dividing head_size): each row's head_size
+  // columns split into groups of group_size; group g of (token t, q head h) gets
+  //   s = max(max |O|, 1e-10) / fp8_max   (NaN elements ignored by the max; UE8M0: s rounded up to a
+  //                                        power of two)
+  // written to group_scale[t * group_scale_stride_token + (h * head_size / group_size + g) *
+  // group_scale_stride_group] (vLLM's [num_tokens, num_q_heads * head_size / group_size], row- or
+  // column-major), and its columns out = saturate(O / s). `scale` must be left unset then.
+  int32_t group_size = 0;
+  float* group_scale = nullptr;
+  int64_t group_scale_stride_token = 0;
+  int64_t group_scale_stride_group = 0;
+  bool group_ue8m0 = false;
+  float group_fp8_max = 0.f;  // 0: the format's largest finite value; vLLM's ROCm path uses 224 for e4m3fnuz
+};
+
+// The output dtype a problem writes.
+inline DType output_dtype(DType q_dtype, const OutputFormat& f) { return f.dtype.value_or(q_dtype); }
+
+// The 16-bit type of the kernels' matrix products (the instance a problem runs on): 16-bit queries
+// their own; fp8 queries the type of a 16-bit cache, or fp16 when the cache is fp8 too (an e4m3 code
+// and a probability have more precision in fp16 than in bf16).
+inline DType compute_dtype(DType q_dtype, DType kv_dtype) {
+  if (!is_fp8(q_dtype)) return q_dtype;
+  return is_fp8(kv_dtype) ? DType::f16 : kv_dtype;
+}
+
+// The largest finite value of an fp8 format.
+constexpr float fp8_max_finite(DType d) { return d == DType::fp8_e4m3fnuz ? 240.f : 448.f; }
+
+// The fp8_max of a per-group output: group_fp8_max, or the format's largest finite value.
+inline float group_fp8_max(DType out_dtype, const OutputFormat& f) {
+  return f.group_fp8_max > 0.f ? f.group_fp8_max : fp8_max_finite(out_dtype);
+}
+
+}  // namespace hipattn

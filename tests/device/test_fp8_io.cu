@@ -1,0 +1,480 @@
+// tests/device/test_fp8_io.cu: vLLM's fp8 attention contract (problem/fp8_io.hpp, ALGORITHM.md section
+// 12) on the GPU: fp8 queries (e4m3fn / e4m3fnuz with a per-tensor q_scale, over 16-bit or fp8 caches)
+// and fp8 outputs (per-tensor output scale, per-group scales with and without UE8M0), through unified
+// attention (2D, 3D uniform, 3D planned) and paged decode (one partition, planned), every element and
+// LSE against the float64 reference; saturation and NaN of the fp8 output; typed errors for bad scales.
+//
+// Each case draws fresh random inputs, poisons the output and the group scales (NaN codes) before each
+// launch, and checks every launch. An fp8 output element is compared after decoding with the scale it
+// was written with (the per-tensor one, or the kernel's own group scale, itself checked against the
+// reference's): |got - want| <= atol + rtol |want| with rtol the 16-bit tolerance plus half an fp8 step
+// (2^-4) and atol the 16-bit one plus half the smallest fp8 subnormal times the scale.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../common/compare.hpp"
+#include "../common/gpu.hpp"
+#include "hipattn/dispatch/paged_decode.hpp"
+#include "hipattn/dispatch/unified_attention.hpp"
+#include "hipattn/reference/reference.hpp"
+
+namespace hipattn::testing {
+namespace {
+
+std::string dt(DType d) { return std::string(dtype_name(d)); }
+
+// One case of the sweep.
+struct IoCase {
+  DType q = DType::bf16;
+  DType kv = DType::bf16;
+  DType out = DType::bf16;
+  int group = 0;  // fp8 output: 0 per tensor, else the group size
+  bool ue8m0 = false;
+  float group_max = 0.f;
+  bool device_scales = false;  // q_scale / out scale as device scalars (else host floats)
+  int head_size = 128;
+  int variant = 0;  // picks features and shapes
+  bool decode = false;  // paged decode (uniform q_len) instead of a unified prefill/decode mix
+  float out_scale = 0.f;  // fp8 per-tensor output scale; 0: out_tensor_scale(out)
+};
+
+std::string case_name(const IoCase& c) {
+  std::string s = std::string(c.decode ? "decode_" : "unified_") + "q_" + dt(c.q) + "_kv_" + dt(c.kv) + "_out_" + dt(c.out);
+  if (is_fp8(c.out)) s += c.group > 0 ? "_g" + std::to_string(c.group) + (c.ue8m0 ? "ue8m0" : "") : "_tensor";
+  if (c.group_max > 0.f) s += "_max" + std::to_string(int(c.group_max));
+  s += "_d" + std::to_string(c.head_size) + (c.device_scales ? "_dev" : "_host") + "_v" + std::to_string(c.variant);
+  for (char& ch : s)
+    if (ch == '-') ch = '_';
+  return s;
+}
+
+// The problem of a case: the shape and features from its variant, the 16-bit type of the instance.
+ProblemSpec spec_of(const IoCase& c) {
+  ProblemSpec s;
+  const DType compute = compute_dtype(c.q, c.kv);
+  s.bf16 = compute == DType::bf16;
+  s.kv_dtype = c.kv;
+  s.scale_mode = is_fp8(c.kv) ? (c.variant % 3 == 2 ? KvScaleMode::per_token_head : KvScaleMode::per_tensor)
+                              : KvScaleMode::none;
+  s.head_size = c.head_size;
+  s.num_q_heads = c.variant % 2 == 0 ? 8 : 4;
+  s.num_kv_heads = c.variant % 4 == 1 ? 4 : 2;
+  s.block_size = c.variant % 2 == 0 ? 16 : 5;
+  s.sinks = c.variant % 3 == 0;
+  s.alibi = c.variant % 4 == 2;
+  s.softcap = c.variant % 5 == 1 ? 20.f : 0.f;
+  s.window_left = c.variant % 5 == 3 ? 37 : -1;
+  s.lse = true;
+  s.seed = 0xf8f8u + 977u * uint64_t(c.variant) + 31u * uint64_t(c.head_size) + 7u * uint64_t(c.q) + uint64_t(c.out);
+  if (c.decode) {
+    const int ql = 1 + c.variant % 4;
+    s.seqs = {{ql, 70}, {ql, 300}, {ql, ql}, {ql, 17}, {ql, 129}};
+  } else {
+    s.seqs = {{7, 40}, {1, 77}, {12, 12}, {0, 9}, {3, 200}, {1, 1}};
+  }
+  return s;
+}
+
+// The fp8 codes of the host problem's queries (their 16-bit values / q_scale), and that scale.
+struct Fp8Queries {
+  std::vector<uint8_t> codes;
+  float scale = 1.f;
+};
+Fp8Queries make_fp8_queries(const HostProblem& h, DType q) {
+  Fp8Queries f;
+  f.scale = 1.f / 48.f;  // |x| < ~4 -> codes up to ~192, inside both formats' ranges
+  f.codes.resize(h.q.size());
+  for (size_t i = 0; i < h.q.size(); ++i) {
+    const float x = h.spec.bf16 ? bfloat16_t::from_bits(h.q[i]).to_float() : half_t::from_bits(h.q[i]).to_float();
+    f.codes[i] = q == DType::fp8_e4m3fn ? fp8_e4m3fn_t::from_float(x / f.scale).bits
+                                        : fp8_e4m3fnuz_t::from_float(x / f.scale).bits;
+  }
+  return f;
+}
+
+// The per-tensor fp8 output scale of a case: outputs within |O| < ~3 land near the top of the format.
+float out_tensor_scale(DType out) { return out == DType::fp8_e4m3fnuz ? 1.f / 64.f : 1.f / 128.f; }
+
+// The outputs of one launch, on the device, in the case's format.
+struct IoOutputs {
+  DeviceBuffer q8, q_scale, out_scale, group_scale;
+  int64_t groups = 0;  // per (token, head)
+};
+
+// The problem's params with the case's query dtype and output format (device or host pointers).
+void apply_io(UnifiedAttentionParams& p, const IoCase& c, const void* q8, const float* q_scale_ptr, float q_scale,
+              const float* out_scale_ptr, float out_scale, float* group_scale, int64_t T, int64_t H) {
+  if (is_fp8(c.q)) {
+    p.q = q8;
+    p.q_dtype = c.q;
+    if (q_scale_ptr != nullptr) p.q_scale.device = q_scale_ptr;
+    else p.q_scale.host = q_scale;
+  }
+  p.out_format.dtype = c.out;
+  if (is_fp8(c.out) && c.group == 0) {
+    if (out_scale_ptr != nullptr) p.out_format.scale.device = out_scale_ptr;
+    else p.out_format.scale.host = out_scale;
+  }
+  if (is_fp8(c.out) && c.group > 0) {
+    const int64_t groups = p.head_size / c.group;
+    p.out_format.group_size = c.group;
+    p.out_format.group_scale = group_scale;
+    p.out_format.group_ue8m0 = c.ue8m0;
+    p.out_format.group_fp8_max = c.group_max;
+    // column-major for odd variants (token stride 1), row-major otherwise
+    if (c.variant % 2 == 1) {
+      p.out_format.group_scale_stride_token = 1;
+      p.out_format.group_scale_stride_group = T;
+    } else {
+      p.out_format.group_scale_stride_token = H * groups;
+      p.out_format.group_scale_stride_group = 1;
+    }
+  }
+  (void)T;
+}
+
+struct IoStats {
+  int64_t bad = 0, checked = 0, saturated = 0, nan = 0;
+  double max_rel = 0;
+  std::string first_bad;
+  void fail(const std::string& what) {
+    if (bad++ == 0) first_bad = what;
+  }
+};
+
+// Decodes and checks every output element, group scale and LSE of a launch against the reference.
+IoStats check_outputs(const IoCase& c, const HostProblem& h, const UnifiedAttentionParams& hp,
+                      const reference::AttentionResult& ref, const std::vector<uint8_t>& out,
+                      const std::vector<float>& gscale, const std::vector<float>& lse, float out_scale) {
+  IoStats st;
+  const int64_t T = h.num_tokens, H = h.spec.num_q_heads, D = h.spec.head_size;
+  const bool fp8 = is_fp8(c.out);
+  const Tolerance base = out_tolerance(c.out == DType::bf16 || compute_dtype(c.q, c.kv) == DType::bf16);
+  const double format_max = fp8_max_finite(c.out);
+  const double half_sub = c.out == DType::fp8_e4m3fnuz ? std::exp2(-11.0) : std::exp2(-10.0);
+  const int64_t groups = c.group > 0 ? D / c.group : 0;
+  std::vector<double> want_s;
+  if (fp8 && c.group > 0) want_s = reference::output_group_scales(ref, T, H, D, c.out, hp.out_format);
+  auto gs_index = [&](int64_t t, int64_t h, int64_t g) {
+    return t * hp.out_format.group_scale_stride_token + (h * groups + g) * hp.out_format.group_scale_stride_group;
+  };
+  // group scales first (the elements decode with them)
+  if (fp8 && c.group > 0) {
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t hh = 0; hh < H; ++hh)
+        for (int64_t g = 0; g < groups; ++g) {
+          const double got = gscale[size_t(gs_index(t, hh, g))], want = want_s[size_t((t * H + hh) * groups + g)];
+          ++st.checked;
+          bool ok;
+          if (c.ue8m0) {
+            const double e = std::log2(got);
+            const bool pow2 = std::isfinite(e) && e == std::floor(e);
+            // at a power-of-two boundary the kernel's float maximum may round to the neighbouring power
+            const double raw = std::log2(std::max(want, 1e-30));
+            ok = pow2 && (got == want || (std::fabs(raw - std::round(raw)) < 0.03 && (got == want * 2 || got == want / 2)));
+          } else {
+            ok = std::fabs(got - want) <= 1e-30 + base.rtol * want;
+          }
+          if (!ok)
+            st.fail("group_scale[t " + std::to_string(t) + ", h " + std::to_string(hh) + ", g " + std::to_string(g) +
+                    "] = " + std::to_string(got) + ", want " + std::to_string(want));
+        }
+  }
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t hh = 0; hh < H; ++hh)
+      for (int64_t d = 0; d < D; ++d) {
+        const size_t i = size_t((t * H + hh) * D + d);
+        const double want = ref.out[i];
+        double got, scale = 1.0;
+        uint32_t code = 0;
+        if (!fp8) {
+          const uint16_t b = uint16_t(out[2 * i] | (out[2 * i + 1] << 8));
+          got = c.out == DType::bf16 ? bfloat16_t::from_bits(b).to_float() : half_t::from_bits(b).to_float();
+        } else {
+          code = out[i];
+          scale = c.group > 0 ? double(gscale[size_t(gs_index(t, hh, d / c.group))]) : double(out_scale);
+          got = (c.out == DType::fp8_e4m3fn ? fp8_e4m3fn_t::from_bits(code).to_float()
+                                            : fp8_e4m3fnuz_t::from_bits(code).to_float()) *
+                scale;
+        }
+        ++st.checked;
+        const std::string where = "out[t " + std::to_string(t) + ", h " + std::to_string(hh) + ", d " + std::to_string(d) + "]";
+        if (std::isnan(want)) {
+          ++st.nan;
+          if (!std::isnan(got)) st.fail(where + " = " + std::to_string(got) + ", want NaN");
+          continue;
+        }
+        if (fp8 && std::fabs(want) / scale > format_max * (1.0 + base.rtol)) {  // saturates to the format's max
+          ++st.saturated;
+          if (std::fabs(got) != format_max * scale || std::signbit(got) != std::signbit(want))
+            st.fail(where + " = " + std::to_string(got) + ", want the saturated " + std::to_string(format_max * scale));
+          continue;
+        }
+        const double atol = base.atol + (fp8 ? half_sub * scale : 0.0);
+        const double rtol = base.rtol + (fp8 ? 0.0625 : 0.0);
+        const double err = std::fabs(got - want);
+        if (!(err <= atol + rtol * std::fabs(want)))
+          st.fail(where + " = " + std::to_string(got) + " (code 0x" + std::to_string(code) + "), want " + std::to_string(want));
+        else if (std::fabs(want) > 1e-3)
+          st.max_rel = std::max(st.max_rel, err / std::fabs(want));
+      }
+  for (int64_t hh = 0; hh < H; ++hh)
+    for (int64_t t = 0; t < T; ++t) {
+      const double got = lse[size_t(hh * T + t)], want = ref.lse[size_t(hh * T + t)];
+      ++st.checked;
+      const bool ok = std::isinf(want) ? got == want : std::fabs(got - want) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(want);
+      if (!ok) st.fail("lse[h " + std::to_string(hh) + ", t " + std::to_string(t) + "] = " + std::to_string(got) + ", want " + std::to_string(want));
+    }
+  return st;
+}
+
+// The launches of a case: through unified attention (2D, 3D uniform, and 3D planned for a decode
+// batch) or paged decode (one partition, planned), each over poisoned outputs and compared.
+class Fp8Io {
+ public:
+  explicit Fp8Io(const IoCase& c, const std::function<void(HostProblem&)>& tweak = {})
+      : c_(c), h_(spec_of(c)) {
+    if (tweak) tweak(h_);
+    T_ = h_.num_tokens, H_ = h_.spec.num_q_heads, D_ = h_.spec.head_size;
+    if (is_fp8(c.q)) q8_ = make_fp8_queries(h_, c.q);
+    out_scale_ = c.out_scale > 0.f ? c.out_scale : out_tensor_scale(c.out);
+    groups_ = c.group > 0 ? D_ / c.group : 0;
+    host_gscale_.assign(size_t(std::max<int64_t>(1, T_ * H_ * std::max<int64_t>(groups_, 1))), 0.f);
+    hp_ = h_.host_params();
+    apply_io(hp_, c, q8_.codes.data(), nullptr, q8_.scale, nullptr, out_scale_, host_gscale_.data(), T_, H_);
+    ref_ = reference::unified_attention(hp_);
+    dp_ = std::make_unique<DeviceProblem>(h_);
+    if (is_fp8(c.q)) d_q8_ = DeviceBuffer::from(q8_.codes);
+    d_qs_ = DeviceBuffer::from(std::vector<float>{q8_.scale});
+    d_os_ = DeviceBuffer::from(std::vector<float>{out_scale_});
+    d_gs_ = DeviceBuffer(host_gscale_.size() * sizeof(float));
+    p_ = dp_->params();
+    apply_io(p_, c, d_q8_.ptr, c.device_scales ? d_qs_.as<float>() : nullptr, q8_.scale,
+             c.device_scales ? d_os_.as<float>() : nullptr, out_scale_, d_gs_.as<float>(), T_, H_);
+  }
+
+  // One launch by `run(params)` over poisoned outputs, then every check.
+  template <class Run>
+  IoStats launch(Run&& run) {
+    const uint8_t poison = c_.out == DType::fp8_e4m3fnuz ? 0x80 : 0xFF;  // NaN codes of every format
+    HIPATTN_CHECK(rt::memset_async(dp_->out.ptr, poison, dp_->out.bytes, nullptr));
+    HIPATTN_CHECK(rt::memset_async(dp_->lse.ptr, 0xFF, dp_->lse.bytes, nullptr));
+    HIPATTN_CHECK(rt::memset_async(d_gs_.ptr, 0xFF, d_gs_.bytes, nullptr));
+    run(p_);
+    HIPATTN_CHECK(rt::device_synchronize());
+    std::vector<uint8_t> out(size_t(T_ * H_ * D_) * dtype_size(c_.out));
+    std::vector<float> gs(host_gscale_.size()), lse(size_t(H_ * T_));
+    if (!out.empty()) HIPATTN_CHECK(rt::memcpy_d2h(out.data(), dp_->out.ptr, out.size()));
+    HIPATTN_CHECK(rt::memcpy_d2h(gs.data(), d_gs_.ptr, gs.size() * sizeof(float)));
+    if (!lse.empty()) HIPATTN_CHECK(rt::memcpy_d2h(lse.data(), dp_->lse.ptr, lse.size() * sizeof(float)));
+    return check_outputs(c_, h_, hp_, ref_, out, gs, lse, out_scale_);
+  }
+
+  IoStats unified(UnifiedPath path, UnifiedSplit split = UnifiedSplit::automatic, int segments = 0) {
+    UnifiedOptions opt;
+    opt.path = path;
+    opt.split = split;
+    opt.num_segments = segments;
+    return launch([&](const UnifiedAttentionParams& p) {
+      const size_t bytes = unified_attention_workspace_size(p, opt);
+      ws_ = DeviceBuffer(bytes);
+      unified_attention(p, ws_.ptr, bytes, nullptr, opt);
+    });
+  }
+
+  IoStats paged(PagedDecodeSplit split) {
+    PagedDecodeOptions opt;
+    opt.split = split;
+    return launch([&](const UnifiedAttentionParams& p) {
+      const int32_t q_len = h_.spec.seqs.front().first;
+      PagedDecodeParams pp = paged_decode_params_from_unified(p, q_len);
+      PagedDecodeTraits t;
+      t.max_num_seqs = pp.num_seqs;
+      t.max_q_len = q_len;
+      t.num_q_heads = pp.num_q_heads;
+      t.num_kv_heads = pp.num_kv_heads;
+      t.max_head_size = pp.head_size;
+      t.max_seqlen_k = pp.max_seqlen_k;
+      const size_t bytes = paged_decode_workspace_size(t, opt);
+      ws_ = DeviceBuffer(bytes);
+      paged_decode(pp, ws_.ptr, bytes, nullptr, opt);
+    });
+  }
+
+ private:
+  IoCase c_;
+  HostProblem h_;
+  int64_t T_ = 0, H_ = 0, D_ = 0, groups_ = 0;
+  Fp8Queries q8_;
+  float out_scale_ = 1.f;
+  std::vector<float> host_gscale_;
+  UnifiedAttentionParams hp_, p_;
+  reference::AttentionResult ref_;
+  std::unique_ptr<DeviceProblem> dp_;
+  DeviceBuffer d_q8_, d_qs_, d_os_, d_gs_, ws_;
+};
+
+void expect_ok(const IoStats& st, const char* what) {
+  EXPECT_EQ(st.bad, 0) << what << ": " << st.bad << " of " << st.checked << " checks failed; first: " << st.first_bad;
+}
+
+// ---- the sweep: query dtype x cache dtype x output format, both entry points ----
+
+std::vector<IoCase> sweep_cases() {
+  std::vector<IoCase> cs;
+  struct Out { DType d; int group; bool ue8m0; float max; };
+  const Out outs[] = {{DType::bf16, 0, false, 0.f},          {DType::fp8_e4m3fn, 0, false, 0.f},
+                      {DType::fp8_e4m3fnuz, 0, false, 0.f},  {DType::fp8_e4m3fn, 64, false, 0.f},
+                      {DType::fp8_e4m3fn, 128, true, 0.f},   {DType::fp8_e4m3fnuz, 32, false, 224.f},
+                      {DType::fp8_e4m3fn, 16, false, 0.f}};
+  int v = 0;
+  for (bool decode : {false, true})
+    for (DType q : {DType::bf16, DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
+      for (int kvk = 0; kvk < 3; ++kvk)
+        for (const Out& o : outs) {
+          IoCase c;
+          c.decode = decode;
+          c.q = q;
+          // 16-bit caches: the query's type, or for fp8 queries bf16 (e4m3fn) / fp16 (e4m3fnuz)
+          const DType kv16 = is_fp8(q) ? (q == DType::fp8_e4m3fn ? DType::bf16 : DType::f16) : q;
+          c.kv = kvk == 0 ? kv16 : kvk == 1 ? DType::fp8_e4m3fn : DType::fp8_e4m3fnuz;
+          // a 16-bit output of the other 16-bit type where the queries allow it (fp8 queries)
+          c.out = o.d == DType::bf16 ? (is_fp8(q) ? (v % 2 ? DType::f16 : DType::bf16) : q) : o.d;
+          c.group = o.group;
+          c.ue8m0 = o.ue8m0;
+          c.group_max = o.max;
+          c.variant = v;
+          c.device_scales = v % 2 == 0;
+          const int sizes[] = {128, 64, 256, 96};
+          c.head_size = sizes[v % 4];
+          if (c.group > 0 && c.head_size % c.group != 0) c.head_size = 256;
+          cs.push_back(c);
+          ++v;
+        }
+  return cs;
+}
+
+class Fp8IoSweep : public ::testing::TestWithParam<IoCase> {};
+
+TEST_P(Fp8IoSweep, EveryElementMatchesTheReference) {
+  REQUIRE_GPU();
+  const IoCase c = GetParam();
+  Fp8Io io(c);
+  if (!c.decode) {
+    for (UnifiedPath path : {UnifiedPath::two_d, UnifiedPath::three_d}) {
+      const bool three_d = path == UnifiedPath::three_d;
+      const IoStats st = io.unified(path, three_d ? UnifiedSplit::uniform : UnifiedSplit::automatic, three_d ? 3 : 0);
+      expect_ok(st, path == UnifiedPath::two_d ? "unified 2d" : "unified 3d (3 segments)");
+      std::printf("  %-70s %s max rel %.3f (%lld checks)\n", case_name(c).c_str(), path == UnifiedPath::two_d ? "2d" : "3d",
+                  st.max_rel, static_cast<long long>(st.checked));
+    }
+  } else {
+    for (PagedDecodeSplit split : {PagedDecodeSplit::one_partition, PagedDecodeSplit::planned}) {
+      const IoStats st = io.paged(split);
+      expect_ok(st, split == PagedDecodeSplit::planned ? "paged decode planned" : "paged decode one partition");
+      std::printf("  %-70s %s max rel %.3f (%lld checks)\n", case_name(c).c_str(),
+                  split == PagedDecodeSplit::planned ? "planned" : "one-part", st.max_rel, static_cast<long long>(st.checked));
+    }
+    if (c.q == DType::fp8_e4m3fn && c.head_size == 128) {  // q_len 1 batches also run unified's planned decode
+      IoCase c1 = c;
+      c1.variant = 4 * (c.variant / 4);  // q_len 1
+      Fp8Io io1(c1);
+      expect_ok(io1.unified(UnifiedPath::three_d, UnifiedSplit::planned), "unified 3d planned");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fp8Io, Fp8IoSweep, ::testing::ValuesIn(sweep_cases()),
+                         [](const ::testing::TestParamInfo<IoCase>& i) { return case_name(i.param); });
+
+// ---- saturation and NaN of the fp8 output ----
+
+// A tiny per-tensor output scale: most elements exceed the format's range and saturate to +-max; a NaN
+// in one visible value element makes that column NaN for every row that sees it, and the fp8 output
+// keeps it NaN (per tensor and per group; a group's scale ignores the NaN).
+TEST(Fp8Io, SaturationAndNaN) {
+  REQUIRE_GPU();
+  for (DType out : {DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
+    for (int group : {0, 32}) {
+      IoCase c;
+      c.q = DType::fp8_e4m3fn;
+      c.kv = DType::bf16;
+      c.out = out;
+      c.group = group;
+      c.variant = 4;
+      c.device_scales = true;
+      c.out_scale = 1.f / 2048.f;  // |O| above ~0.2 exceeds the format's range
+      auto tweak = [&](HostProblem& h) {
+        // a NaN at column 5 of the value of key 3 of sequence 0, kv head 0 (16-bit cache: 0xFFFF)
+        const int blk = h.block_table[3 / h.spec.block_size], slot = 3 % h.spec.block_size;
+        const int64_t idx = blk * h.stride_block + slot * h.stride_slot + 5;
+        h.v_cache[size_t(idx) * 2] = 0xFF;
+        h.v_cache[size_t(idx) * 2 + 1] = 0xFF;
+      };
+      Fp8Io io(c, tweak);
+      for (UnifiedPath path : {UnifiedPath::two_d, UnifiedPath::three_d}) {
+        const bool three_d = path == UnifiedPath::three_d;
+        const IoStats st = io.unified(path, three_d ? UnifiedSplit::uniform : UnifiedSplit::automatic, three_d ? 2 : 0);
+        expect_ok(st, (dt(out) + (group ? " group 32 " : " per tensor ") + (path == UnifiedPath::two_d ? "2d" : "3d")).c_str());
+        EXPECT_GT(st.nan, 0) << "the NaN value element reaches the output";
+        if (group == 0) EXPECT_GT(st.saturated, 0) << "some elements exceed the format's range";
+        std::printf("  %s %s %s: %lld saturated, %lld NaN\n", dt(out).c_str(), group ? "group 32" : "per tensor",
+                    path == UnifiedPath::two_d ? "2d" : "3d", static_cast<long long>(st.saturated),
+                    static_cast<long long>(st.nan));
+      }
+    }
+}
+
+// ---- typed errors: bad scales are refused before any launch ----
+
+TEST(Fp8Io, BadScalesAreTypedErrors) {
+  REQUIRE_GPU();
+  IoCase c;
+  c.q = DType::fp8_e4m3fn;
+  c.kv = DType::fp8_e4m3fn;
+  c.out = DType::fp8_e4m3fn;
+  c.variant = 4;
+  HostProblem h(spec_of(c));
+  DeviceProblem dp(h);
+  const Fp8Queries q8 = make_fp8_queries(h, c.q);
+  DeviceBuffer d_q8 = DeviceBuffer::from(q8.codes);
+  struct Bad { const char* field; std::function<void(UnifiedAttentionParams&)> set; };
+  const Bad bads[] = {
+      {"q_scale.host", [](UnifiedAttentionParams& p) { p.q_scale.host = 0.f; }},
+      {"q_scale.host", [](UnifiedAttentionParams& p) { p.q_scale.host = -1.f; }},
+      {"q_scale.host", [](UnifiedAttentionParams& p) { p.q_scale.host = std::nanf(""); }},
+      {"out_format.scale.host", [](UnifiedAttentionParams& p) { p.out_format.scale.host = 0.f; }},
+      {"out_format.scale.host", [](UnifiedAttentionParams& p) { p.out_format.scale.host = -0.5f; }},
+      {"out_format.scale.host", [](UnifiedAttentionParams& p) { p.out_format.scale.host = std::nanf(""); }},
+      {"out_format.dtype", [](UnifiedAttentionParams& p) { p.out_format.dtype.reset(); }},
+  };
+  for (const Bad& b : bads) {
+    UnifiedAttentionParams p = dp.params();
+    p.q = d_q8.ptr;
+    p.q_dtype = c.q;
+    p.q_scale.host = q8.scale;
+    p.out_format.dtype = c.out;
+    p.out_format.scale.host = 0.01f;
+    b.set(p);
+    dp.poison();
+    try {
+      unified_attention(p, nullptr, 0, nullptr);
+      ADD_FAILURE() << b.field << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.field(), b.field) << e.what();
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument) << e.what();
+    }
+    PagedDecodeParams pp = paged_decode_params_from_unified(p, 1);
+    EXPECT_FALSE(validate(pp).ok()) << b.field << " (paged decode)";
+  }
+}
+
+}  // namespace
+}  // namespace hipattn::testing
