@@ -1,6 +1,6 @@
 // bench/bench_common.hpp: the measurement method shared by the sweeps of hipattn_bench
-// (bench_unified.cu, bench_paged_decode.cu, bench_dense_prefill.cu), and the byte count their TB/s
-// figures use.
+// (bench_unified.cu, bench_paged_decode.cu, bench_dense_prefill.cu, bench_mla_decode.cu,
+// bench_fp8_io.cu), and the byte count their TB/s figures use.
 //
 // Method (the one of ../shared/scenarios/h200-peers.md): each call is captured in a CUDA graph; before
 // each timed replay the L2 is flushed by a 256 MiB write; replays are timed with device events; the
@@ -26,8 +26,10 @@ inline constexpr int kReps = 40;
 // The ceilings of this run and the flush buffer (set by main before any benchmark runs).
 // g_mma_tflops: the mma.sync m16n8k16 bf16 atom (CDNA: the MFMA 16x16x16 bf16 atom);
 // g_wgmma_tflops: the sm_90a warpgroup MMA, wgmma m64n256k16 bf16 from shared memory; 0 where there
-// is none (HIP builds, GPUs other than sm_90, device code not built for sm_90a).
-inline double g_copy_tbps = 0, g_mma_tflops = 0, g_wgmma_tflops = 0;
+// is none (HIP builds, GPUs other than sm_90, device code not built for sm_90a);
+// g_fp8_mma_tflops: the fp8 atom, mma.sync m16n8k32 e4m3 (issue 13); 0 where not measured (HIP builds,
+// GPUs other than sm_90).
+inline double g_copy_tbps = 0, g_mma_tflops = 0, g_wgmma_tflops = 0, g_fp8_mma_tflops = 0;
 inline void* g_flush = nullptr;
 
 struct Timer {
@@ -119,5 +121,7 @@ void register_paged_decode_benchmarks();
 void register_dense_prefill_benchmarks();
 // The MLA-decode sweep (bench_mla_decode.cu): registered by main after the dense-prefill one.
 void register_mla_decode_benchmarks();
+// The fp8 query / output rows of issue 13 (bench_fp8_io.cu): registered by main last.
+void register_fp8_io_benchmarks();
 
 }  // namespace hipattn::bench

@@ -6,7 +6,9 @@
 // Method (bench_common.hpp, the one of ../shared/scenarios/h200-peers.md): each call is captured in a
 // CUDA graph; before each timed replay the L2 is flushed by a 256 MiB write; replays are timed with
 // device events; the figure is the median of 40 after 3 warm-ups. main also registers the paged-decode
-// sweep (bench_paged_decode.cu) and the dense-prefill sweep (bench_dense_prefill.cu).
+// sweep (bench_paged_decode.cu), the dense-prefill sweep (bench_dense_prefill.cu), the MLA-decode sweep
+// (bench_mla_decode.cu) and the fp8 query / output rows (bench_fp8_io.cu; with the fp8 mma.sync
+// ceiling measured here).
 // Counters: us (median), TB/s over compulsory bytes (Q + O + the K/V of attended keys, + fp8 scales),
 // TFLOP/s over exact attended (q, k) pairs (4 * pairs * head_size per q head), and both as fractions
 // of the ceilings (bw_frac, mma_frac).
@@ -32,23 +34,32 @@ using namespace hipattn::bench;
 
 // Back-to-back independent matrix-unit ops in registers: the peak of the atom the kernels use
 // (mma.sync m16n8k16 bf16 on sm_90; v_mfma_f32_16x16x16_bf16 on CDNA, 16 x 16 x 16 per wave).
+// kFp8 (CUDA only, issue 13): the fp8 atom, mma.sync m16n8k32 f32.e4m3.e4m3.f32, same loop.
 #if defined(HIPATTN_BACKEND_CUDA)
-constexpr double kAtomFlopsPerWave = 2.0 * 16 * 8 * 16;
+template <bool kFp8>
+constexpr double kAtomFlopsPerWave = 2.0 * 16 * 8 * (kFp8 ? 32 : 16);
+template <bool kFp8>
 __global__ void mma_peak_kernel(float* sink, int iters) {
   uint32_t a[4] = {threadIdx.x, threadIdx.x * 3u, threadIdx.x * 5u, threadIdx.x * 7u};
   uint32_t b[2] = {threadIdx.x * 11u, threadIdx.x * 13u};
   float c[8][4] = {};
   for (int i = 0; i < iters; ++i)
 #pragma unroll
-    for (int k = 0; k < 8; ++k) sm90::mma_16816_bf16(c[k], a, b);
+    for (int k = 0; k < 8; ++k) {
+      if constexpr (kFp8) sm90::mma_16832_e4m3(c[k], a, b);
+      else sm90::mma_16816_bf16(c[k], a, b);
+    }
   float s = 0;
 #pragma unroll
   for (int k = 0; k < 8; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
   if (s == 1234.5f) *sink = s;
 }
 #else
+template <bool kFp8>
 constexpr double kAtomFlopsPerWave = 2.0 * 16 * 16 * 16;
+template <bool kFp8>
 __global__ void mma_peak_kernel(float* sink, int iters) {
+  static_assert(!kFp8, "the fp8 atom's ceiling is measured on CUDA only");
   const short t = static_cast<short>(threadIdx.x);
   const cdna3::b16x4 a = {t, static_cast<short>(t * 3), static_cast<short>(t * 5), static_cast<short>(t * 7)};
   const cdna3::b16x4 b = {static_cast<short>(t * 11), static_cast<short>(t * 13), t, t};
@@ -63,13 +74,28 @@ __global__ void mma_peak_kernel(float* sink, int iters) {
 }
 #endif
 
+template <bool kFp8 = false>
 double measure_mma_tflops(int sms) {
   DeviceBuffer sink(64);
   const int iters = 4096, blocks = sms * 8, threads = 256;
   const int wave = rt::cached_device_properties().wave_size;
-  const double ms = median_ms([&] { mma_peak_kernel<<<blocks, threads>>>(sink.as<float>(), iters); HIPATTN_CHECK_LAUNCH(); }, g_flush);
-  const double flops = double(blocks) * (threads / wave) * iters * 8 * kAtomFlopsPerWave;
+  const double ms = median_ms([&] { mma_peak_kernel<kFp8><<<blocks, threads>>>(sink.as<float>(), iters); HIPATTN_CHECK_LAUNCH(); }, g_flush);
+  const double flops = double(blocks) * (threads / wave) * iters * 8 * kAtomFlopsPerWave<kFp8>;
   return flops / (ms * 1e-3) / 1e12;
+}
+
+// The fp8 atom's ceiling (mma.sync m16n8k32 e4m3) in TFLOP/s, or 0 where it is not measured: `why`.
+// The instruction is native on sm_89; on sm_90 it is emulated through f16 MMAs (NVIDIA/cutlass#1986:
+// Hopper's native fp8 rate is wgmma's), so on an H200 this is the fp8 mma.sync ceiling, not 2x bf16.
+double measure_fp8_mma_tflops(const rt::DeviceProperties& props, std::string* why) {
+#if defined(HIPATTN_BACKEND_CUDA)
+  if (props.target == Target::sm90) return measure_mma_tflops<true>(props.multiprocessor_count);
+  *why = "measured on sm_90 only, this GPU is " + props.arch_name;
+#else
+  (void)props;
+  *why = "CUDA only";
+#endif
+  return 0;
 }
 
 // The warpgroup MMA's peak (sm_90a; the dense-prefill kernels' atom): one CTA of 2 warpgroups (256
@@ -266,14 +292,17 @@ int main(int argc, char** argv) {
   HIPATTN_CHECK(rt::malloc_device(&g_flush, kFlushBytes));
   g_copy_tbps = measure_copy_tbps();
   g_mma_tflops = measure_mma_tflops(props.multiprocessor_count);
-  std::string no_wgmma;
+  std::string no_wgmma, no_fp8_mma;
   g_wgmma_tflops = measure_wgmma_tflops(props, &no_wgmma);
-  const std::string wgmma = g_wgmma_tflops > 0 ? std::to_string(int(g_wgmma_tflops + 0.5)) + " TFLOP/s"
-                                               : "n/a (" + no_wgmma + ")";
+  g_fp8_mma_tflops = measure_fp8_mma_tflops(props, &no_fp8_mma);
+  auto ceiling = [](double tflops, const std::string& why) {
+    return tflops > 0 ? std::to_string(int(tflops + 0.5)) + " TFLOP/s" : "n/a (" + why + ")";
+  };
   std::printf("device %s (%s), %d SMs/CUs\nceilings: copy %.2f TB/s (read + write), matrix atom (bf16) %.0f TFLOP/s, "
-              "wgmma m64n256k16 (bf16) %s\n",
+              "mma.sync m16n8k32 (fp8 e4m3) %s, wgmma m64n256k16 (bf16) %s\n",
               props.arch_name.c_str(), std::string(target_name(props.target)).c_str(), props.multiprocessor_count,
-              g_copy_tbps, g_mma_tflops, wgmma.c_str());
+              g_copy_tbps, g_mma_tflops, ceiling(g_fp8_mma_tflops, no_fp8_mma).c_str(),
+              ceiling(g_wgmma_tflops, no_wgmma).c_str());
   const auto& all = scenarios::unified_scenarios();
   for (int i = 0; i < int(all.size()); ++i) {
     for (auto [path, pname] : {std::pair{UnifiedPath::automatic, "auto"}, std::pair{UnifiedPath::two_d, "2d"},
@@ -300,6 +329,7 @@ int main(int argc, char** argv) {
   register_paged_decode_benchmarks();
   register_dense_prefill_benchmarks();
   register_mla_decode_benchmarks();
+  register_fp8_io_benchmarks();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

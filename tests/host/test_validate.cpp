@@ -240,6 +240,11 @@ const std::vector<Rejected>& rejected_cases() {
        {"DType(9)"}, 1},
       {"OutDtypeF32", [](Problem& t) { t.p.out_format.dtype = DType::f32; }, kFields, kUnsupported, "out_format.dtype",
        {"fp32"}, 1},
+      {"OutDtypeOther16Bit", [](Problem& t) { t.p.out_format.dtype = DType::bf16; }, kFields, kUnsupported,
+       "out_format.dtype", {"(bf16)", "compute dtype (fp16"}, 1},
+      {"Fp8QBf16KvF16Out", [](Problem& t) { t.make_fp8_q(), t.p.kv_dtype = DType::bf16, t.p.kv_scale_mode = KvScaleMode::none,
+                                             t.p.out_format.dtype = DType::f16; },
+       kFields, kUnsupported, "out_format.dtype", {"(fp16)", "compute dtype (bf16"}, 1},
 
       // ---- fp8 queries and outputs (problem/fp8_io_rules.hpp) ----
       {"QScaleOn16BitQ", [](Problem& t) { t.p.q_scale.host = 2.f; }, kFields, kInvalid, "q_scale.host",
@@ -467,6 +472,7 @@ const std::vector<Accepted>& accepted_cases() {
       {"Fp8QFp8KvBf16Out", {}, [](Problem& t) { t.make_fp8_q(); }, kFields},
       {"Fp8QBf16Kv", {}, [](Problem& t) { t.make_fp8_q(), t.p.kv_dtype = DType::bf16, t.p.kv_scale_mode = KvScaleMode::none; }, kFields},
       {"Fp8QFnuzF16Kv", {}, [](Problem& t) { t.make_fp8_q(), t.p.q_dtype = DType::fp8_e4m3fnuz, t.p.kv_dtype = DType::f16,
+                                          t.p.out_format.dtype = DType::f16,
                                           t.p.kv_scale_mode = KvScaleMode::none, t.p.q_scale.device = fake<const float>(0x900020); }, kFields},
       {"Fp8OutPerTensorDeviceScale", {}, [](Problem& t) { t.make_fp8_out(), t.p.out_format.scale.host = 1.f,
                                                        t.p.out_format.scale.device = fake<const float>(0x900030); }, kFields},

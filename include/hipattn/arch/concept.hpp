@@ -120,6 +120,7 @@ concept AttentionArch = requires {
   { A::tanh(x) } -> std::same_as<float>;
   { A::template pack2<true>(x, x) } -> std::same_as<uint32_t>;
   { A::group_max(x, 4) } -> std::same_as<float>;
+  { A::template fp8x2<true>(x, x) } -> std::same_as<uint32_t>;
   A::template dequant_fp8x4<KvKind::e4m3fn, true>(u, u, u);
 #endif
 };

@@ -70,7 +70,7 @@ inline UnifiedInstanceKey unified_instance_key(const UnifiedAttentionParams& p, 
                                                bool custom_variant = false) {
   UnifiedInstanceKey k;
   k.target = target;
-  k.bf16 = compute_dtype(p.q_dtype, p.kv_dtype) == DType::bf16;
+  k.bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
   k.kv = unified_kv_kind(p.kv_dtype);
   k.head_size = p.head_size;
   k.variant = custom_variant              ? UnifiedVariantKind::custom

@@ -12,7 +12,8 @@
 //
 // fp8 queries (q_dtype e4m3fn / e4m3fnuz) carry q_scale: real Q = code * q_scale. The kernels fold
 // q_scale with the K scale into the score scale and read the codes exactly (an e4m3 value is exact in
-// fp16 and bf16); compute_dtype() says which 16-bit type their products use.
+// fp16 and bf16); compute_dtype() says which 16-bit type their products use. A 16-bit output is
+// always of that type (one packing compiled per instance).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -29,7 +30,8 @@ struct TensorScale {
 };
 
 struct OutputFormat {
-  // fp16, bf16, fp8_e4m3fn or fp8_e4m3fnuz. Unset: the query dtype (which must then be 16-bit).
+  // fp16, bf16 (the compute dtype: the query's, a 16-bit cache's), fp8_e4m3fn or fp8_e4m3fnuz.
+  // Unset: the query dtype (which must then be 16-bit).
   std::optional<DType> dtype;
   // fp8, per tensor (group_size == 0): out = saturate(O / scale), saturating to the format's largest
   // finite value (448 e4m3fn, 240 e4m3fnuz), NaN kept NaN (numeric/fp8.hpp's rules). 16-bit outputs
@@ -53,12 +55,13 @@ struct OutputFormat {
 // The output dtype a problem writes.
 inline DType output_dtype(DType q_dtype, const OutputFormat& f) { return f.dtype.value_or(q_dtype); }
 
-// The 16-bit type of the kernels' matrix products (the instance a problem runs on): 16-bit queries
-// their own; fp8 queries the type of a 16-bit cache, or fp16 when the cache is fp8 too (an e4m3 code
-// and a probability have more precision in fp16 than in bf16).
-inline DType compute_dtype(DType q_dtype, DType kv_dtype) {
+// The 16-bit type of the kernels' matrix products (the instance a problem runs on), which is also the
+// type of a 16-bit output: 16-bit queries their own; fp8 queries the type of a 16-bit cache, else of
+// a 16-bit output, else fp16 (an e4m3 code and a probability have more precision in fp16 than bf16).
+inline DType compute_dtype(DType q_dtype, DType kv_dtype, DType out_dtype) {
   if (!is_fp8(q_dtype)) return q_dtype;
-  return is_fp8(kv_dtype) ? DType::f16 : kv_dtype;
+  if (!is_fp8(kv_dtype)) return kv_dtype;
+  return is_fp8(out_dtype) ? DType::f16 : out_dtype;
 }
 
 // The largest finite value of an fp8 format.

@@ -41,6 +41,12 @@ inline IoDtypesOk io_dtypes(ValidationReport& r, DType q_dtype, DType kv_dtype, 
                                         "): fp8 queries need the output dtype set (fp16, bf16 or fp8)");
   } else {
     ok.out = dtype_in(r, ErrorCode::unsupported, "out_format.dtype", *out.dtype, {DType::f16, DType::bf16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz});
+    if (ok.out && ok.q && ok.kv && !is_fp8(*out.dtype) && *out.dtype != compute_dtype(q_dtype, kv_dtype, *out.dtype)) {
+      r.unsupported("out_format.dtype", "out_format.dtype (" + dtype_str(*out.dtype) + ") must be the compute dtype (" +
+                                            dtype_str(compute_dtype(q_dtype, kv_dtype, *out.dtype)) +
+                                            ": the query's, or a 16-bit cache's) or fp8");
+      ok.out = false;
+    }
   }
   return ok;
 }

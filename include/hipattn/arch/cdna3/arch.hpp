@@ -8,7 +8,7 @@
 //   kCopyModel                                                        the plain copies' model
 //   kLdsDmaBytes, BufferRsrc, buffer_rsrc, lds_dma, lds_dma_wait, lds_address, wave_uniform
 //                                                                     LDS DMA (concept LdsDmaArch)
-//   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi), group_max(v, lanes)
+//   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi), fp8x2<kFnuz>(a, b), group_max(v, lanes)
 // CDNA has no asynchronous global -> LDS copy of 16 bytes into an arbitrary (swizzled) LDS address.
 // Its loaders (kernels/common/paged_kv_loader.hpp) either stage through registers
 // (StagedPagedKvLoader: every load of the next tile issued at once, load_16 of an address the caller
@@ -144,6 +144,17 @@ struct Arch {
   template <bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack2(float lo, float hi) {
     return Gfx942TileOps::template pack2<kBf16>(lo, hi);  // the warp tile's P packing
+  }
+  // Two floats -> two fp8 codes (low byte a): RNE, saturating to the largest finite value, NaN a NaN
+  // code, by numeric/fp8.hpp (bit-exact with the reference on both targets).
+  template <bool kFnuz>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t fp8x2(float a, float b) {
+    if constexpr (kFnuz)
+      return static_cast<uint32_t>(::hipattn::fp8_e4m3fnuz_t::from_float(a).bits) |
+             (static_cast<uint32_t>(::hipattn::fp8_e4m3fnuz_t::from_float(b).bits) << 8);
+    else
+      return static_cast<uint32_t>(::hipattn::fp8_e4m3fn_t::from_float(a).bits) |
+             (static_cast<uint32_t>(::hipattn::fp8_e4m3fn_t::from_float(b).bits) << 8);
   }
   // The max over each aligned group of `lanes` lanes (a power of two, 1 to 64): ds_bpermute reads
   // lane ^ m, which lies in the same group.

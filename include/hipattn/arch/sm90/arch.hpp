@@ -6,7 +6,7 @@
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   load_16(gmem, valid) / store_16(lds, chunk), load_8, load_4 / store_4   register-staged copies
 //   kCopyModel                                                        which of the two the loaders use
-//   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi), group_max(v, lanes)
+//   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi), fp8x2<kFnuz>(a, b), group_max(v, lanes)
 // sm_90's loaders copy asynchronously (cp.async: copy_commit groups, copy_wait<N> waits); the
 // register-staged copies exist for the interface's sake (plain loads and stores).
 // Beyond the interface, sm_90a's warpgroup MMA atoms, descriptors and fences are in wgmma.hpp.
@@ -58,6 +58,27 @@ struct Arch {
   template <bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack2(float lo, float hi) {
     if constexpr (kBf16) return pack_bf16x2(lo, hi); else return pack_f16x2(lo, hi);
+  }
+  // Two floats -> two fp8 codes (low byte a): RNE, saturating to the largest finite value, NaN a NaN
+  // code (numeric/fp8.hpp's rules). e4m3fn by the hardware's cvt.rn.satfinite. e4m3fnuz, which sm_90
+  // cannot convert to, through the same instruction: an fnuz code is the fn code of twice the value
+  // (bias 8 against 7), except at its top (|x| > 232 rounds to 240 = 0x7f, which fn saturates to 0x7e),
+  // its NaN (0x80) and its zero (fn's -0, 0x80, is fnuz's NaN: zero is 0x00 only).
+  template <bool kFnuz>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t fp8x2(float a, float b) {
+    uint16_t r;
+    if constexpr (!kFnuz) {
+      asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
+      return r;
+    } else {
+      asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(2.f * a), "f"(2.f * b));
+      const auto fix = [](float x, uint32_t c) -> uint32_t {
+        if (x != x) return 0x80u;
+        if (fabsf(x) > 232.f) return (c & 0x80u) | 0x7fu;
+        return c == 0x80u ? 0u : c;
+      };
+      return fix(a, r & 0xffu) | (fix(b, static_cast<uint32_t>(r) >> 8) << 8);
+    }
   }
   // The max over each aligned group of `lanes` lanes (a power of two, 1 to 32), every lane of the
   // group active (the shuffles name only the group's lanes: other lanes may have exited).

@@ -88,64 +88,62 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_pairs(const RowCoord (&rcs)[WT::kR
   }
 }
 
-// Whether the group of every O element (its column / kG) is the same for every lane: then a group's
-// elements are known at compile time (sm_90: 8-column blocks, 16 with fp8 V; CDNA: 16-column blocks).
-template <class WT, int kG, int kWave>
-constexpr bool o_groups_lane_independent() {
+// Whether every O element's 16-column block (its column / 16) is the same for every lane (sm_90: 8
+// columns a block of lanes, 16 with fp8 V; CDNA: 16): then the elements of a group of 16 columns or
+// more are known at compile time from lane 0's columns.
+template <class WT, int kWave>
+constexpr bool o_blocks_lane_independent() {
   for (int lane = 0; lane < kWave; ++lane)
     for (int e = 0; e < WT::kOElems; ++e)
-      if (WT::o_col(lane, e) / kG != WT::o_col(0, e) / kG) return false;
+      if (WT::o_col(lane, e) / 16 != WT::o_col(0, e) / 16) return false;
   return true;
 }
 
-// A per-group fp8 output of groups of kG columns (kernels/common/output_store.hpp): for each group,
-// the rows' largest magnitude from the tile's row reduction (every lane holds some columns of its
-// rows), the scale written by the row's leader lane, then the group's pairs. Every group index is a
-// compile-time constant (no predicate per element, nothing for the compiler to keep live).
-template <class Cfg, class WT, class Arch, int kG>
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_groups(const OutputArgs& oa, const RowCoord (&rcs)[WT::kRowSlots],
-                                                            const typename WT::OFrag& o,
-                                                            const float (&factor)[WT::kRowSlots], int lane) {
-  static_assert(Cfg::kDv % kG == 0, "groups divide the head");
-  static_assert(o_groups_lane_independent<WT, kG, Cfg::kWaveSize>(), "a group's elements are the same on every lane");
-#pragma unroll
-  for (int g = 0; g < Cfg::kDv / kG; ++g) {
-    float amax[WT::kRowSlots];
-#pragma unroll
-    for (int r = 0; r < WT::kRowSlots; ++r) amax[r] = 0.f;
-#pragma unroll
-    for (int e = 0; e < WT::kOElems; ++e)
-      if (WT::o_col(0, e) / kG == g) amax[WT::o_slot(e)] = fmaxf(amax[WT::o_slot(e)], fabsf(o.r[e] * factor[WT::o_slot(e)]));
+// The output fragment in the output's format (kernels/common/output_store.hpp), one loop for every
+// format: a pass per group of columns (one pass, every column, for 16-bit and per-tensor fp8 outputs).
+// A per-group pass takes its rows' largest magnitude with the tile's row reduction (every lane holds
+// some columns of its rows), writes the scale from the row's leader lane, then stores the group's
+// pairs. An element's group is its compile-time 16-column block compared with the pass's block range:
+// nothing per element stays live across passes, and the store code exists once.
+template <class Cfg, class WT, class Arch>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_fragment(const OutputArgs& oa, const RowCoord (&rcs)[WT::kRowSlots],
+                                                              const typename WT::OFrag& o,
+                                                              const float (&factor)[WT::kRowSlots], int lane) {
+  static_assert(o_blocks_lane_independent<WT, Cfg::kWaveSize>(), "a 16-column block's elements are the same on every lane");
+  const bool group = oa.group_shift >= 0;
+  const int blocks_per_pass = group ? (1 << oa.group_shift) / 16 : Cfg::kDv;  // group sizes >= 16 (validated)
+  const int passes = group ? Cfg::kDv >> oa.group_shift : 1;
+  const float tensor_mult = output_multiplier(oa);
+#pragma unroll 1
+  for (int g = 0; g < passes; ++g) {
+    const int lo = g * blocks_per_pass, hi = lo + blocks_per_pass;
     float mult[WT::kRowSlots];
+    if (group) {
+      float amax[WT::kRowSlots];
 #pragma unroll
-    for (int r = 0; r < WT::kRowSlots; ++r) {
-      const float s = output_group_scale(oa, WT::row_max(amax[r]));
-      mult[r] = factor[r] / s;
-      if (rcs[r].valid && WT::row_leader(lane)) oa.group_scale[group_scale_offset(oa, rcs[r].token, rcs[r].q_head, g)] = s;
+      for (int r = 0; r < WT::kRowSlots; ++r) amax[r] = 0.f;
+#pragma unroll
+      for (int e = 0; e < WT::kOElems; ++e) {
+        const int b = WT::o_col(0, e) / 16, slot = WT::o_slot(e);
+        if (b >= lo && b < hi) amax[slot] = fmaxf(amax[slot], fabsf(o.r[e] * factor[slot]));  // fmaxf drops a NaN
+      }
+#pragma unroll
+      for (int r = 0; r < WT::kRowSlots; ++r) {
+        const float s = output_group_scale(oa, WT::row_max(amax[r]));
+        mult[r] = factor[r] / s;
+        if (rcs[r].valid && WT::row_leader(lane)) oa.group_scale[group_scale_offset(oa, rcs[r].token, rcs[r].q_head, g)] = s;
+      }
+    } else {
+#pragma unroll
+      for (int r = 0; r < WT::kRowSlots; ++r) mult[r] = factor[r] * tensor_mult;
     }
 #pragma unroll
     for (int e = 0; e < WT::kOElems; e += 2) {
-      const int slot = WT::o_slot(e);
-      if (WT::o_col(0, e) / kG != g || !rcs[slot].valid) continue;
-      store_out2<Arch>(oa, output_offset(oa, rcs[slot].token, rcs[slot].q_head, WT::o_col(lane, e)),
-                       o.r[e] * mult[slot], o.r[e + 1] * mult[slot]);
+      const int b = WT::o_col(0, e) / 16, slot = WT::o_slot(e);
+      if (b < lo || b >= hi || !rcs[slot].valid) continue;
+      store_out2<Arch, Cfg::kBf16>(oa, output_offset(oa, rcs[slot].token, rcs[slot].q_head, WT::o_col(lane, e)),
+                                   o.r[e] * mult[slot], o.r[e + 1] * mult[slot]);
     }
-  }
-}
-
-// The group size of the output (16, 32, 64 or 128, validated to divide d_v) as a template argument.
-template <class Cfg, class WT, class Arch>
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_any_group(const OutputArgs& oa, const RowCoord (&rcs)[WT::kRowSlots],
-                                                               const typename WT::OFrag& o,
-                                                               const float (&factor)[WT::kRowSlots], int lane) {
-  const auto with = [&]<int kG>() {
-    if constexpr (Cfg::kDv % kG == 0) store_output_groups<Cfg, WT, Arch, kG>(oa, rcs, o, factor, lane);
-  };
-  switch (oa.group_shift) {
-    case 4: with.template operator()<16>(); break;
-    case 5: with.template operator()<32>(); break;
-    case 6: with.template operator()<64>(); break;
-    default: with.template operator()<128>(); break;
   }
 }
 
@@ -166,16 +164,7 @@ struct NormalizedStore {
       if (a.lse != nullptr && rcs[r].valid && WT::row_leader(lane))
         a.lse[static_cast<int64_t>(rcs[r].q_head) * a.lse_stride_head + rcs[r].token] = lse2 * kLn2;
     }
-    if (a.out.group_shift >= 0) {
-      store_output_any_group<Cfg, WT, Arch>(a.out, rcs, o, factor, lane);
-      return;
-    }
-    const float mult = output_multiplier(a.out);
-#pragma unroll
-    for (int r = 0; r < WT::kRowSlots; ++r) factor[r] *= mult;
-    store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
-      store_out2<Arch>(a.out, output_offset(a.out, rc.token, rc.q_head, col), o0, o1);
-    });
+    store_output_fragment<Cfg, WT, Arch>(a.out, rcs, o, factor, lane);
   }
 };
 

@@ -1,12 +1,12 @@
 // hipattn/kernels/common/output_store.hpp: how the epilogues write the output, in every format of
 // problem/fp8_io.hpp's OutputFormat (ALGORITHM.md section 12):
 //   16-bit    O packed to fp16 or bf16
-//   fp8       saturate(O * m) with m = 1 / scale (per tensor), the conversion of numeric/fp8.hpp (RNE,
-//             satfinite, NaN kept NaN): the same bits as the float64 reference's rounding of a float
+//   fp8       saturate(O * m) with m = 1 / scale (per tensor), by Arch::fp8x2: RNE, satfinite, NaN kept
+//             NaN (numeric/fp8.hpp's rules; sm_90's cvt.rn.satfinite for e4m3fn), the reference's rounding
 //   fp8/group each group of group_size columns of a row: s = max(max |O|, 1e-10) / fp8_max (UE8M0:
 //             the next power of two), written beside the output, then saturate(O / s)
 // The output kind is a runtime value of the arguments (uniform for a launch), so one instance serves
-// every output format. Two entry shapes: the attention epilogue (a warp tile's fragments, the group
+// every output format; a 16-bit output is of the instance's type (kBf16). Two entry shapes: the attention epilogue (a warp tile's fragments, the group
 // maximum by the tile's own row reduction: WT::row_max over the lanes that share a row) and the
 // split-KV reduces (4 adjacent columns a thread, the group maximum over group_size / 4 adjacent lanes:
 // Arch::group_max).
@@ -48,10 +48,6 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE float output_multiplier(const OutputArgs& o) 
   return 1.f / (o.scale_tensor != nullptr ? *o.scale_tensor : o.scale_value);
 }
 
-HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t out_fp8_bits(OutKind k, float x) {
-  return k == OutKind::e4m3fnuz ? fp8_e4m3fnuz_t::from_float(x).bits : fp8_e4m3fn_t::from_float(x).bits;
-}
-
 // The scale of a group whose largest magnitude is `amax`.
 HIPATTN_DEVICE HIPATTN_FORCEINLINE float output_group_scale(const OutputArgs& o, float amax) {
   const float s = fmaxf(amax, 1e-10f) / o.group_fp8_max;
@@ -71,38 +67,36 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE int64_t group_scale_offset(const OutputArgs& 
          (static_cast<int64_t>(head) * o.groups_per_head + g) * o.group_scale_stride_group;
 }
 
-// Two adjacent columns (already scaled) at element offset `off`.
-template <class Arch>
+// Two adjacent columns (already scaled) at element offset `off`: 16-bit outputs are of the instance's
+// type (kBf16; problem/fp8_io.hpp), fp8 ones converted by Arch::fp8x2 (RNE, satfinite, NaN kept).
+template <class Arch, bool kBf16>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_out2(const OutputArgs& o, int64_t off, float a, float b) {
-  if (o.kind == OutKind::f16 || o.kind == OutKind::bf16) {
-    uint32_t* dst = reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(o.ptr) + off);
-    *dst = o.kind == OutKind::bf16 ? Arch::template pack2<true>(a, b) : Arch::template pack2<false>(a, b);
-  } else {
-    *reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(o.ptr) + off) =
-        static_cast<uint16_t>(out_fp8_bits(o.kind, a) | (out_fp8_bits(o.kind, b) << 8));
-  }
+  if (o.kind == OutKind::e4m3fn)
+    *reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(o.ptr) + off) = static_cast<uint16_t>(Arch::template fp8x2<false>(a, b));
+  else if (o.kind == OutKind::e4m3fnuz)
+    *reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(o.ptr) + off) = static_cast<uint16_t>(Arch::template fp8x2<true>(a, b));
+  else
+    *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(o.ptr) + off) = Arch::template pack2<kBf16>(a, b);
 }
 
 // Four adjacent columns (already scaled) at element offset `off`.
-template <class Arch>
+template <class Arch, bool kBf16>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_out4(const OutputArgs& o, int64_t off, const float (&v)[4]) {
-  if (o.kind == OutKind::f16 || o.kind == OutKind::bf16) {
-    const bool bf = o.kind == OutKind::bf16;
-    const uint32_t lo = bf ? Arch::template pack2<true>(v[0], v[1]) : Arch::template pack2<false>(v[0], v[1]);
-    const uint32_t hi = bf ? Arch::template pack2<true>(v[2], v[3]) : Arch::template pack2<false>(v[2], v[3]);
-    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(o.ptr) + off) = make_uint2(lo, hi);
+  if (o.kind == OutKind::e4m3fn || o.kind == OutKind::e4m3fnuz) {
+    const bool fnuz = o.kind == OutKind::e4m3fnuz;
+    const uint32_t lo = fnuz ? Arch::template fp8x2<true>(v[0], v[1]) : Arch::template fp8x2<false>(v[0], v[1]);
+    const uint32_t hi = fnuz ? Arch::template fp8x2<true>(v[2], v[3]) : Arch::template fp8x2<false>(v[2], v[3]);
+    *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(o.ptr) + off) = lo | (hi << 16);
   } else {
-    uint32_t w = 0;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) w |= out_fp8_bits(o.kind, v[k]) << (8 * k);
-    *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(o.ptr) + off) = w;
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(o.ptr) + off) =
+        make_uint2(Arch::template pack2<kBf16>(v[0], v[1]), Arch::template pack2<kBf16>(v[2], v[3]));
   }
 }
 
 // The reduces' store: columns [c4, c4 + 4) of (token, head), normalized, from the thread c4 / 4 of
 // an item whose d_v / 4 threads are adjacent lanes, all active. A per-group output takes the group's
 // maximum over its group_size / 4 lanes; the group's first lane writes the scale.
-template <class Arch>
+template <class Arch, bool kBf16>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_cols4(const OutputArgs& o, int32_t token, int32_t head, int c4,
                                                            float (&v)[4]) {
   const int64_t off = output_offset(o, token, head, c4);
@@ -110,7 +104,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_cols4(const OutputArgs& o, 
     const float m = output_multiplier(o);
 #pragma unroll
     for (int k = 0; k < 4; ++k) v[k] *= m;
-    store_out4<Arch>(o, off, v);
+    store_out4<Arch, kBf16>(o, off, v);
     return;
   }
   float amax = 0.f;
@@ -121,7 +115,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_cols4(const OutputArgs& o, 
   const float inv = 1.f / s;
 #pragma unroll
   for (int k = 0; k < 4; ++k) v[k] *= inv;
-  store_out4<Arch>(o, off, v);
+  store_out4<Arch, kBf16>(o, off, v);
   if ((c4 & ((1 << o.group_shift) - 1)) == 0) o.group_scale[group_scale_offset(o, token, head, c4 >> o.group_shift)] = s;
 }
 

@@ -22,7 +22,7 @@ namespace hipattn {
 // the natural-log LSE at lse[lse_index] (when lse is not null: the kernel argument itself, so that
 // the store stays a global one on CDNA; a pointer selected against null would become a flat store).
 // sink2: the head's sink in log2 units, or -inf.
-template <class Arch, int kD>
+template <class Arch, bool kBf16, int kD>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void merge_split_partials(const float* ws_o, const float* ws_lse, int64_t base,
                                                              int64_t step, int32_t parts, int c4, float sink2,
                                                              const OutputArgs& out, int32_t token, int32_t head,
@@ -65,7 +65,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void merge_split_partials(const float* ws_o, 
   const float inv = l > 0.f ? 1.f / l : 0.f;
 #pragma unroll
   for (int k = 0; k < 4; ++k) acc[k] *= inv;
-  store_output_cols4<Arch>(out, token, head, c4, acc);
+  store_output_cols4<Arch, kBf16>(out, token, head, c4, acc);
   if (lse != nullptr && c4 == 0) lse[lse_index] = l > 0.f ? (m + __log2f(l)) * kLn2 : -INFINITY;
 }
 

@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(kThreads) paged_decode_reduce_kernel(const Pag
   const int64_t step = static_cast<int64_t>(a.q_len) * a.num_q_heads;
   const int64_t base = first * step + static_cast<int64_t>(i) * a.num_q_heads + head;
   const float sink2 = a.sinks != nullptr ? a.sinks[head] * kLog2e : -INFINITY;
-  merge_split_partials<Arch, kD>(a.ws_o, a.ws_lse, base, step, parts, c4, sink2, a.out, token, head, a.lse,
+  merge_split_partials<Arch, kBf16, kD>(a.ws_o, a.ws_lse, base, step, parts, c4, sink2, a.out, token, head, a.lse,
                                  static_cast<int64_t>(head) * a.lse_stride_head +
                                      static_cast<int64_t>(token) * a.lse_stride_token);
 }

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kThreads) split_kv_reduce_kernel(const SplitKv
     step = a.num_q_heads;
   }
   const float sink2 = a.sinks != nullptr ? a.sinks[head] * kLog2e : -INFINITY;
-  merge_split_partials<Arch, kD>(a.ws_o, a.ws_lse, base, step, segments, c4, sink2, a.out, token, head, a.lse,
+  merge_split_partials<Arch, kBf16, kD>(a.ws_o, a.ws_lse, base, step, segments, c4, sink2, a.out, token, head, a.lse,
                                  static_cast<int64_t>(head) * a.lse_stride_head + token);
 }
 
