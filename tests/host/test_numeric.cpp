@@ -622,3 +622,31 @@ TEST(Traits, FloatIdentityOverloads) {
 }
 
 }  // namespace
+
+// The kernels' branch-free e4m3fn encoder and the e4m3fnuz code from the e4m3fn code of 2x
+// (numeric/fp8.hpp) equal the reference conversions on a sweep of float bit patterns (every 61st,
+// both signs, NaNs, infinities, subnormals included) and on every code, midpoint and neighbour.
+TEST(Fp8, BranchlessEncodersEqualFromFloat) {
+  int64_t bad = 0, n = 0;
+  auto check = [&](float x) {
+    ++n;
+    const uint32_t fn = fp8_e4m3fn_t::from_float(x).bits, fnuz = fp8_e4m3fnuz_t::from_float(x).bits;
+    const uint32_t got_fn = fp8_e4m3fn_bits_branchless(x);
+    const uint32_t got_fnuz = fp8_e4m3fnuz_bits_from_fn2x(x, fp8_e4m3fn_bits_branchless(2.f * x));
+    if ((got_fn != fn || got_fnuz != fnuz) && bad++ < 5)
+      ADD_FAILURE() << "x = " << x << " (0x" << std::hex << std::bit_cast<uint32_t>(x) << "): fn 0x" << got_fn << " want 0x"
+                    << fn << ", fnuz 0x" << got_fnuz << " want 0x" << fnuz;
+  };
+  for (uint64_t b = 0; b <= 0xffffffffull; b += 61) check(std::bit_cast<float>(static_cast<uint32_t>(b)));
+  for (uint32_t c = 0; c < 256; ++c)
+    for (float v : {fp8_e4m3fn_t::from_bits(c).to_float(), fp8_e4m3fnuz_t::from_bits(c).to_float()}) {
+      for (float y : {v, std::nextafterf(v, 0.f), std::nextafterf(v, INFINITY), std::nextafterf(v, -INFINITY)}) check(y);
+      const float up = c < 127 ? fp8_e4m3fn_t::from_bits(c + 1).to_float() : 480.f;
+      const float mid = 0.5f * (v + up);
+      for (float y : {mid, std::nextafterf(mid, 0.f), std::nextafterf(mid, INFINITY), -mid}) check(y);
+    }
+  for (float y : {232.f, 232.00002f, 231.99998f, 240.f, 224.f, 448.f, 464.f, 463.99997f, 464.00003f, INFINITY, -INFINITY, 0.f, -0.f,
+                  0x1p-10f, 0x1p-11f, 0x1.8p-11f, 0x1p-12f, 0x1p-9f, 0x1p-10f * 1.5f})
+    check(y);
+  EXPECT_EQ(bad, 0) << bad << " of " << n << " conversions differ";
+}

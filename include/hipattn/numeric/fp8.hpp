@@ -19,6 +19,7 @@
 //     code's sign; fnuz 0x80 gives +quiet NaN (0x7fc00000).
 // from_float_nonsat is not provided (both formats have no infinity to overflow to).
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "hipattn/platform/config.hpp"
@@ -142,6 +143,32 @@ struct fp8_e4m3fnuz_t {
 
   HIPATTN_HOST_DEVICE explicit constexpr operator float() const { return to_float(); }
 };
+
+// float -> e4m3fn bits with the rules of fp8_e4m3fn_t::from_float (RNE, satfinite, NaN 0x7f | sign, -0
+// and negatives rounding to zero 0x80) and no branch: the kernels' output conversion where the
+// hardware has none (tests/host/test_numeric.cpp compares the two over a sweep of the float bits).
+// Normal results round the float's bits to 3 mantissa bits (a carry moves into the exponent) and
+// rebias; below 2^-6 the code is rint(|x| * 2^9) (0 to 8, 8 being the smallest normal).
+HIPATTN_HOST_DEVICE inline uint32_t fp8_e4m3fn_bits_branchless(float x) {
+  const uint32_t b = __builtin_bit_cast(uint32_t, x);
+  const uint32_t sign = (b >> 24) & 0x80u;
+  const float ax = fminf(__builtin_bit_cast(float, b & 0x7fffffffu), 448.f);
+  const uint32_t r = __builtin_bit_cast(uint32_t, ax);
+  const uint32_t normal = ((r + 0x7ffffu + ((r >> 20) & 1u)) >> 20) - (120u << 3);
+  const uint32_t sub = static_cast<uint32_t>(rintf(ax * 512.f));
+  const uint32_t mag = ax < 0x1p-6f ? sub : normal;
+  return (x != x) ? (sign | 0x7fu) : (sign | mag);
+}
+
+// e4m3fnuz bits of x from the e4m3fn bits of 2x (`fn2x`): an fnuz code is the fn code of twice its
+// value (bias 8 against 7), except at its top (|x| > 232 rounds to 240 = 0x7f, where fn saturates to
+// 0x7e), its NaN (0x80) and its zero (fn's -0, 0x80, is fnuz's NaN: zero is 0x00 only). Equal to
+// fp8_e4m3fnuz_t::from_float(x) for every x.
+HIPATTN_HOST_DEVICE inline uint32_t fp8_e4m3fnuz_bits_from_fn2x(float x, uint32_t fn2x) {
+  if (x != x) return 0x80u;
+  if (fabsf(x) > 232.f) return (fn2x & 0x80u) | 0x7fu;
+  return fn2x == 0x80u ? 0u : fn2x;
+}
 
 // fp8 -> float (exact).
 HIPATTN_HOST_DEVICE constexpr float to_float(fp8_e4m3fn_t x) { return x.to_float(); }

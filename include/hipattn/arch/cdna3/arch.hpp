@@ -146,15 +146,15 @@ struct Arch {
     return Gfx942TileOps::template pack2<kBf16>(lo, hi);  // the warp tile's P packing
   }
   // Two floats -> two fp8 codes (low byte a): RNE, saturating to the largest finite value, NaN a NaN
-  // code, by numeric/fp8.hpp (bit-exact with the reference on both targets).
+  // code (numeric/fp8.hpp's rules), with no branch: e4m3fn by fp8_e4m3fn_bits_branchless, e4m3fnuz
+  // from the e4m3fn code of 2x.
   template <bool kFnuz>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t fp8x2(float a, float b) {
     if constexpr (kFnuz)
-      return static_cast<uint32_t>(::hipattn::fp8_e4m3fnuz_t::from_float(a).bits) |
-             (static_cast<uint32_t>(::hipattn::fp8_e4m3fnuz_t::from_float(b).bits) << 8);
+      return ::hipattn::fp8_e4m3fnuz_bits_from_fn2x(a, ::hipattn::fp8_e4m3fn_bits_branchless(2.f * a)) |
+             (::hipattn::fp8_e4m3fnuz_bits_from_fn2x(b, ::hipattn::fp8_e4m3fn_bits_branchless(2.f * b)) << 8);
     else
-      return static_cast<uint32_t>(::hipattn::fp8_e4m3fn_t::from_float(a).bits) |
-             (static_cast<uint32_t>(::hipattn::fp8_e4m3fn_t::from_float(b).bits) << 8);
+      return ::hipattn::fp8_e4m3fn_bits_branchless(a) | (::hipattn::fp8_e4m3fn_bits_branchless(b) << 8);
   }
   // The max over each aligned group of `lanes` lanes (a power of two, 1 to 64): ds_bpermute reads
   // lane ^ m, which lies in the same group.

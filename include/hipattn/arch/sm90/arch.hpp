@@ -13,6 +13,7 @@
 #pragma once
 #include "hipattn/arch/concept.hpp"
 #include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/fp8.hpp"
 #include "hipattn/arch/sm90/atoms.hpp"
 #include "hipattn/arch/sm90/warp_tile.hpp"
 #include "hipattn/arch/sm90/wgmma.hpp"
@@ -60,10 +61,8 @@ struct Arch {
     if constexpr (kBf16) return pack_bf16x2(lo, hi); else return pack_f16x2(lo, hi);
   }
   // Two floats -> two fp8 codes (low byte a): RNE, saturating to the largest finite value, NaN a NaN
-  // code (numeric/fp8.hpp's rules). e4m3fn by the hardware's cvt.rn.satfinite. e4m3fnuz, which sm_90
-  // cannot convert to, through the same instruction: an fnuz code is the fn code of twice the value
-  // (bias 8 against 7), except at its top (|x| > 232 rounds to 240 = 0x7f, which fn saturates to 0x7e),
-  // its NaN (0x80) and its zero (fn's -0, 0x80, is fnuz's NaN: zero is 0x00 only).
+  // code (numeric/fp8.hpp's rules). e4m3fn by the hardware's cvt.rn.satfinite; e4m3fnuz, which sm_90
+  // cannot convert to, through the same instruction on 2x (fp8_e4m3fnuz_bits_from_fn2x).
   template <bool kFnuz>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t fp8x2(float a, float b) {
     uint16_t r;
@@ -72,12 +71,8 @@ struct Arch {
       return r;
     } else {
       asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(2.f * a), "f"(2.f * b));
-      const auto fix = [](float x, uint32_t c) -> uint32_t {
-        if (x != x) return 0x80u;
-        if (fabsf(x) > 232.f) return (c & 0x80u) | 0x7fu;
-        return c == 0x80u ? 0u : c;
-      };
-      return fix(a, r & 0xffu) | (fix(b, static_cast<uint32_t>(r) >> 8) << 8);
+      return ::hipattn::fp8_e4m3fnuz_bits_from_fn2x(a, r & 0xffu) |
+             (::hipattn::fp8_e4m3fnuz_bits_from_fn2x(b, static_cast<uint32_t>(r) >> 8) << 8);
     }
   }
   // The max over each aligned group of `lanes` lanes (a power of two, 1 to 32), every lane of the

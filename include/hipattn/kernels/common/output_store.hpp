@@ -67,14 +67,24 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE int64_t group_scale_offset(const OutputArgs& 
          (static_cast<int64_t>(head) * o.groups_per_head + g) * o.group_scale_stride_group;
 }
 
+// Two fp8 codes (low byte a) of the output's format: one e4m3fn conversion (Arch::fp8x2) whatever the
+// format, e4m3fnuz as the e4m3fn code of 2x with its fix-ups (numeric/fp8.hpp), so that the unrolled
+// stores carry one encoder, not two.
+template <class Arch>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t out_fp8x2(const OutputArgs& o, float a, float b) {
+  const bool fnuz = o.kind == OutKind::e4m3fnuz;
+  const float m = fnuz ? 2.f : 1.f;
+  const uint32_t c = Arch::template fp8x2<false>(a * m, b * m);
+  if (!fnuz) return c;
+  return fp8_e4m3fnuz_bits_from_fn2x(a, c & 0xffu) | (fp8_e4m3fnuz_bits_from_fn2x(b, (c >> 8) & 0xffu) << 8);
+}
+
 // Two adjacent columns (already scaled) at element offset `off`: 16-bit outputs are of the instance's
-// type (kBf16; problem/fp8_io.hpp), fp8 ones converted by Arch::fp8x2 (RNE, satfinite, NaN kept).
+// type (kBf16; problem/fp8_io.hpp), fp8 ones converted by out_fp8x2 (RNE, satfinite, NaN kept).
 template <class Arch, bool kBf16>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_out2(const OutputArgs& o, int64_t off, float a, float b) {
-  if (o.kind == OutKind::e4m3fn)
-    *reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(o.ptr) + off) = static_cast<uint16_t>(Arch::template fp8x2<false>(a, b));
-  else if (o.kind == OutKind::e4m3fnuz)
-    *reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(o.ptr) + off) = static_cast<uint16_t>(Arch::template fp8x2<true>(a, b));
+  if (out_is_fp8(o))
+    *reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(o.ptr) + off) = static_cast<uint16_t>(out_fp8x2<Arch>(o, a, b));
   else
     *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(o.ptr) + off) = Arch::template pack2<kBf16>(a, b);
 }
@@ -82,15 +92,12 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_out2(const OutputArgs& o, int64_t 
 // Four adjacent columns (already scaled) at element offset `off`.
 template <class Arch, bool kBf16>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_out4(const OutputArgs& o, int64_t off, const float (&v)[4]) {
-  if (o.kind == OutKind::e4m3fn || o.kind == OutKind::e4m3fnuz) {
-    const bool fnuz = o.kind == OutKind::e4m3fnuz;
-    const uint32_t lo = fnuz ? Arch::template fp8x2<true>(v[0], v[1]) : Arch::template fp8x2<false>(v[0], v[1]);
-    const uint32_t hi = fnuz ? Arch::template fp8x2<true>(v[2], v[3]) : Arch::template fp8x2<false>(v[2], v[3]);
-    *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(o.ptr) + off) = lo | (hi << 16);
-  } else {
+  if (out_is_fp8(o))
+    *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(o.ptr) + off) =
+        out_fp8x2<Arch>(o, v[0], v[1]) | (out_fp8x2<Arch>(o, v[2], v[3]) << 16);
+  else
     *reinterpret_cast<uint2*>(static_cast<uint16_t*>(o.ptr) + off) =
         make_uint2(Arch::template pack2<kBf16>(v[0], v[1]), Arch::template pack2<kBf16>(v[2], v[3]));
-  }
 }
 
 // The reduces' store: columns [c4, c4 + 4) of (token, head), normalized, from the thread c4 / 4 of

@@ -64,6 +64,8 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_fp8(const Args& a, const Attentio
   constexpr int kDqk = Cfg::kDqk, kThreads = Cfg::kThreads;
   constexpr int kChunks = Cfg::kBM * (kDqk / 8);
   const uint8_t* q8 = reinterpret_cast<const uint8_t*>(a.q);
+  // once a workgroup: not unrolled (the conversion is compiled once a format, not once a chunk)
+#pragma unroll 1
   for (int idx = tid; idx < kChunks; idx += kThreads) {
     const int row = idx / (kDqk / 8), c = idx % (kDqk / 8);
     const RowCoord rc = row_coord(a, w, row);
