@@ -1,13 +1,18 @@
 // tests/emu/emu_dispatch.hpp: what the emulated dispatch tests of both families share (test_emu_unified,
 // test_emu_paged_decode): a target and its code object named by an environment variable, the kernel
-// names of a compile-time configuration in llvm-cxxfilt's spelling, a launch by name parts, and the
-// device suites' tolerances (tests/common/compare.hpp).
+// names of a compile-time configuration in llvm-cxxfilt's spelling, a launch by name parts, the
+// device suites' tolerances (tests/common/compare.hpp), and the output in every format of
+// problem/fp8_io.hpp with fp8 queries (IoSpec, IoHost, EmuIo, check_io_outputs).
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -18,6 +23,9 @@
 #include "emu.hpp"
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/numeric/dtype.hpp"
+#include "hipattn/numeric/numeric.hpp"
+#include "hipattn/problem/fp8_io.hpp"
+#include "hipattn/reference/reference.hpp"
 
 namespace hipattn::testing::emu_dispatch {
 
@@ -158,5 +166,270 @@ struct Tolerance {
 };
 inline Tolerance out_tolerance(bool bf16) { return bf16 ? Tolerance{1.6e-2, 1.6e-2} : Tolerance{3e-3, 3e-3}; }
 inline constexpr Tolerance kLseTolerance{2e-3, 1e-3};
+
+
+// ---- the output in every format, and fp8 queries (problem/fp8_io.hpp) ----
+//
+// A case's fp8 I/O: the query dtype (fp8 queries are the codes of the problem's 16-bit queries divided
+// by kFp8QScale) and the output format. Both harnesses place the tensors in emulated memory, poison
+// the output (NaN codes of its format) and the group scales (NaN) before every run, and check every
+// output element after decoding it with the scale it was written with (the per-tensor scale, or the
+// kernel's own group scale, itself checked against the reference's): |got - want| <= atol + rtol |want|
+// with the 16-bit tolerance of the instance's type (compute_dtype) plus, for fp8, half an fp8 step
+// (rtol + 2^-4) and half the smallest fp8 subnormal times the scale (atol); a reference value beyond
+// the format's range (|want| / scale > max (1 + rtol)) must be the saturated +-max; a NaN one NaN.
+// The rules of tests/device/test_fp8_io.cu.
+
+struct IoSpec {
+  DType q = DType::f16;              // fp8_e4m3fn / fp8_e4m3fnuz: fp8 queries; a 16-bit value: the problem's own
+  bool device_q_scale = false;       // q_scale as a device scalar (else the host float)
+  std::optional<DType> out;          // out_format.dtype (unset: the query's 16-bit type)
+  int group = 0;                     // fp8 output: 0 per tensor, else the group size
+  bool ue8m0 = false;
+  float group_max = 0.f;             // out_format.group_fp8_max (0: the format's)
+  bool device_out_scale = false;     // the per-tensor output scale as a device scalar
+  float out_scale = 0.f;             // the per-tensor output scale (0: default_out_scale)
+  bool col_major_scales = false;     // group scales [groups][tokens] (token stride 1), else [tokens][groups]
+  bool saturates = false;            // built to saturate (a tiny per-tensor scale): some elements must
+};
+
+inline constexpr float kFp8QScale = 1.f / 48.f;  // |x| < ~4 -> codes up to ~192, inside both formats
+// Outputs within |O| < ~3 land near the top of the format.
+inline float default_out_scale(DType out) { return out == DType::fp8_e4m3fnuz ? 1.f / 64.f : 1.f / 128.f; }
+
+inline double fp8_to_double(DType d, uint32_t code) {
+  return d == DType::fp8_e4m3fn ? fp8_e4m3fn_t::from_bits(code).to_float() : fp8_e4m3fnuz_t::from_bits(code).to_float();
+}
+inline uint8_t fp8_from_float(DType d, float x) {
+  return d == DType::fp8_e4m3fn ? fp8_e4m3fn_t::from_float(x).bits : fp8_e4m3fnuz_t::from_float(x).bits;
+}
+// A byte whose repetition is NaN in every element of `d` (e4m3fnuz's only NaN is 0x80; 0xFF is -240).
+inline uint8_t poison_byte(DType d) { return d == DType::fp8_e4m3fnuz ? 0x80 : 0xFF; }
+
+// The host side of a case's I/O over a problem of T tokens, H heads, head size D whose 16-bit queries
+// (of the instance's type: bf16 or not) are `q16`.
+struct IoHost {
+  IoSpec spec;
+  DType q_dtype = DType::f16, kv_dtype = DType::f16, out = DType::f16, compute = DType::f16;
+  int64_t T = 0, H = 0, D = 0, groups = 0;
+  std::vector<uint8_t> q8;  // fp8 queries: the codes
+  float q_scale = 1.f, out_scale = 1.f;
+
+  IoHost(const IoSpec& s, bool bf16, DType kv, int64_t t, int64_t h, int64_t d, const std::vector<uint16_t>& q16)
+      : spec(s), kv_dtype(kv), T(t), H(h), D(d) {
+    const DType q16_dtype = bf16 ? DType::bf16 : DType::f16;
+    q_dtype = is_fp8(s.q) ? s.q : q16_dtype;
+    OutputFormat f;
+    f.dtype = s.out;
+    out = output_dtype(q_dtype, f);
+    compute = compute_dtype(q_dtype, kv, out);
+    if (compute != q16_dtype)
+      throw std::invalid_argument("IoHost: the problem's 16-bit type is not the instance's (compute_dtype)");
+    groups = is_fp8(out) && s.group > 0 ? d / s.group : 0;
+    if (is_fp8(q_dtype)) {
+      q_scale = kFp8QScale;
+      q8.resize(q16.size());
+      for (size_t i = 0; i < q16.size(); ++i) {
+        const float x = bf16 ? bfloat16_t::from_bits(q16[i]).to_float() : half_t::from_bits(q16[i]).to_float();
+        q8[i] = fp8_from_float(q_dtype, x / q_scale);
+      }
+    }
+    if (is_fp8(out) && s.group == 0) out_scale = s.out_scale > 0.f ? s.out_scale : default_out_scale(out);
+  }
+
+  bool fp8_out() const { return is_fp8(out); }
+  size_t out_bytes() const { return size_t(T * H * D) * dtype_size(out); }
+  size_t group_scale_count() const { return size_t(T * H * groups); }
+  int64_t gs_stride_token() const { return spec.col_major_scales ? 1 : H * groups; }
+  int64_t gs_stride_group() const { return spec.col_major_scales ? T : 1; }
+  int64_t gs_index(int64_t t, int64_t h, int64_t g) const {
+    return t * gs_stride_token() + (h * groups + g) * gs_stride_group();
+  }
+
+  // Sets p's query dtype and pointer, q_scale and output format (P: UnifiedAttentionParams or
+  // PagedDecodeParams). The pointers: the fp8 codes, the device scalars (null: the host floats) and
+  // the group scales; host pointers for the reference, emulated-device ones for the kernels.
+  template <class P>
+  void apply(P& p, const void* q8_ptr, const float* q_scale_ptr, const float* out_scale_ptr, float* group_scale) const {
+    if (is_fp8(q_dtype)) {
+      p.q = q8_ptr;
+      p.q_dtype = q_dtype;
+      if (spec.device_q_scale) p.q_scale.device = q_scale_ptr;
+      else p.q_scale.host = q_scale;
+    }
+    p.out_format.dtype = spec.out;
+    if (fp8_out() && spec.group == 0) {
+      if (spec.device_out_scale) p.out_format.scale.device = out_scale_ptr;
+      else p.out_format.scale.host = out_scale;
+    }
+    if (fp8_out() && spec.group > 0) {
+      p.out_format.group_size = spec.group;
+      p.out_format.group_scale = group_scale;
+      p.out_format.group_ue8m0 = spec.ue8m0;
+      p.out_format.group_fp8_max = spec.group_max;
+      p.out_format.group_scale_stride_token = gs_stride_token();
+      p.out_format.group_scale_stride_group = gs_stride_group();
+    }
+  }
+  OutputFormat format() const {
+    UnifiedAttentionParams p;
+    apply(p, nullptr, nullptr, nullptr, nullptr);
+    return p.out_format;
+  }
+  std::string describe() const {
+    std::string d = "q=" + std::string(dtype_name(q_dtype));
+    if (is_fp8(q_dtype)) d += spec.device_q_scale ? "(dev scale)" : "(host scale)";
+    d += " out=" + std::string(dtype_name(out));
+    if (fp8_out())
+      d += spec.group > 0 ? "(group " + std::to_string(spec.group) + (spec.ue8m0 ? " ue8m0" : "") +
+                                (spec.group_max > 0 ? " max " + std::to_string(int(spec.group_max)) : "") +
+                                (spec.col_major_scales ? " col-major" : "") + ")"
+                          : "(tensor 1/" + std::to_string(int(std::lround(1.0 / out_scale))) +
+                                (spec.device_out_scale ? " dev" : " host") + ")";
+    return d;
+  }
+};
+
+// The I/O tensors of a case in emulated memory (addresses; 0 where unused) and their poisoning.
+struct EmuIo {
+  uint64_t q8 = 0, q_scale = 0, out_scale = 0, group_scale = 0;
+  size_t group_scale_bytes = 0;
+  EmuIo() = default;
+  EmuIo(const IoHost& io, emu::Memory& mem) {
+    if (!io.q8.empty()) q8 = mem.upload(io.q8, "q (fp8 codes)");
+    if (is_fp8(io.q_dtype) && io.spec.device_q_scale) q_scale = mem.upload(std::vector<float>{io.q_scale}, "q_scale");
+    if (io.fp8_out() && io.spec.group == 0 && io.spec.device_out_scale)
+      out_scale = mem.upload(std::vector<float>{io.out_scale}, "out_scale");
+    if (io.group_scale_count() > 0) {
+      group_scale_bytes = io.group_scale_count() * sizeof(float);
+      group_scale = mem.alloc(group_scale_bytes, "group_scale");
+    }
+  }
+  template <class P>
+  void apply(const IoHost& io, P& p) const {
+    auto ptr = [](uint64_t a) { return reinterpret_cast<float*>(static_cast<uintptr_t>(a)); };
+    io.apply(p, ptr(q8), ptr(q_scale), ptr(out_scale), ptr(group_scale));
+  }
+  void poison(emu::Memory& mem) const {
+    if (group_scale_bytes == 0) return;
+    const std::vector<uint8_t> nan(group_scale_bytes, 0xFF);
+    mem.write(group_scale, nan.data(), group_scale_bytes);
+  }
+  std::vector<float> group_scales(const emu::Memory& mem, const IoHost& io) const {
+    return group_scale_bytes ? mem.download<float>(group_scale, io.group_scale_count()) : std::vector<float>{};
+  }
+};
+
+// The outputs of one launch against the reference: counts, the first failure, the largest errors,
+// and every element decoded (for comparing two launches).
+struct IoStats {
+  int64_t bad = 0, checked = 0, saturated = 0, nan = 0, scales = 0;
+  double max_abs = 0, max_lse = 0;
+  std::string first_bad;
+  std::vector<double> decoded, scale;  // [T][H][D]: each element decoded, and the scale it was written with
+  void fail(const std::string& what) {
+    if (bad++ == 0) first_bad = what;
+  }
+};
+
+// The tolerance of an output element of `io`'s format written with `scale` (1 for 16-bit).
+inline Tolerance io_tolerance(const IoHost& io, double scale) {
+  const Tolerance base = out_tolerance(io.compute == DType::bf16);
+  if (!io.fp8_out()) return base;
+  const double half_sub = io.out == DType::fp8_e4m3fnuz ? std::exp2(-11.0) : std::exp2(-10.0);
+  return {base.atol + half_sub * scale, base.rtol + 0.0625};
+}
+
+// Checks the group scales (first: the elements decode with them) and every output element of
+// `out` ([T][H][D] compact, io.out's bytes) against the reference.
+inline IoStats check_io_outputs(const IoHost& io, const reference::AttentionResult& ref, const std::vector<uint8_t>& out,
+                                const std::vector<float>& gscale) {
+  IoStats st;
+  const int64_t T = io.T, H = io.H, D = io.D;
+  const Tolerance base = out_tolerance(io.compute == DType::bf16);
+  const OutputFormat fmt = io.format();
+  if (io.groups > 0) {
+    const std::vector<double> want_s = reference::output_group_scales(ref, T, H, D, io.out, fmt);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t g = 0; g < io.groups; ++g) {
+          const double got = gscale[size_t(io.gs_index(t, h, g))], want = want_s[size_t((t * H + h) * io.groups + g)];
+          ++st.checked, ++st.scales;
+          bool ok;
+          if (io.spec.ue8m0) {
+            const double e = std::log2(got);
+            const bool pow2 = std::isfinite(e) && e == std::floor(e);
+            // at a power-of-two boundary the kernel's float maximum may round to the neighbouring power
+            const double raw = std::log2(std::max(want, 1e-30));
+            ok = pow2 && (got == want || (std::fabs(raw - std::round(raw)) < 0.03 && (got == want * 2 || got == want / 2)));
+          } else {
+            ok = std::fabs(got - want) <= 1e-30 + base.rtol * want;
+          }
+          if (!ok)
+            st.fail("group_scale[t " + std::to_string(t) + ", h " + std::to_string(h) + ", g " + std::to_string(g) +
+                    "] = " + std::to_string(got) + ", want " + std::to_string(want));
+        }
+  }
+  const double format_max = io.fp8_out() ? fp8_max_finite(io.out) : 0.0;
+  st.decoded.resize(size_t(T * H * D));
+  st.scale.assign(size_t(T * H * D), 1.0);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t d = 0; d < D; ++d) {
+        const size_t i = size_t((t * H + h) * D + d);
+        const double want = ref.out[i];
+        double got, scale = 1.0;
+        uint32_t code = 0;
+        if (!io.fp8_out()) {
+          const uint16_t b = uint16_t(out[2 * i] | (out[2 * i + 1] << 8));
+          got = io.out == DType::bf16 ? bfloat16_t::from_bits(b).to_float() : half_t::from_bits(b).to_float();
+        } else {
+          code = out[i];
+          scale = io.groups > 0 ? double(gscale[size_t(io.gs_index(t, h, d / io.spec.group))]) : double(io.out_scale);
+          got = fp8_to_double(io.out, code) * scale;
+        }
+        st.decoded[i] = got;
+        st.scale[i] = scale;
+        ++st.checked;
+        const std::string where = "out[t " + std::to_string(t) + ", h " + std::to_string(h) + ", d " + std::to_string(d) + "]";
+        if (std::isnan(want)) {
+          ++st.nan;
+          if (!std::isnan(got)) st.fail(where + " = " + std::to_string(got) + ", want NaN");
+          continue;
+        }
+        if (io.fp8_out() && std::fabs(want) / scale > format_max * (1.0 + base.rtol)) {  // saturates
+          ++st.saturated;
+          if (std::fabs(got) != format_max * scale || std::signbit(got) != std::signbit(want))
+            st.fail(where + " = " + std::to_string(got) + ", want the saturated " + std::to_string(format_max * scale) +
+                    " (want " + std::to_string(want) + ")");
+          continue;
+        }
+        const Tolerance tol = io_tolerance(io, scale);
+        const double err = std::fabs(got - want);
+        if (!(err <= tol.atol + tol.rtol * std::fabs(want))) {
+          char c[16];
+          std::snprintf(c, sizeof(c), "0x%02x", unsigned(code));
+          st.fail(where + " = " + std::to_string(got) + (io.fp8_out() ? std::string(" (code ") + c + ")" : std::string()) +
+                  ", want " + std::to_string(want));
+        }
+        st.max_abs = std::max(st.max_abs, std::isfinite(err) ? err : INFINITY);
+      }
+  return st;
+}
+
+// Two launches of the same problem (say 2D and 3D) agree: each decoded element within the format's
+// tolerance of the other (fp8: both may round to neighbouring codes, so twice it; NaN where both are).
+// Returns how many elements differ beyond that.
+inline int64_t io_disagreements(const IoHost& io, const IoStats& a, const IoStats& b) {
+  int64_t n = 0;
+  const double k = io.fp8_out() ? 2.0 : 1.0;
+  for (size_t i = 0; i < a.decoded.size(); ++i) {
+    const double x = a.decoded[i], y = b.decoded[i];
+    if (std::isnan(x) && std::isnan(y)) continue;
+    const Tolerance tol = io_tolerance(io, std::max(a.scale[i], b.scale[i]));
+    if (!(std::fabs(x - y) <= k * (tol.atol + tol.rtol * std::fabs(x)))) ++n;
+  }
+  return n;
+}
 
 }  // namespace hipattn::testing::emu_dispatch

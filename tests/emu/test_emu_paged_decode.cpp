@@ -18,8 +18,10 @@
 // cache slot, NaN / +Inf and poisoned padded block-table entries (tests/common/decode_problem.hpp);
 // sinks, window, softcap, ALiBi, the HND layout, a padded LSE stride, a batch-invariant plan, the
 // register-staged loader where gfx950 would use LDS DMA, the rocm cache layout (pages 8, 16 and 24,
-// padded strides, both tiles, 16-bit and fp8). Outputs
-// and workspace are poisoned before every run. The reference: the unified float64 reference of
+// padded strides, both tiles, 16-bit and fp8); fp8 queries and fp8 outputs (problem/fp8_io.hpp, the
+// io_* cases: both query formats over 16-bit and fp8 caches, a bf16 output of fp8 queries over an fp8
+// cache, fp8 per tensor with saturation, per group with UE8M0 and with a group fp8 max of 224). Outputs, group
+// scales and workspace are poisoned before every run. The reference: the unified float64 reference of
 // to_unified_params(p, cu_seqlens_q) on host pointers. Tolerances are the device suites'.
 //
 // Code objects: $HIPATTN_EMU_PAGED_DECODE_GFX942 / $HIPATTN_EMU_PAGED_DECODE_GFX950 (each test skips,
@@ -81,14 +83,18 @@ void visit_target_config(Target t, const PagedDecodeParams& p, const PagedDecode
 
 void* dev_ptr(uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t>(a)); }
 
+// The problem's tensors, with the query dtype and output format of `io` (problem/fp8_io.hpp:
+// emu_dispatch.hpp's IoHost; the default IoSpec: the 16-bit queries and output of the problem).
 struct EmuDecodeProblem {
   const DecodeHostProblem& m;
+  const IoHost& io;
   emu::Memory mem;
   uint64_t q = 0, k = 0, v = 0, bt = 0, sk = 0, ks = 0, vs = 0, sinks = 0, slopes = 0, out = 0, lse = 0;
   size_t out_bytes = 0, lse_bytes = 0;
   int64_t num_tokens = 0, lse_stride = 0;
+  EmuIo eio;  // fp8 query codes, the scales as device scalars, the group scales
 
-  explicit EmuDecodeProblem(const DecodeHostProblem& master) : m(master) {
+  EmuDecodeProblem(const DecodeHostProblem& master, const IoHost& iop) : m(master), io(iop) {
     const HostProblem& h = m.h;
     auto up = [&](const auto& vec, const char* label) -> uint64_t { return vec.empty() ? 0 : mem.upload(vec, label); };
     q = up(h.q, "q");
@@ -101,8 +107,9 @@ struct EmuDecodeProblem {
     sinks = up(h.sinks, "sinks");
     slopes = up(h.alibi_slopes, "alibi_slopes");
     num_tokens = int64_t(m.num_seqs()) * m.q_len();
-    out_bytes = std::max<size_t>(16, size_t(num_tokens) * m.row_elems() * 2);
+    out_bytes = std::max<size_t>(16, io.out_bytes());
     out = mem.alloc(out_bytes, "out");
+    eio = EmuIo(io, mem);
     lse_stride = std::max<int64_t>(1, num_tokens) + m.spec.lse_pad;
     lse_bytes = size_t(m.spec.num_q_heads) * lse_stride * 4;
     lse = mem.alloc(lse_bytes, "lse");
@@ -125,63 +132,33 @@ struct EmuDecodeProblem {
       p.k_scale_value = m.k_scale_value();
       p.v_scale_value = m.v_scale_value();
     }
+    eio.apply(io, p);
     return p;
   }
 
-  // NaN bytes, so that each element must be written.
-  void poison(uint64_t addr, size_t bytes) {
+  // NaN bytes (`byte`: a NaN of the element type when repeated), so that each element must be written.
+  void poison(uint64_t addr, size_t bytes, uint8_t byte = 0xFF) {
     if (addr == 0 || bytes == 0) return;
-    const std::vector<uint8_t> nan(bytes, 0xFF);
+    const std::vector<uint8_t> nan(bytes, byte);
     mem.write(addr, nan.data(), bytes);
   }
 };
 
-// ---- comparison (the device suites' tolerances: tests/common/compare.hpp) ----
-
-
-struct CompareStats {
-  int64_t bad = 0, checked = 0;
-  double max_abs = 0, max_lse = 0;
-  std::string first_bad;
-};
-
-CompareStats compare(const EmuDecodeProblem& ep, const reference::AttentionResult& ref, const std::vector<uint16_t>& out,
-                     const std::vector<float>& lse) {
-  const DecodeHostProblem& m = ep.m;
-  const bool bf16 = m.spec.bf16;
-  const Tolerance tol = out_tolerance(bf16);
-  CompareStats st;
-  for (size_t i = 0; i < size_t(ep.num_tokens * m.row_elems()); ++i) {
-    const double got = bf16 ? bfloat16_t::from_bits(out[i]).to_float() : half_t::from_bits(out[i]).to_float();
-    const double want = ref.out[i], err = std::fabs(got - want);
-    ++st.checked;
-    if (!(err <= tol.atol + tol.rtol * std::fabs(want)) && st.bad++ == 0)
-      st.first_bad = "out[token " + std::to_string(i / m.row_elems()) + ", head " +
-                     std::to_string(i % m.row_elems() / m.spec.head_size) + ", d " +
-                     std::to_string(i % m.spec.head_size) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
-    st.max_abs = std::max(st.max_abs, std::isfinite(err) ? err : INFINITY);
-  }
-  if (m.spec.lse) {
-    for (int64_t hh = 0; hh < m.spec.num_q_heads; ++hh)
-      for (int64_t t = 0; t < ep.num_tokens; ++t) {
-        const double got = lse[size_t(hh * ep.lse_stride + t)], want = ref.lse[size_t(hh * ep.num_tokens + t)];
-        ++st.checked;
-        const bool ok = std::isinf(want) ? (got == want)
-                                         : std::fabs(got - want) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(want);
-        if (!ok && st.bad++ == 0)
-          st.first_bad = "lse[head " + std::to_string(hh) + ", token " + std::to_string(t) + "] = " + std::to_string(got) +
-                         ", want " + std::to_string(want);
-        if (!std::isinf(want)) st.max_lse = std::max(st.max_lse, std::isfinite(got) ? std::fabs(got - want) : INFINITY);
-      }
-  }
-  return st;
+// The float64 reference of every sequence with the I/O of `io` (host pointers: the fp8 codes, the
+// scale floats; a device scalar scale is a host pointer here): DecodeHostProblem::reference's path.
+reference::AttentionResult io_reference(const DecodeHostProblem& m, const IoHost& io) {
+  DecodeHostProblem::Gathered g;
+  PagedDecodeParams p = m.host_params(m.all(), g);  // every sequence in order: the codes' rows
+  io.apply(p, io.q8.data(), &io.q_scale, &io.out_scale, nullptr);
+  const float ks = p.k_scale_value, vs = p.v_scale_value;
+  return reference::unified_attention(to_unified_params(p, g.cu.data(), &ks, &vs));
 }
 
 // ---- one run: plan, pick the configuration, launch, download ----
 
 struct RunResult {
-  std::vector<uint16_t> out;
-  std::vector<float> lse;
+  std::vector<uint8_t> out;  // the output's bytes, in its format
+  std::vector<float> lse, group_scale;
   std::string kernel, plan;
   int tasks = 0, most_parts = 0;  // planned: tasks of the device plan, the most of one sequence
   uint64_t instructions = 0;
@@ -254,16 +231,41 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuDeco
                                     : std::string("one partition"));
   uint64_t ws = 0;
   if (plan.workspace_bytes > 0) ws = ep.mem.alloc(plan.workspace_bytes, "workspace");
-  ep.poison(ep.out, ep.out_bytes);
+  ep.poison(ep.out, ep.out_bytes, poison_byte(ep.io.out));
   ep.poison(ep.lse, ep.lse_bytes);
   ep.poison(ws, plan.workspace_bytes);
+  ep.eio.poison(ep.mem);
   const auto t0 = std::chrono::steady_clock::now();
   visit_target_config(t.target, p, plan, [&]<class Cfg>() { launch_config<Cfg>(co, p, plan, ws, ep, res); });
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  res.out = ep.mem.download<uint16_t>(ep.out, size_t(ep.num_tokens * ep.m.row_elems()));
+  res.out = ep.mem.download<uint8_t>(ep.out, ep.io.out_bytes());
   res.lse = ep.mem.download<float>(ep.lse, ep.lse_bytes / 4);
+  res.group_scale = ep.eio.group_scales(ep.mem, ep.io);
   if (plan.planned) res.plan += ", " + std::to_string(res.tasks) + " tasks (<= " + std::to_string(res.most_parts) + " a seq)";
   return res;
+}
+
+// ---- comparison (the device suites' tolerances: tests/common/compare.hpp) ----
+
+// Every output element (decoded in its format: emu_dispatch.hpp check_io_outputs), group scale and
+// LSE of a run.
+IoStats compare(const EmuDecodeProblem& ep, const reference::AttentionResult& ref, const RunResult& r) {
+  const DecodeHostProblem& m = ep.m;
+  IoStats st = check_io_outputs(ep.io, ref, r.out, r.group_scale);
+  if (m.spec.lse) {
+    for (int64_t hh = 0; hh < m.spec.num_q_heads; ++hh)
+      for (int64_t t = 0; t < ep.num_tokens; ++t) {
+        const double got = r.lse[size_t(hh * ep.lse_stride + t)], want = ref.lse[size_t(hh * ep.num_tokens + t)];
+        ++st.checked;
+        const bool ok = std::isinf(want) ? (got == want)
+                                         : std::fabs(got - want) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(want);
+        if (!ok)
+          st.fail("lse[head " + std::to_string(hh) + ", token " + std::to_string(t) + "] = " + std::to_string(got) +
+                  ", want " + std::to_string(want));
+        if (!std::isinf(want)) st.max_lse = std::max(st.max_lse, std::isfinite(got) ? std::fabs(got - want) : INFINITY);
+      }
+  }
+  return st;
 }
 
 // ---- the cases ----
@@ -292,6 +294,7 @@ struct Case {
   std::vector<Split> splits = {Split::automatic, Split::one_partition, Split::planned, Split::uniform};
   bool other_fp8 = false;  // fp8: the format the target's MFMAs do not read (dequantized all the same)
   std::optional<CopyModel> kv_copy = std::nullopt;  // the plan's KV loader policy replaced
+  IoSpec io = {};  // fp8 queries and the output format (problem/fp8_io.hpp); default: 16-bit
 };
 
 DecodeSpec decode_spec(bool bf16, bool fp8, int d, int q_heads, int kv_heads, int page, int q_len, std::vector<int> ctx,
@@ -427,6 +430,54 @@ std::vector<Case> all_cases() {
     s.rocm_pad = 1;
     v.push_back({"q4_g8_prefill_tile_f16kv_d192_p24_rocm_pad", s});
   }
+  // fp8 queries and fp8 outputs (problem/fp8_io.hpp, vLLM's fp8 attention contract): one partition
+  // (the kernel's epilogue stores) and planned (one-task sequences stored by the kernel, the others
+  // by the reduce). fp8 queries run the instance of compute_dtype: a 16-bit cache's type, else a 16-bit
+  // output's, else fp16.
+  const std::vector<Split> io_splits = {Split::one_partition, Split::planned};
+  {
+    // q_len 1 x group 4, e4m3fn queries (device scale) over the target's fp8 cache; an e4m3fn output
+    // in groups of 64, UE8M0 scales; sinks
+    DecodeSpec s = decode_spec(false, true, 128, 8, 2, 16, 1, {37, 0, 1, 70}, 301);
+    s.sinks = true;
+    Case c{"io_q1_g4_q_e4m3fn_fp8kv_out_e4m3fn_group64_ue8m0", s, io_splits};
+    c.io = {.q = DType::fp8_e4m3fn, .device_q_scale = true, .out = DType::fp8_e4m3fn, .group = 64, .ue8m0 = true};
+    v.push_back(c);
+  }
+  {
+    // q_len 4 x group 4 (the decode tile, full), e4m3fnuz queries (host scale) over the target's fp8
+    // cache with a bf16 output: the bf16 instance (compute_dtype: the 16-bit output's type); d 96,
+    // page 7, contexts shorter than q_len
+    DecodeSpec s = decode_spec(true, true, 96, 8, 2, 7, 4, {2, 45, 0, 19}, 302);
+    Case c{"io_q4_g4_q_e4m3fnuz_fp8kv_out_bf16_d96", s, io_splits};
+    c.io = {.q = DType::fp8_e4m3fnuz, .out = DType::bf16};
+    v.push_back(c);
+  }
+  {
+    // q_len 4 x group 8 (the prefill tile), fp16 queries; an e4m3fnuz output in groups of 32 with
+    // vLLM's ROCm fp8_max 224, column-major scales
+    DecodeSpec s = decode_spec(false, false, 128, 8, 1, 16, 4, {1, 66, 0, 9}, 303);
+    Case c{"io_q4_g8_prefill_tile_out_e4m3fnuz_group32_max224", s, io_splits};
+    c.io = {.out = DType::fp8_e4m3fnuz, .group = 32, .group_max = 224.f, .col_major_scales = true};
+    v.push_back(c);
+  }
+  {
+    // q_len 2 x group 4, e4m3fn queries (host scale) over the target's fp8 cache (per-(token, head)
+    // scales), d 64; an e4m3fn output per tensor with a device scale of 1/2048: saturation
+    DecodeSpec s = decode_spec(false, true, 64, 4, 1, 5, 2, {0, 53, 2, 21}, 304);
+    s.scale_mode = KvScaleMode::per_token_head;
+    Case c{"io_q2_g4_q_e4m3fn_fp8kv_out_e4m3fn_tensor_saturate", s, io_splits};
+    c.io = {.q = DType::fp8_e4m3fn, .out = DType::fp8_e4m3fn, .device_out_scale = true, .out_scale = 1.f / 2048.f,
+            .saturates = true};
+    v.push_back(c);
+  }
+  {
+    // q_len 1 x group 8, bf16 queries over a bf16 cache; an e4m3fnuz output per tensor (host scale)
+    DecodeSpec s = decode_spec(true, false, 128, 8, 1, 16, 1, {40, 3, 90}, 305);
+    Case c{"io_q1_g8_bf16_out_e4m3fnuz_tensor", s, io_splits};
+    c.io = {.out = DType::fp8_e4m3fnuz};
+    v.push_back(c);
+  }
   return v;
 }
 
@@ -455,9 +506,13 @@ TEST_P(EmuPagedDecode, MatchesReference) {
   if (is_fp8(spec.kv_dtype))
     spec.kv_dtype = !c.other_fp8 ? t.fp8 : t.fp8 == DType::fp8_e4m3fn ? DType::fp8_e4m3fnuz : DType::fp8_e4m3fn;
   const DecodeHostProblem m(spec);
-  const reference::AttentionResult ref = m.reference(m.all());
-  EmuDecodeProblem ep(m);
-  std::printf("  %-7s %-36s %s\n", emu::gfx_name(t.gfx), c.name, describe(spec).c_str());
+  const IoHost io(c.io, spec.bf16, m.h.spec.kv_dtype, int64_t(m.num_seqs()) * m.q_len(), spec.num_q_heads,
+                  spec.head_size, m.h.q);
+  const reference::AttentionResult ref = io_reference(m, io);
+  EmuDecodeProblem ep(m, io);
+  const bool io_case = is_fp8(c.io.q) || c.io.out.has_value();
+  std::printf("  %-7s %-36s %s%s\n", emu::gfx_name(t.gfx), c.name, describe(spec).c_str(),
+              io_case ? (" " + io.describe()).c_str() : "");
   for (Split split : c.splits) {
     SCOPED_TRACE(std::string(emu::gfx_name(t.gfx)) + " " + c.name + " " + split_name(split));
     const PagedDecodeOptions opt = split_options(split);
@@ -468,12 +523,19 @@ TEST_P(EmuPagedDecode, MatchesReference) {
       ADD_FAILURE() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
       continue;
     }
-    const CompareStats st = compare(ep, ref, r.out, r.lse);
-    EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad
-                         << " [" << r.kernel << ", " << r.plan << "]";
-    std::printf("  %-7s %-36s %-7s %-51s max|err| out %.2e lse %.2e  %9llu instr %6.2f s\n", emu::gfx_name(t.gfx),
+    const IoStats st = compare(ep, ref, r);
+    EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " checks failed; first: " << st.first_bad << " ["
+                         << r.kernel << ", " << r.plan << "]";
+    if (c.io.saturates) {
+      EXPECT_GT(st.saturated, 0) << "some elements exceed the format's range";
+    }
+    std::printf("  %-7s %-36s %-7s %-51s max|err| out %.2e lse %.2e  %9llu instr %6.2f s", emu::gfx_name(t.gfx),
                 c.name, split_name(split), r.plan.c_str(), st.max_abs, st.max_lse,
                 static_cast<unsigned long long>(r.instructions), r.seconds);
+    if (io.fp8_out())
+      std::printf("  (%lld group scales, %lld saturated)", static_cast<long long>(st.scales),
+                  static_cast<long long>(st.saturated));
+    std::printf("\n");
   }
 }
 

@@ -10,8 +10,12 @@
 // 256 (96: LDS rows of a 128-element pitch, tile/lds_layout.hpp), both fp8 KV formats with both scale
 // modes, sliding window, softcap, ALiBi, QQ-bias, sinks, page sizes 1, 5, 7 and 16, NaN in every
 // unowned cache slot (tests/common/paged_problem.hpp), causal and not, GQA, decode rows next to
-// prefill chunks, the decode and prefill tiles, empty sequences.
-// Tolerances are the device suite's (tests/device/test_unified_attention.cu).
+// prefill chunks, the decode and prefill tiles, empty sequences; and vLLM's fp8 attention contract
+// (problem/fp8_io.hpp, the io_* cases): fp8 queries of both formats with host and device q_scale over
+// 16-bit and fp8 caches, 16-bit outputs (the compute dtype), fp8 outputs per tensor and per group (UE8M0,
+// a group fp8 max of 224, row- and column-major scales), saturation and NaN; every element decoded
+// with the scale it was written with, the kernel's group scales against the reference's.
+// Tolerances are the device suites' (tests/device/test_unified_attention.cu, test_fp8_io.cu).
 //
 // Code objects: $HIPATTN_EMU_DISPATCH_GFX942 / $HIPATTN_EMU_DISPATCH_GFX950 (each test skips, saying
 // so, when its variable is unset).
@@ -76,13 +80,17 @@ std::vector<std::string> reduce_parts() { return emu_dispatch::reduce_parts<Cfg>
 
 void* dev_ptr(uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t>(a)); }
 
+// The problem's tensors, with the query dtype and output format of `io` (problem/fp8_io.hpp:
+// emu_dispatch.hpp's IoHost; the default IoSpec: the 16-bit queries and output of the problem).
 struct EmuProblem {
   const HostProblem& h;
+  const IoHost& io;
   emu::Memory mem;
   uint64_t q = 0, k = 0, v = 0, bt = 0, cu = 0, sk = 0, ks = 0, vs = 0, sinks = 0, slopes = 0, qq = 0, out = 0, lse = 0;
   size_t out_bytes = 0, lse_bytes = 0;
+  EmuIo eio;  // fp8 query codes, the scales as device scalars, the group scales
 
-  explicit EmuProblem(const HostProblem& hp) : h(hp) {
+  EmuProblem(const HostProblem& hp, const IoHost& iop) : h(hp), io(iop) {
     auto up = [&](const auto& vec, const char* label) -> uint64_t { return vec.empty() ? 0 : mem.upload(vec, label); };
     q = up(h.q, "q");
     k = up(h.k_cache, "k_cache");
@@ -95,8 +103,9 @@ struct EmuProblem {
     sinks = up(h.sinks, "sinks");
     slopes = up(h.alibi_slopes, "alibi_slopes");
     qq = up(h.qq_bias, "qq_bias");
-    out_bytes = h.q.size() * 2;
+    out_bytes = io.out_bytes();
     out = mem.alloc(out_bytes, "out");
+    eio = EmuIo(io, mem);
     if (h.spec.lse) {
       lse_bytes = h.lse.size() * 4;
       lse = mem.alloc(lse_bytes, "lse");
@@ -104,65 +113,37 @@ struct EmuProblem {
   }
 
   UnifiedAttentionParams params() const {
-    return h.params(dev_ptr(q), dev_ptr(k), dev_ptr(v), static_cast<const int32_t*>(dev_ptr(bt)),
-                    static_cast<const int32_t*>(dev_ptr(cu)), static_cast<const int32_t*>(dev_ptr(sk)),
-                    static_cast<const float*>(dev_ptr(ks)), static_cast<const float*>(dev_ptr(vs)),
-                    static_cast<const float*>(dev_ptr(sinks)), static_cast<const float*>(dev_ptr(slopes)),
-                    static_cast<const float*>(dev_ptr(qq)), dev_ptr(out), static_cast<float*>(dev_ptr(lse)), h.num_blocks);
+    UnifiedAttentionParams p =
+        h.params(dev_ptr(q), dev_ptr(k), dev_ptr(v), static_cast<const int32_t*>(dev_ptr(bt)),
+                 static_cast<const int32_t*>(dev_ptr(cu)), static_cast<const int32_t*>(dev_ptr(sk)),
+                 static_cast<const float*>(dev_ptr(ks)), static_cast<const float*>(dev_ptr(vs)),
+                 static_cast<const float*>(dev_ptr(sinks)), static_cast<const float*>(dev_ptr(slopes)),
+                 static_cast<const float*>(dev_ptr(qq)), dev_ptr(out), static_cast<float*>(dev_ptr(lse)), h.num_blocks);
+    eio.apply(io, p);
+    return p;
   }
 
-  // NaN bytes in every output, so that each element must be written.
-  void poison(uint64_t addr, size_t bytes) {
+  // NaN bytes (`byte`: a NaN of the element type when repeated), so that each element must be written.
+  void poison(uint64_t addr, size_t bytes, uint8_t byte = 0xFF) {
     if (addr == 0 || bytes == 0) return;
-    const std::vector<uint8_t> nan(bytes, 0xFF);
+    const std::vector<uint8_t> nan(bytes, byte);
     mem.write(addr, nan.data(), bytes);
   }
 };
 
-// ---- comparison (the device suite's tolerances) ----
-
-
-struct CompareStats {
-  int64_t bad = 0, checked = 0;
-  double max_abs = 0, max_lse = 0;
-  std::string first_bad;
-};
-
-double to_double(uint16_t bits, bool bf16) {
-  return bf16 ? bfloat16_t::from_bits(bits).to_float() : half_t::from_bits(bits).to_float();
-}
-
-CompareStats compare(const HostProblem& h, const reference::AttentionResult& ref, const std::vector<uint16_t>& out,
-                     const std::vector<float>& lse) {
-  CompareStats st;
-  const Tolerance tol = out_tolerance(h.spec.bf16);
-  for (size_t i = 0; i < out.size(); ++i) {
-    const double got = to_double(out[i], h.spec.bf16), want = ref.out[i];
-    const double err = std::fabs(got - want);
-    ++st.checked;
-    if (!(err <= tol.atol + tol.rtol * std::fabs(want))) {
-      if (st.bad++ == 0) st.first_bad = "out[" + std::to_string(i) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
-    }
-    st.max_abs = std::max(st.max_abs, std::isfinite(err) ? err : INFINITY);
-  }
-  if (h.spec.lse) {
-    for (size_t i = 0; i < size_t(h.spec.num_q_heads) * h.num_tokens; ++i) {
-      const double got = lse[i], want = ref.lse[i];
-      ++st.checked;
-      const bool ok = std::isinf(want) ? (got == want)
-                                       : std::fabs(got - want) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(want);
-      if (!ok && st.bad++ == 0) st.first_bad = "lse[" + std::to_string(i) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
-      if (!std::isinf(want)) st.max_lse = std::max(st.max_lse, std::isfinite(got) ? std::fabs(got - want) : INFINITY);
-    }
-  }
-  return st;
+// The float64 reference of a problem with the I/O of `io` (host pointers: the fp8 codes, the scale
+// floats; a device scalar scale is a host pointer here).
+reference::AttentionResult io_reference(HostProblem& h, const IoHost& io) {
+  UnifiedAttentionParams hp = h.host_params();
+  io.apply(hp, io.q8.data(), &io.q_scale, &io.out_scale, nullptr);
+  return reference::unified_attention(hp);
 }
 
 // ---- one run: plan, pick the instance, launch, download ----
 
 struct RunResult {
-  std::vector<uint16_t> out;
-  std::vector<float> lse;
+  std::vector<uint8_t> out;  // the output's bytes, in its format
+  std::vector<float> lse, group_scale;
   std::string kernel, plan;
   int plan_tasks = 0;  // planned 3D: tasks of the device plan
   uint64_t instructions = 0;
@@ -229,15 +210,36 @@ RunResult run_planned(const EmuTarget& t, EmuProblem& ep, UnifiedPath path, int 
                          : std::string("2D"));
   uint64_t ws = 0;
   if (plan.workspace_bytes > 0) ws = ep.mem.alloc(plan.workspace_bytes, "workspace");
-  ep.poison(ep.out, ep.out_bytes);
+  ep.poison(ep.out, ep.out_bytes, poison_byte(ep.io.out));
   ep.poison(ep.lse, ep.lse_bytes);
   ep.poison(ws, plan.workspace_bytes);
+  ep.eio.poison(ep.mem);
   const auto t0 = std::chrono::steady_clock::now();
   launch(p, plan, ws, res);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  res.out = ep.mem.download<uint16_t>(ep.out, ep.h.q.size());
+  res.out = ep.mem.download<uint8_t>(ep.out, ep.out_bytes);
   if (ep.lse) res.lse = ep.mem.download<float>(ep.lse, ep.h.lse.size());
+  res.group_scale = ep.eio.group_scales(ep.mem, ep.io);
   return res;
+}
+
+// ---- comparison (the device suite's tolerances) ----
+
+// Every output element (decoded in its format: emu_dispatch.hpp check_io_outputs), group scale and
+// LSE of a run.
+IoStats compare(const HostProblem& h, const IoHost& io, const reference::AttentionResult& ref, const RunResult& r) {
+  IoStats st = check_io_outputs(io, ref, r.out, r.group_scale);
+  if (h.spec.lse) {
+    for (size_t i = 0; i < size_t(h.spec.num_q_heads) * h.num_tokens; ++i) {
+      const double got = r.lse[i], want = ref.lse[i];
+      ++st.checked;
+      const bool ok = std::isinf(want) ? (got == want)
+                                       : std::fabs(got - want) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(want);
+      if (!ok) st.fail("lse[" + std::to_string(i) + "] = " + std::to_string(got) + ", want " + std::to_string(want));
+      if (!std::isinf(want)) st.max_lse = std::max(st.max_lse, std::isfinite(got) ? std::fabs(got - want) : INFINITY);
+    }
+  }
+  return st;
 }
 
 // The instance the dispatcher picks for the plan.
@@ -261,7 +263,23 @@ struct Case {
   int segments = 0;  // 3D: forced segment count (0: the planner's)
   std::optional<CopyModel> kv_copy = std::nullopt;  // the plan's KV loader policy replaced
   UnifiedSplit split = UnifiedSplit::automatic;     // 3D: uniform segments or the device planner's tasks
+  IoSpec io = {};          // fp8 queries and the output format (problem/fp8_io.hpp); default: 16-bit
+  bool nan_value = false;  // a NaN at column 5 of the value of key 3 of sequence 0, kv head 0
 };
+
+// A NaN in the value row of key 3 of sequence 0 (kv head 0, column 5): every row of that sequence
+// sees the key (it needs >= 4 keys and no window that hides key 3), so column 5 of its heads of kv
+// head 0 is NaN in the reference and must be NaN in any output format (a group's scale ignores it).
+void put_nan_value(HostProblem& h) {
+  const int bs = h.spec.block_size;
+  const int blk = h.block_table[3 / bs], slot = 3 % bs;
+  const int64_t idx = blk * h.stride_block + slot * h.stride_slot + 5;
+  switch (h.spec.kv_dtype) {
+    case DType::fp8_e4m3fn: h.v_cache[size_t(idx)] = 0x7F; break;
+    case DType::fp8_e4m3fnuz: h.v_cache[size_t(idx)] = 0x80; break;
+    default: h.v_cache[size_t(idx) * 2] = 0xFF, h.v_cache[size_t(idx) * 2 + 1] = 0xFF;
+  }
+}
 
 ProblemSpec base_spec(bool bf16, int d, int block_size, std::vector<std::pair<int, int>> seqs, uint64_t seed) {
   ProblemSpec s;
@@ -475,6 +493,117 @@ std::vector<Case> all_cases() {
     s.window_left = 40;
     v.push_back({"d256_f16_hnd_window", s});
   }
+  // fp8 queries and fp8 outputs (problem/fp8_io.hpp, vLLM's fp8 attention contract): both query
+  // formats with host and device q_scale over 16-bit and fp8 caches (the instance's 16-bit type:
+  // compute_dtype, also the type of a 16-bit output), fp8 outputs per tensor (both formats, host and
+  // device scale) and per group (16, 32, 64, 128; UE8M0; e4m3fnuz with vLLM's ROCm max 224; row- and
+  // column-major scales; head sizes 64 to 256), saturation, a NaN kept NaN. 2D (the attention epilogue) and 3D with 3
+  // uniform segments (the reduce); a pure decode batch planned (one-task sequences stored by the 3D
+  // kernel's epilogue, the others by the reduce).
+  auto io_case = [&](const char* name, ProblemSpec s, IoSpec io, bool nan_value = false) {
+    Case c{name, s};
+    c.io = io;
+    c.nan_value = nan_value;
+    c.segments = 3;
+    c.split = UnifiedSplit::uniform;
+    v.push_back(c);
+  };
+  {
+    // e4m3fn queries (device scale) over a bf16 cache: the bf16 instance, a bf16 output; sinks
+    ProblemSpec s = base_spec(true, 128, 16, {{1, 37}, {6, 29}}, 201);
+    s.sinks = true;
+    io_case("io_q_e4m3fn_bf16kv_out_bf16", s, {.q = DType::fp8_e4m3fn, .device_q_scale = true, .out = DType::bf16});
+  }
+  {
+    // e4m3fnuz queries (host scale) over an e4m3fn cache (per-(token, head) scales): the fp16
+    // instance; an e4m3fn output with a device per-tensor scale
+    ProblemSpec s = base_spec(false, 64, 5, {{1, 33}, {5, 24}}, 202);
+    s.kv_dtype = DType::fp8_e4m3fn;
+    s.scale_mode = KvScaleMode::per_token_head;
+    io_case("io_q_e4m3fnuz_fp8kv_out_e4m3fn_tensor", s,
+            {.q = DType::fp8_e4m3fnuz, .out = DType::fp8_e4m3fn, .device_out_scale = true});
+  }
+  {
+    // e4m3fn queries (host scale) over an fp16 cache, the prefill tile (9 tokens x group 2 rows), d 96;
+    // an e4m3fnuz output with a host per-tensor scale; a window
+    ProblemSpec s = base_spec(false, 96, 7, {{9, 30}, {1, 11}}, 203);
+    s.window_left = 20;
+    io_case("io_q_e4m3fn_f16kv_prefill_out_e4m3fnuz_tensor", s, {.q = DType::fp8_e4m3fn, .out = DType::fp8_e4m3fnuz});
+  }
+  {
+    // bf16 queries, an e4m3fn output in groups of 64 (row-major scales), softcap
+    ProblemSpec s = base_spec(true, 128, 16, {{1, 36}, {6, 27}}, 204);
+    s.softcap = 20.f;
+    io_case("io_bf16_out_e4m3fn_group64", s, {.out = DType::fp8_e4m3fn, .group = 64});
+  }
+  {
+    // e4m3fn queries (device scale) over an e4m3fnuz cache (per tensor), d 256, the prefill tile; an
+    // e4m3fn output in groups of 32, UE8M0 scales, column-major
+    ProblemSpec s = base_spec(false, 256, 16, {{9, 26}, {1, 9}}, 205);
+    s.kv_dtype = DType::fp8_e4m3fnuz;
+    s.scale_mode = KvScaleMode::per_tensor;
+    io_case("io_q_e4m3fn_fp8kv_out_e4m3fn_group32_ue8m0", s,
+            {.q = DType::fp8_e4m3fn, .device_q_scale = true, .out = DType::fp8_e4m3fn, .group = 32, .ue8m0 = true,
+             .col_major_scales = true});
+  }
+  {
+    // fp16 queries, an e4m3fnuz output in groups of 32 with fp8_max 224 (vLLM's ROCm value), the
+    // prefill tile, ALiBi and sinks
+    ProblemSpec s = base_spec(false, 64, 16, {{9, 40}, {1, 17}}, 206);
+    s.alibi = true;
+    s.sinks = true;
+    io_case("io_f16_out_e4m3fnuz_group32_max224", s, {.out = DType::fp8_e4m3fnuz, .group = 32, .group_max = 224.f});
+  }
+  {
+    // saturation: a per-tensor scale of 1/2048 (|O| above ~0.2 saturates to +-448) with e4m3fn
+    // queries (device scale); a NaN value element stays NaN
+    ProblemSpec s = base_spec(true, 64, 16, {{5, 40}, {1, 23}}, 207);
+    io_case("io_saturate_nan_out_e4m3fn_tensor", s,
+            {.q = DType::fp8_e4m3fn, .device_q_scale = true, .out = DType::fp8_e4m3fn, .device_out_scale = true,
+             .out_scale = 1.f / 2048.f, .saturates = true},
+            true);
+  }
+  {
+    // the NaN value element in an e4m3fnuz output per group of 64 (the group's scale ignores the NaN;
+    // the element is e4m3fnuz's NaN 0x80), e4m3fnuz queries (device scale) over an fp16 cache
+    ProblemSpec s = base_spec(false, 128, 5, {{4, 38}, {1, 20}}, 208);
+    io_case("io_nan_q_e4m3fnuz_out_e4m3fnuz_group64", s,
+            {.q = DType::fp8_e4m3fnuz, .device_q_scale = true, .out = DType::fp8_e4m3fnuz, .group = 64}, true);
+  }
+  {
+    // group 16 (the reduce's maximum over 4 lanes) at d 96 (6 groups a head), the prefill tile:
+    // e4m3fnuz queries (device scale) over an e4m3fnuz cache (per tensor), an e4m3fn output
+    ProblemSpec s = base_spec(false, 96, 16, {{9, 28}, {1, 13}}, 210);
+    s.kv_dtype = DType::fp8_e4m3fnuz;
+    s.scale_mode = KvScaleMode::per_tensor;
+    io_case("io_d96_q_e4m3fnuz_fp8kv_out_e4m3fn_group16", s,
+            {.q = DType::fp8_e4m3fnuz, .device_q_scale = true, .out = DType::fp8_e4m3fn, .group = 16});
+  }
+  {
+    // d 192 (3 groups of 64 a head), bf16, an e4m3fnuz output, UE8M0 scales, column-major
+    ProblemSpec s = base_spec(true, 192, 16, {{1, 35}, {5, 23}}, 211);
+    io_case("io_d192_bf16_out_e4m3fnuz_group64_ue8m0", s,
+            {.out = DType::fp8_e4m3fnuz, .group = 64, .ue8m0 = true, .col_major_scales = true});
+  }
+  {
+    // group 128 (one group a head: the reduce's maximum over 32 lanes), fp16, sinks and a window
+    ProblemSpec s = base_spec(false, 128, 16, {{1, 39}, {5, 26}}, 212);
+    s.sinks = true;
+    s.window_left = 9;
+    io_case("io_d128_f16_out_e4m3fn_group128", s, {.out = DType::fp8_e4m3fn, .group = 128});
+  }
+  {
+    // pure decode, planned 3D: e4m3fn queries over an e4m3fn cache (per-(token, head) scales), an
+    // e4m3fn output in groups of 32, column-major scales
+    ProblemSpec s = base_spec(true, 128, 16, {{1, 300}, {1, 9}, {1, 0}, {1, 77}}, 209);
+    s.bf16 = false;
+    s.kv_dtype = DType::fp8_e4m3fn;
+    s.scale_mode = KvScaleMode::per_token_head;
+    Case c{"io_decode_planned_q_e4m3fn_out_e4m3fn_group32", s};
+    c.io = {.q = DType::fp8_e4m3fn, .out = DType::fp8_e4m3fn, .group = 32, .col_major_scales = true};
+    c.split = UnifiedSplit::planned;
+    v.push_back(c);
+  }
   // a seeded random sweep (the device suite's generator at emulator sizes): every path
   for (int i = 0; i < 8; ++i) {
     static const char* const names[] = {"random0", "random1", "random2", "random3",
@@ -526,10 +655,14 @@ TEST_P(EmuUnified, MatchesReference) {
   const auto co = dispatch_code_object(t, why);
   if (!co) GTEST_SKIP() << why;
   HostProblem h(c.spec);
-  const reference::AttentionResult ref = reference::unified_attention(h.host_params());
-  EmuProblem ep(h);
-  std::printf("  %-7s %-32s %s\n", emu::gfx_name(t.gfx), c.name, describe(c.spec).c_str());
-  std::vector<uint16_t> outs[2];
+  if (c.nan_value) put_nan_value(h);
+  const IoHost io(c.io, h.spec.bf16, h.spec.kv_dtype, h.num_tokens, h.spec.num_q_heads, h.spec.head_size, h.q);
+  const reference::AttentionResult ref = io_reference(h, io);
+  EmuProblem ep(h, io);
+  const bool io_case = is_fp8(c.io.q) || c.io.out.has_value();
+  std::printf("  %-7s %-32s %s%s%s\n", emu::gfx_name(t.gfx), c.name, describe(c.spec).c_str(),
+              io_case ? (" " + io.describe()).c_str() : "", c.nan_value ? " NaN value" : "");
+  IoStats outs[2];
   int k = 0;
   for (UnifiedPath path : c.paths) {
     SCOPED_TRACE(std::string(emu::gfx_name(t.gfx)) + " " + c.name + " path=" + path_name(path));
@@ -541,22 +674,27 @@ TEST_P(EmuUnified, MatchesReference) {
       ADD_FAILURE() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
       continue;
     }
-    const CompareStats st = compare(h, ref, r.out, r.lse);
-    EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad
-                         << " [" << r.kernel << "]";
-    std::printf("  %-7s %-32s %-2s %-22s max|err| out %.2e lse %.2e  %9llu instr %6.2f s\n", emu::gfx_name(t.gfx),
-                c.name, path_name(path), r.plan.c_str(), st.max_abs, st.max_lse,
-                static_cast<unsigned long long>(r.instructions), r.seconds);
-    if (path != UnifiedPath::automatic && k < 2) outs[k++] = r.out;
+    IoStats st = compare(h, io, ref, r);
+    EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " checks failed; first: " << st.first_bad << " ["
+                         << r.kernel << "]";
+    if (c.nan_value) {
+      EXPECT_GT(st.nan, 0) << "the NaN value element reaches the output";
+    }
+    if (c.io.saturates) {
+      EXPECT_GT(st.saturated, 0) << "some elements exceed the format's range";
+    }
+    std::printf("  %-7s %-32s %-2s %-22s max|err| out %.2e lse %.2e  %9llu instr %6.2f s", emu::gfx_name(t.gfx), c.name,
+                path_name(path), r.plan.c_str(), st.max_abs, st.max_lse, static_cast<unsigned long long>(r.instructions),
+                r.seconds);
+    if (io.fp8_out())
+      std::printf("  (%lld group scales, %lld saturated, %lld NaN)", static_cast<long long>(st.scales),
+                  static_cast<long long>(st.saturated), static_cast<long long>(st.nan));
+    std::printf("\n");
+    if (path != UnifiedPath::automatic && k < 2) outs[k++] = std::move(st);
   }
   // 2D and 3D compute the same function in another order: they agree within the dtype's rounding.
   if (k == 2) {
-    const Tolerance tol = out_tolerance(h.spec.bf16);
-    int64_t disagree = 0;
-    for (size_t i = 0; i < outs[0].size(); ++i) {
-      const double a = to_double(outs[0][i], h.spec.bf16), b = to_double(outs[1][i], h.spec.bf16);
-      if (!(std::fabs(a - b) <= tol.atol + tol.rtol * std::fabs(a))) ++disagree;
-    }
+    const int64_t disagree = io_disagreements(io, outs[0], outs[1]);
     EXPECT_EQ(disagree, 0) << c.name << ": 2D and 3D outputs differ beyond rounding";
   }
 }
@@ -655,14 +793,15 @@ void check_other_copy(const emu::CodeObject& co, const EmuTarget& t, int page, u
   ProblemSpec spec = base_spec(true, kD, page, decode ? std::vector<std::pair<int, int>>{{1, 37}, {1, 61}}
                                                      : std::vector<std::pair<int, int>>{{9, 40}, {1, 17}}, seed);
   HostProblem h(spec);
-  const reference::AttentionResult ref = reference::unified_attention(h.host_params());
-  EmuProblem ep(h);
+  const IoHost io(IoSpec{}, h.spec.bf16, h.spec.kv_dtype, h.num_tokens, h.spec.num_q_heads, h.spec.head_size, h.q);
+  const reference::AttentionResult ref = io_reference(h, io);
+  EmuProblem ep(h, io);
   const RunResult r = run_planned(t, ep, UnifiedPath::two_d, 0, std::nullopt,
                                   [&](const UnifiedAttentionParams& p, const UnifiedPlan& plan, uint64_t ws, RunResult& res) {
                                     ASSERT_EQ(plan.tile_kind, kKind);
                                     launch_config<Cfg>(co, p, plan, ws, ep, res);
                                   });
-  const CompareStats st = compare(h, ref, r.out, r.lse);
+  const IoStats st = compare(h, io, ref, r);
   EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " out of tolerance; first: " << st.first_bad << " ["
                        << r.kernel << "]";
   std::printf("  %-7s d%-3d %-7s page %-2d %-6s max|err| out %.2e lse %.2e  %9llu instr\n", emu::gfx_name(t.gfx), kD,

@@ -24,7 +24,7 @@
 namespace hipattn {
 
 template <class Cfg, class Scheduler, class Epilogue, class Args>
-HIPATTN_DEVICE void attention_kernel(const Args& a, char* smem) {
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* smem) {
   using Arch = DeviceArch;
   if constexpr (Arch::kTarget != Cfg::kTarget) {
     return;  // this instance is built for another target; never launched on this device
