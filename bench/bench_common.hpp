@@ -27,9 +27,10 @@ inline constexpr int kReps = 40;
 // g_mma_tflops: the mma.sync m16n8k16 bf16 atom (CDNA: the MFMA 16x16x16 bf16 atom);
 // g_wgmma_tflops: the sm_90a warpgroup MMA, wgmma m64n256k16 bf16 from shared memory; 0 where there
 // is none (HIP builds, GPUs other than sm_90, device code not built for sm_90a);
-// g_fp8_mma_tflops: the fp8 atom, mma.sync m16n8k32 e4m3 (issue 13); 0 where not measured (HIP builds,
-// GPUs other than sm_90).
-inline double g_copy_tbps = 0, g_mma_tflops = 0, g_wgmma_tflops = 0, g_fp8_mma_tflops = 0;
+// g_fp8_mma_tflops: the fp8 atom, mma.sync m16n8k32 e4m3 (issue 13; emulated through f16 MMAs on
+// sm_90); g_fp8_wgmma_tflops: wgmma m64n256k32 e4m3, Hopper's native fp8 rate; 0 where not measured
+// (HIP builds, GPUs other than sm_90).
+inline double g_copy_tbps = 0, g_mma_tflops = 0, g_wgmma_tflops = 0, g_fp8_mma_tflops = 0, g_fp8_wgmma_tflops = 0;
 inline void* g_flush = nullptr;
 
 struct Timer {

@@ -4,7 +4,8 @@
 // and 4 (MTP verify), hipattn::paged_decode (automatic split), each next to the 16-bit row of the same
 // shape measured in the same run.
 //
-// Names: fp8_io/<shape>/q_<q>_kv_<kv>_out_<out>[_tensor | _g128], shape a scenario name (unified) or
+// Names: fp8_io/<shape>/q_<q>_kv_<kv>_out_<out>[_tensor | _g128][_fp8_pv | _convert] (e4m3fn queries and
+// cache: the Fp8Math choice when not the default fp8_qk), shape a scenario name (unified) or
 // paged_serve_decode_b64_ctx8k_q<1|4> (paged decode); run them alone with --benchmark_filter=fp8_io/
 // (Google Benchmark appends /iterations:1/manual_time to every name). fp8 queries are random finite
 // e4m3fn codes with a host q_scale; fp8 KV is per-tensor scaled (device scalars for unified, host
@@ -14,10 +15,12 @@
 // Method and counters as the other sweeps (bench_common.hpp): graph replays after an L2 flush, the
 // median of 40; us; TB/s over the compulsory bytes with each tensor's own element size (Q in its
 // dtype, the K/V of the attended keys in theirs, O in its dtype, + the group scales) and bw_frac;
-// TFLOP/s (4 x attended pairs x head_size per q head) and mma_frac against the bf16 mma.sync atom
-// (fp8 queries are converted to 16-bit as they load: that is the atom they run on); on the prefill
-// fp8-query rows also fp8_mma_frac against the mma.sync m16n8k32 e4m3 peak of the same run (emulated
-// through f16 on sm_90: see bench_unified.cu's measure_fp8_mma_tflops);
+// TFLOP/s (4 x attended pairs x head_size per q head) and mma_frac against the bf16 mma.sync atom; on
+// the prefill fp8-query rows also fp8_mma_frac against the mma.sync m16n8k32 e4m3 rate of the same run
+// (bench_unified.cu's measure_fp8_mma_tflops): the atom of the fp8 matrix path (e4m3fn queries and
+// cache: Fp8Math fp8_qk, the scores; fp8_pv, both products), which sm_90 runs through f16 MMAs, while
+// `convert` rows and fp8 queries over other caches run on the 16-bit atom; and fp8_peak_frac against
+// Hopper's native fp8 rate, wgmma m64n256k32 e4m3, measured in the same run;
 // vs_16bit = the 16-bit row's time / this row's time when the 16-bit row of the same shape ran
 // earlier in this run (it is registered first), else 0.
 #include <algorithm>
@@ -45,6 +48,7 @@ constexpr DType kBf16 = DType::bf16, kFp8 = DType::fp8_e4m3fn;
 struct Io {
   DType q, kv, out;
   int group = 0;  // fp8 output: 0 per tensor, else kGroup
+  Fp8Math math = Fp8Math::fp8_qk;
   bool is_16bit() const { return !is_fp8(q) && !is_fp8(kv) && !is_fp8(out); }
 };
 
@@ -52,6 +56,7 @@ std::string io_name(const Io& io) {
   std::string s = "q_" + std::string(dtype_name(io.q)) + "_kv_" + std::string(dtype_name(io.kv)) + "_out_" +
                   std::string(dtype_name(io.out));
   if (is_fp8(io.out)) s += io.group > 0 ? "_g" + std::to_string(io.group) : "_tensor";
+  if (io.math != Fp8Math::fp8_qk) s += std::string("_") + fp8_math_name(io.math);
   return s;
 }
 
@@ -96,6 +101,7 @@ Problem& problem(const std::string& name, ProblemSpec s, DType kv) {
 // fields are spelled the same).
 template <class P>
 void set_io(P& p, const Problem& pr, const Io& io) {
+  p.fp8_math = io.math;
   if (is_fp8(io.q)) {
     p.q = pr.q8.ptr;
     p.q_dtype = io.q;
@@ -126,7 +132,10 @@ void set_counters(benchmark::State& state, const std::string& shape, const Io& i
   set_bandwidth_counters(state, ms, bytes);
   state.counters["TFLOP/s"] = tflops;
   state.counters["mma_frac"] = tflops / g_mma_tflops;
-  if (prefill && is_fp8(io.q)) state.counters["fp8_mma_frac"] = g_fp8_mma_tflops > 0 ? tflops / g_fp8_mma_tflops : 0;
+  if (prefill && is_fp8(io.q)) {
+    state.counters["fp8_mma_frac"] = g_fp8_mma_tflops > 0 ? tflops / g_fp8_mma_tflops : 0;
+    state.counters["fp8_peak_frac"] = g_fp8_wgmma_tflops > 0 ? tflops / g_fp8_wgmma_tflops : 0;
+  }
   if (io.is_16bit()) ms_16bit[shape] = ms;
   const auto it = ms_16bit.find(shape);
   state.counters["vs_16bit"] = it != ms_16bit.end() ? it->second / ms : 0;
@@ -206,7 +215,9 @@ void register_fp8_io_benchmarks() {
       {kFp8, kBf16, kBf16},            // fp8 Q over a bf16 cache
       {kBf16, kBf16, kFp8},            // the fp8 per-tensor epilogue alone
       {kBf16, kFp8, kBf16},            // fp8 KV alone (the existing fp8 row)
-      {kFp8, kFp8, kBf16},             // fp8 Q + fp8 KV (fp16 products)
+      {kFp8, kFp8, kBf16},             // fp8 Q + fp8 KV: the fp8 matrix path (e4m3 QK^T, P V in f16)
+      {kFp8, kFp8, kBf16, 0, Fp8Math::fp8_pv},   // ... P V in e4m3 too
+      {kFp8, kFp8, kBf16, 0, Fp8Math::convert},  // ... Q converted: every product in f16
       {kFp8, kFp8, kFp8},              // + fp8 out per tensor
       {kFp8, kFp8, kFp8, kGroup},      // + fp8 out per group of 128
   };

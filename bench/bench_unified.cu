@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../tests/common/scenario_spec.hpp"
@@ -34,7 +35,11 @@ using namespace hipattn::bench;
 
 // Back-to-back independent matrix-unit ops in registers: the peak of the atom the kernels use
 // (mma.sync m16n8k16 bf16 on sm_90; v_mfma_f32_16x16x16_bf16 on CDNA, 16 x 16 x 16 per wave).
-// kFp8 (CUDA only, issue 13): the fp8 atom, mma.sync m16n8k32 f32.e4m3.e4m3.f32, same loop.
+// kFp8 (CUDA only, issue 13): the fp8 atom, mma.sync m16n8k32 f32.e4m3.e4m3.f32, same loop, except
+// that the operands change every 8 MMAs: sm_90 has no e4m3 mma.sync and runs it as a conversion of
+// both operands to f16 and f16 MMAs (NVIDIA/cutlass#1986), and with fixed operands the conversions
+// were hoisted out of the loop (the "ceiling" then read 1531 TFLOP/s, 2.4x bf16: not a rate any
+// kernel sees).
 #if defined(HIPATTN_BACKEND_CUDA)
 template <bool kFp8>
 constexpr double kAtomFlopsPerWave = 2.0 * 16 * 8 * (kFp8 ? 32 : 16);
@@ -43,12 +48,17 @@ __global__ void mma_peak_kernel(float* sink, int iters) {
   uint32_t a[4] = {threadIdx.x, threadIdx.x * 3u, threadIdx.x * 5u, threadIdx.x * 7u};
   uint32_t b[2] = {threadIdx.x * 11u, threadIdx.x * 13u};
   float c[8][4] = {};
-  for (int i = 0; i < iters; ++i)
+  for (int i = 0; i < iters; ++i) {
+    if constexpr (kFp8) {
+      a[0] ^= static_cast<uint32_t>(i);
+      b[0] ^= static_cast<uint32_t>(i) << 1;
+    }
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       if constexpr (kFp8) sm90::mma_16832_e4m3(c[k], a, b);
       else sm90::mma_16816_bf16(c[k], a, b);
     }
+  }
   float s = 0;
 #pragma unroll
   for (int k = 0; k < 8; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
@@ -86,7 +96,9 @@ double measure_mma_tflops(int sms) {
 
 // The fp8 atom's ceiling (mma.sync m16n8k32 e4m3) in TFLOP/s, or 0 where it is not measured: `why`.
 // The instruction is native on sm_89; on sm_90 it is emulated through f16 MMAs (NVIDIA/cutlass#1986:
-// Hopper's native fp8 rate is wgmma's), so on an H200 this is the fp8 mma.sync ceiling, not 2x bf16.
+// Hopper's native fp8 rate is wgmma's), so on an H200 this is the emulated mma.sync rate with each
+// operand converted once per 8 MMAs: an upper bound for the kernels, which convert each K fragment for
+// every MMA it feeds.
 double measure_fp8_mma_tflops(const rt::DeviceProperties& props, std::string* why) {
 #if defined(HIPATTN_BACKEND_CUDA)
   if (props.target == Target::sm90) return measure_mma_tflops<true>(props.multiprocessor_count);
@@ -110,15 +122,15 @@ double measure_fp8_mma_tflops(const rt::DeviceProperties& props, std::string* wh
 // wgmma starts them with scale-d = 0. Why one CTA an SM: 256 threads x 154 registers (128 of them
 // accumulators; ptxas, CUDA 13) take 39K of the 64K-register file, so a second CTA cannot fit (the
 // launch bound says 1). FLOPs: 2 * 64 * 256 * 16 per wgmma and warpgroup.
+// The fp8 peak (issue 13) is the same kernel on wgmma m64n256k32 e4m3 (WgmmaE4m3: 32 bytes of K a step
+// too, so the same tiles and descriptors; 2 * 64 * 256 * 32 FLOPs a wgmma): Hopper's native fp8 rate.
 #if defined(HIPATTN_BACKEND_CUDA)
 namespace wgmma_peak {
 constexpr int kN = 256, kKSteps = 4, kWarpgroups = 2, kThreads = 128 * kWarpgroups;
-using Atom = sm90::WgmmaF16<kN, true>;
 using TileA = sm90::KMajorTile<sm90::SmemSwizzle::b128, 64, 32 * kKSteps>;
 using TileB = sm90::KMajorTile<sm90::SmemSwizzle::b128, kN, 32 * kKSteps>;
 constexpr int kTilesBytes = kWarpgroups * TileA::kBytes + TileB::kBytes;
 constexpr int kSmemBytes = kTilesBytes + 1024;  // + the alignment of the 128-byte swizzle atoms
-constexpr double kFlopsPerWgmma = 2.0 * 64 * kN * 16;
 static_assert(TileA::kBytes % 1024 == 0, "every tile starts on a swizzle-atom boundary");
 }  // namespace wgmma_peak
 
@@ -130,6 +142,7 @@ __global__ void wgmma_probe_kernel(int* out) {
 #endif
 }
 
+template <class Atom>
 __global__ void __launch_bounds__(wgmma_peak::kThreads, 1) wgmma_peak_kernel(float* sink, int iters) {
 #if defined(HIPATTN_SM90A_WGMMA)
   using namespace wgmma_peak;
@@ -172,8 +185,9 @@ __global__ void __launch_bounds__(wgmma_peak::kThreads, 1) wgmma_peak_kernel(flo
 }
 #endif  // HIPATTN_BACKEND_CUDA
 
-// The wgmma ceiling in TFLOP/s, or 0 where there is none: `why` says why not (HIP build, a GPU
-// other than sm_90, or device code not built for sm_90a).
+// The wgmma ceiling in TFLOP/s (bf16, or kFp8: e4m3), or 0 where there is none: `why` says why not
+// (HIP build, a GPU other than sm_90, or device code not built for sm_90a).
+template <bool kFp8 = false>
 double measure_wgmma_tflops(const rt::DeviceProperties& props, std::string* why) {
 #if defined(HIPATTN_BACKEND_CUDA)
   using namespace wgmma_peak;
@@ -192,14 +206,15 @@ double measure_wgmma_tflops(const rt::DeviceProperties& props, std::string* why)
       return 0;
     }
   }
+  using Atom = std::conditional_t<kFp8, sm90::WgmmaE4m3<kN>, sm90::WgmmaF16<kN, true>>;
   const int sms = props.multiprocessor_count, iters = 8192;
   DeviceBuffer sink(size_t(sms) * kThreads * sizeof(float));
-  HIPATTN_CHECK(rt::set_max_dynamic_shared(wgmma_peak_kernel, kSmemBytes));
+  HIPATTN_CHECK(rt::set_max_dynamic_shared(wgmma_peak_kernel<Atom>, kSmemBytes));
   const double ms = median_ms([&] {
-    wgmma_peak_kernel<<<sms, kThreads, kSmemBytes>>>(sink.as<float>(), iters);
+    wgmma_peak_kernel<Atom><<<sms, kThreads, kSmemBytes>>>(sink.as<float>(), iters);
     HIPATTN_CHECK_LAUNCH();
   }, g_flush);
-  const double flops = double(sms) * kWarpgroups * iters * kKSteps * kFlopsPerWgmma;
+  const double flops = double(sms) * kWarpgroups * iters * kKSteps * (2.0 * 64 * kN * Atom::kK);
   return flops / (ms * 1e-3) / 1e12;
 #else
   (void)props;
@@ -292,17 +307,19 @@ int main(int argc, char** argv) {
   HIPATTN_CHECK(rt::malloc_device(&g_flush, kFlushBytes));
   g_copy_tbps = measure_copy_tbps();
   g_mma_tflops = measure_mma_tflops(props.multiprocessor_count);
-  std::string no_wgmma, no_fp8_mma;
+  std::string no_wgmma, no_fp8_mma, no_fp8_wgmma;
   g_wgmma_tflops = measure_wgmma_tflops(props, &no_wgmma);
   g_fp8_mma_tflops = measure_fp8_mma_tflops(props, &no_fp8_mma);
+  g_fp8_wgmma_tflops = measure_wgmma_tflops<true>(props, &no_fp8_wgmma);
   auto ceiling = [](double tflops, const std::string& why) {
     return tflops > 0 ? std::to_string(int(tflops + 0.5)) + " TFLOP/s" : "n/a (" + why + ")";
   };
   std::printf("device %s (%s), %d SMs/CUs\nceilings: copy %.2f TB/s (read + write), matrix atom (bf16) %.0f TFLOP/s, "
-              "mma.sync m16n8k32 (fp8 e4m3) %s, wgmma m64n256k16 (bf16) %s\n",
+              "mma.sync m16n8k32 (fp8 e4m3, emulated on sm_90) %s, wgmma m64n256k16 (bf16) %s, wgmma m64n256k32 "
+              "(fp8 e4m3) %s\n",
               props.arch_name.c_str(), std::string(target_name(props.target)).c_str(), props.multiprocessor_count,
               g_copy_tbps, g_mma_tflops, ceiling(g_fp8_mma_tflops, no_fp8_mma).c_str(),
-              ceiling(g_wgmma_tflops, no_wgmma).c_str());
+              ceiling(g_wgmma_tflops, no_wgmma).c_str(), ceiling(g_fp8_wgmma_tflops, no_fp8_wgmma).c_str());
   const auto& all = scenarios::unified_scenarios();
   for (int i = 0; i < int(all.size()); ++i) {
     for (auto [path, pname] : {std::pair{UnifiedPath::automatic, "auto"}, std::pair{UnifiedPath::two_d, "2d"},

@@ -7,8 +7,15 @@
 // Each case draws fresh random inputs, poisons the output and the group scales (NaN codes) before each
 // launch, and checks every launch. An fp8 output element is compared after decoding with the scale it
 // was written with (the per-tensor one, or the kernel's own group scale, itself checked against the
-// reference's): |got - want| <= atol + rtol |want| with rtol the 16-bit tolerance plus half an fp8 step
-// (2^-4) and atol the 16-bit one plus half the smallest fp8 subnormal times the scale.
+// reference's) by tests/common/fp8_output_check.hpp's rules: |got - want| <= atol + rtol |want| with
+// rtol the 16-bit tolerance plus half an fp8 step (2^-4) and atol the 16-bit one plus half the
+// smallest fp8 subnormal times the scale.
+//
+// The fp8 matrix path (e4m3fn queries and cache on sm_90, Fp8Math): the scores are exact products,
+// but fp8_pv quantizes P to e4m3 (x 2^8), so where it may run every element also gets P's bound:
+//   2^-4 sum_j p_j |v_j| / l  (RNE, 3 mantissa bits)  +  2^-18 n max |v|  (P x 2^8 below e4m3's
+//   smallest normal: absolute steps of 2^-9 / 2^8), sum_j p_j |v_j| / l from the float64 reference
+//   run on |V|. Fp8Io.MatrixPathAccuracy measures the three Fp8Math paths on the same problems.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,6 +27,7 @@
 #include <vector>
 
 #include "../common/compare.hpp"
+#include "../common/fp8_output_check.hpp"
 #include "../common/gpu.hpp"
 #include "hipattn/dispatch/paged_decode.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
@@ -43,13 +51,23 @@ struct IoCase {
   int variant = 0;  // picks features and shapes
   bool decode = false;  // paged decode (uniform q_len) instead of a unified prefill/decode mix
   float out_scale = 0.f;  // fp8 per-tensor output scale; 0: out_tensor_scale(out)
+  Fp8Math math = Fp8Math::fp8_qk;  // fp8 queries over an fp8 cache (the matrix path on sm_90 with e4m3fn)
+  bool long_prefill = false;       // two long prefill sequences instead of the variant's mix
 };
+
+// Whether a case may quantize P (Fp8Math::fp8_pv on the fp8 matrix path, no per-key V scale).
+bool may_quantize_p(const IoCase& c, KvScaleMode mode) {
+  return c.q == DType::fp8_e4m3fn && c.kv == DType::fp8_e4m3fn && c.math == Fp8Math::fp8_pv &&
+         mode != KvScaleMode::per_token_head;
+}
 
 std::string case_name(const IoCase& c) {
   std::string s = std::string(c.decode ? "decode_" : "unified_") + "q_" + dt(c.q) + "_kv_" + dt(c.kv) + "_out_" + dt(c.out);
   if (is_fp8(c.out)) s += c.group > 0 ? "_g" + std::to_string(c.group) + (c.ue8m0 ? "ue8m0" : "") : "_tensor";
   if (c.group_max > 0.f) s += "_max" + std::to_string(int(c.group_max));
   s += "_d" + std::to_string(c.head_size) + (c.device_scales ? "_dev" : "_host") + "_v" + std::to_string(c.variant);
+  if (c.math != Fp8Math::fp8_qk) s += std::string("_") + fp8_math_name(c.math);
+  if (c.long_prefill) s += "_long";
   for (char& ch : s)
     if (ch == '-') ch = '_';
   return s;
@@ -73,7 +91,9 @@ ProblemSpec spec_of(const IoCase& c) {
   s.window_left = c.variant % 5 == 3 ? 37 : -1;
   s.lse = true;
   s.seed = 0xf8f8u + 977u * uint64_t(c.variant) + 31u * uint64_t(c.head_size) + 7u * uint64_t(c.q) + uint64_t(c.out);
-  if (c.decode) {
+  if (c.long_prefill) {
+    s.seqs = {{128, 512}, {64, 300}};
+  } else if (c.decode) {
     const int ql = 1 + c.variant % 4;
     s.seqs = {{ql, 70}, {ql, 300}, {ql, ql}, {ql, 17}, {ql, 129}};
   } else {
@@ -111,6 +131,7 @@ struct IoOutputs {
 // The problem's params with the case's query dtype and output format (device or host pointers).
 void apply_io(UnifiedAttentionParams& p, const IoCase& c, const void* q8, const float* q_scale_ptr, float q_scale,
               const float* out_scale_ptr, float out_scale, float* group_scale, int64_t T, int64_t H) {
+  p.fp8_math = c.math;
   if (is_fp8(c.q)) {
     p.q = q8;
     p.q_dtype = c.q;
@@ -143,46 +164,51 @@ void apply_io(UnifiedAttentionParams& p, const IoCase& c, const void* q8, const 
 struct IoStats {
   int64_t bad = 0, checked = 0, saturated = 0, nan = 0;
   double max_abs = 0;  // of the elements within tolerance
+  double sum_sq_err = 0, sum_sq_ref = 0;  // finite elements: rel_l2
+  double rel_l2() const { return sum_sq_ref > 0 ? std::sqrt(sum_sq_err / sum_sq_ref) : std::sqrt(sum_sq_err); }
   std::string first_bad;
   void fail(const std::string& what) {
     if (bad++ == 0) first_bad = what;
   }
 };
 
-// Decodes and checks every output element, group scale and LSE of a launch against the reference.
+// P's quantization bound of the fp8 matrix path (the header): per element, from the reference on
+// |V| (p_abs) and the largest |v| x n term; empty when P is not quantized.
+struct PBound {
+  std::vector<double> p_abs;  // sum_j p_j |v_j| / l per output element
+  double floor = 0;           // 2^-18 max_keys max |v|
+  double at(size_t i) const { return p_abs.empty() ? 0.0 : std::exp2(-4.0) * p_abs[i] + floor; }
+};
+
+// Decodes and checks every output element, group scale and LSE of a launch against the reference
+// (tests/common/fp8_output_check.hpp's rules, with P's bound where P may be quantized).
 IoStats check_outputs(const IoCase& c, const HostProblem& h, const UnifiedAttentionParams& hp,
                       const reference::AttentionResult& ref, const std::vector<uint8_t>& out,
-                      const std::vector<float>& gscale, const std::vector<float>& lse, float out_scale) {
+                      const std::vector<float>& gscale, const std::vector<float>& lse, float out_scale,
+                      const PBound& pb) {
   IoStats st;
   const int64_t T = h.num_tokens, H = h.spec.num_q_heads, D = h.spec.head_size;
   const bool fp8 = is_fp8(c.out);
   const Tolerance base = out_tolerance(compute_dtype(c.q, c.kv, c.out) == DType::bf16);
-  const double format_max = fp8_max_finite(c.out);
-  const double half_sub = c.out == DType::fp8_e4m3fnuz ? std::exp2(-11.0) : std::exp2(-10.0);
   const int64_t groups = c.group > 0 ? D / c.group : 0;
   std::vector<double> want_s;
   if (fp8 && c.group > 0) want_s = reference::output_group_scales(ref, T, H, D, c.out, hp.out_format);
   auto gs_index = [&](int64_t t, int64_t h, int64_t g) {
     return t * hp.out_format.group_scale_stride_token + (h * groups + g) * hp.out_format.group_scale_stride_group;
   };
-  // group scales first (the elements decode with them)
+  // group scales first (the elements decode with them); P's bound moves a group's maximum by at most
+  // its elements' largest bound
   if (fp8 && c.group > 0) {
+    const double fp8_max = group_fp8_max(c.out, hp.out_format);
     for (int64_t t = 0; t < T; ++t)
       for (int64_t hh = 0; hh < H; ++hh)
         for (int64_t g = 0; g < groups; ++g) {
+          double slack = 0;
+          for (int64_t d = g * c.group; d < (g + 1) * c.group; ++d)
+            slack = std::max(slack, pb.at(size_t((t * H + hh) * D + d)) / fp8_max);
           const double got = gscale[size_t(gs_index(t, hh, g))], want = want_s[size_t((t * H + hh) * groups + g)];
           ++st.checked;
-          bool ok;
-          if (c.ue8m0) {
-            const double e = std::log2(got);
-            const bool pow2 = std::isfinite(e) && e == std::floor(e);
-            // at a power-of-two boundary the kernel's float maximum may round to the neighbouring power
-            const double raw = std::log2(std::max(want, 1e-30));
-            ok = pow2 && (got == want || (std::fabs(raw - std::round(raw)) < 0.03 && (got == want * 2 || got == want / 2)));
-          } else {
-            ok = std::fabs(got - want) <= 1e-30 + base.rtol * want;
-          }
-          if (!ok)
+          if (!group_scale_matches(got, want, c.ue8m0, base.rtol, slack))
             st.fail("group_scale[t " + std::to_string(t) + ", h " + std::to_string(hh) + ", g " + std::to_string(g) +
                     "] = " + std::to_string(got) + ", want " + std::to_string(want));
         }
@@ -192,38 +218,22 @@ IoStats check_outputs(const IoCase& c, const HostProblem& h, const UnifiedAttent
       for (int64_t d = 0; d < D; ++d) {
         const size_t i = size_t((t * H + hh) * D + d);
         const double want = ref.out[i];
-        double got, scale = 1.0;
-        uint32_t code = 0;
-        if (!fp8) {
-          const uint16_t b = uint16_t(out[2 * i] | (out[2 * i + 1] << 8));
-          got = c.out == DType::bf16 ? bfloat16_t::from_bits(b).to_float() : half_t::from_bits(b).to_float();
-        } else {
-          code = out[i];
-          scale = c.group > 0 ? double(gscale[size_t(gs_index(t, hh, d / c.group))]) : double(out_scale);
-          got = (c.out == DType::fp8_e4m3fn ? fp8_e4m3fn_t::from_bits(code).to_float()
-                                            : fp8_e4m3fnuz_t::from_bits(code).to_float()) *
-                scale;
-        }
+        const double scale = !fp8 ? 1.0 : c.group > 0 ? double(gscale[size_t(gs_index(t, hh, d / c.group))]) : double(out_scale);
+        const double got = decode_output(c.out, out.data(), i) * scale;
         ++st.checked;
-        const std::string where = "out[t " + std::to_string(t) + ", h " + std::to_string(hh) + ", d " + std::to_string(d) + "]";
-        if (std::isnan(want)) {
-          ++st.nan;
-          if (!std::isnan(got)) st.fail(where + " = " + std::to_string(got) + ", want NaN");
+        const OutputElementCheck e = check_output_element(c.out, base, got, want, scale, pb.at(i));
+        st.nan += e.nan;
+        st.saturated += e.saturated;
+        if (!e.ok) {
+          st.fail("out[t " + std::to_string(t) + ", h " + std::to_string(hh) + ", d " + std::to_string(d) + "] = " +
+                  std::to_string(got) + (e.nan ? ", want NaN" : e.saturated ? ", want the saturated max" : "") +
+                  " (raw byte 0x" + std::to_string(out[i * dtype_size(c.out)]) + "), want " + std::to_string(want));
           continue;
         }
-        if (fp8 && std::fabs(want) / scale > format_max * (1.0 + base.rtol)) {  // saturates to the format's max
-          ++st.saturated;
-          if (std::fabs(got) != format_max * scale || std::signbit(got) != std::signbit(want))
-            st.fail(where + " = " + std::to_string(got) + ", want the saturated " + std::to_string(format_max * scale));
-          continue;
-        }
-        const double atol = base.atol + (fp8 ? half_sub * scale : 0.0);
-        const double rtol = base.rtol + (fp8 ? 0.0625 : 0.0);
-        const double err = std::fabs(got - want);
-        if (!(err <= atol + rtol * std::fabs(want)))
-          st.fail(where + " = " + std::to_string(got) + " (code 0x" + std::to_string(code) + "), want " + std::to_string(want));
-        else
-          st.max_abs = std::max(st.max_abs, err);
+        if (e.nan || e.saturated) continue;
+        st.max_abs = std::max(st.max_abs, e.err);
+        st.sum_sq_err += e.err * e.err;
+        st.sum_sq_ref += want * want;
       }
   for (int64_t hh = 0; hh < H; ++hh)
     for (int64_t t = 0; t < T; ++t) {
@@ -250,6 +260,7 @@ class Fp8Io {
     hp_ = h_.host_params();
     apply_io(hp_, c, q8_.codes.data(), nullptr, q8_.scale, nullptr, out_scale_, host_gscale_.data(), T_, H_);
     ref_ = reference::unified_attention(hp_);
+    if (may_quantize_p(c, h_.spec.scale_mode)) pbound_ = p_bound();
     dp_ = std::make_unique<DeviceProblem>(h_);
     if (is_fp8(c.q)) d_q8_ = DeviceBuffer::from(q8_.codes);
     d_qs_ = DeviceBuffer::from(std::vector<float>{q8_.scale});
@@ -263,7 +274,7 @@ class Fp8Io {
   // One launch by `run(params)` over poisoned outputs, then every check.
   template <class Run>
   IoStats launch(Run&& run) {
-    const uint8_t poison = c_.out == DType::fp8_e4m3fnuz ? 0x80 : 0xFF;  // NaN codes of every format
+    const uint8_t poison = output_poison_byte(c_.out);  // NaN codes of every format
     HIPATTN_CHECK(rt::memset_async(dp_->out.ptr, poison, dp_->out.bytes, nullptr));
     HIPATTN_CHECK(rt::memset_async(dp_->lse.ptr, 0xFF, dp_->lse.bytes, nullptr));
     HIPATTN_CHECK(rt::memset_async(d_gs_.ptr, 0xFF, d_gs_.bytes, nullptr));
@@ -274,7 +285,30 @@ class Fp8Io {
     if (!out.empty()) HIPATTN_CHECK(rt::memcpy_d2h(out.data(), dp_->out.ptr, out.size()));
     HIPATTN_CHECK(rt::memcpy_d2h(gs.data(), d_gs_.ptr, gs.size() * sizeof(float)));
     if (!lse.empty()) HIPATTN_CHECK(rt::memcpy_d2h(lse.data(), dp_->lse.ptr, lse.size() * sizeof(float)));
-    return check_outputs(c_, h_, hp_, ref_, out, gs, lse, out_scale_);
+    return check_outputs(c_, h_, hp_, ref_, out, gs, lse, out_scale_, pbound_);
+  }
+
+  // P's bound: the reference over |V| (fp8 codes with the sign bit cleared; no NaN in the data), and
+  // 2^-18 x the longest visible key range x max |v| (V's per-tensor scale included).
+  PBound p_bound() {
+    PBound b;
+    std::vector<uint8_t> v_abs = h_.v_cache;
+    double vmax = 0;
+    for (uint8_t& code : v_abs) {
+      code &= 0x7fu;
+      vmax = std::max(vmax, double(fp8_e4m3fn_t::from_bits(code).to_float()));
+    }
+    UnifiedAttentionParams pa = hp_;
+    pa.v_cache = v_abs.data();
+    pa.sinks = nullptr;  // sinks only add to l: the bound without them is larger
+    pa.out_format = OutputFormat{};
+    pa.out_format.dtype = h_.spec.bf16 ? DType::bf16 : DType::f16;
+    const reference::AttentionResult ra = reference::unified_attention(pa);
+    b.p_abs = ra.out;
+    int max_keys = 0;
+    for (const auto& sq : h_.spec.seqs) max_keys = std::max(max_keys, sq.second);
+    b.floor = std::exp2(-18.0) * max_keys * vmax * (h_.v_scale.empty() ? 1.0 : double(h_.v_scale[0]));
+    return b;
   }
 
   IoStats unified(UnifiedPath path, UnifiedSplit split = UnifiedSplit::automatic, int segments = 0) {
@@ -317,6 +351,7 @@ class Fp8Io {
   std::vector<float> host_gscale_;
   UnifiedAttentionParams hp_, p_;
   reference::AttentionResult ref_;
+  PBound pbound_;
   std::unique_ptr<DeviceProblem> dp_;
   DeviceBuffer d_q8_, d_qs_, d_os_, d_gs_, ws_;
 };
@@ -359,6 +394,22 @@ std::vector<IoCase> sweep_cases() {
           cs.push_back(c);
           ++v;
         }
+  // e4m3fn queries and cache through the other Fp8Math choices: P in e4m3, and converted queries
+  for (bool decode : {false, true})
+    for (Fp8Math m : {Fp8Math::fp8_pv, Fp8Math::convert})
+      for (int o : {0, 1, 3}) {
+        IoCase c;
+        c.decode = decode;
+        c.q = c.kv = DType::fp8_e4m3fn;
+        c.out = o == 0 ? (v % 2 ? DType::f16 : DType::bf16) : outs[o].d;
+        c.group = outs[o].group;
+        c.math = m;
+        c.variant = v;
+        c.device_scales = v % 2 == 0;
+        c.head_size = o == 3 ? 128 : v % 3 == 0 ? 96 : 256;
+        cs.push_back(c);
+        ++v;
+      }
   return cs;
 }
 
@@ -394,6 +445,38 @@ TEST_P(Fp8IoSweep, EveryElementMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Fp8Io, Fp8IoSweep, ::testing::ValuesIn(sweep_cases()),
                          [](const ::testing::TestParamInfo<IoCase>& i) { return case_name(i.param); });
+
+// ---- the fp8 matrix path both ways: P in e4m3 or in f16, against converted queries ----
+
+// Long prefill sequences (the prefill tiles, where fp8_pv quantizes P) of e4m3fn queries and cache,
+// f16 output: every element within its bound (the header), and the error of each Fp8Math choice
+// against float64 printed side by side (the accuracy figures of ALGORITHM.md section 12).
+TEST(Fp8Io, MatrixPathAccuracy) {
+  REQUIRE_GPU();
+  std::printf("  %-6s %-9s %-8s %10s %10s\n", "d", "path", "fp8_math", "rel_l2", "max|err|");
+  for (int d : {64, 128, 256})
+    for (bool two_d : {true, false}) {
+      double l2[3] = {};
+      for (Fp8Math m : {Fp8Math::fp8_pv, Fp8Math::fp8_qk, Fp8Math::convert}) {
+        IoCase c;
+        c.q = c.kv = DType::fp8_e4m3fn;
+        c.out = DType::f16;
+        c.head_size = d;
+        c.variant = 4;  // per-tensor scales, no sinks / ALiBi / softcap / window
+        c.math = m;
+        c.long_prefill = true;
+        Fp8Io io(c);
+        const IoStats st = two_d ? io.unified(UnifiedPath::two_d)
+                                 : io.unified(UnifiedPath::three_d, UnifiedSplit::uniform, 3);
+        expect_ok(st, (std::string(fp8_math_name(m)) + " d" + std::to_string(d)).c_str());
+        l2[int(m)] = st.rel_l2();
+        std::printf("  %-6d %-9s %-8s %10.3e %10.3e\n", d, two_d ? "2d" : "3d (3)", fp8_math_name(m), st.rel_l2(), st.max_abs);
+      }
+      // P in f16 and converted queries make the same products (scores exact either way): their errors
+      // are alike; quantized P is the larger, and within its bound (above)
+      EXPECT_LE(l2[int(Fp8Math::fp8_qk)], 1.5 * l2[int(Fp8Math::convert)] + 1e-4) << "d " << d;
+    }
+}
 
 // ---- saturation and NaN of the fp8 output ----
 
@@ -513,6 +596,7 @@ TEST(Fp8Io, BadScalesAreTypedErrors) {
       {"out_format.scale.host", [](UnifiedAttentionParams& p) { p.out_format.scale.host = -0.5f; }},
       {"out_format.scale.host", [](UnifiedAttentionParams& p) { p.out_format.scale.host = std::nanf(""); }},
       {"out_format.dtype", [](UnifiedAttentionParams& p) { p.out_format.dtype.reset(); }},
+      {"fp8_math", [](UnifiedAttentionParams& p) { p.fp8_math = static_cast<Fp8Math>(7); }},
   };
   for (const Bad& b : bads) {
     UnifiedAttentionParams p = dp.params();

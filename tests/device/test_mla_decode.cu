@@ -2,15 +2,20 @@
 // kernels/mla_decode) against the float64 reference (reference/mla_decode.hpp), on the GPU, and the
 // context-parallel merge (dispatch/merge_attention_states.hpp) of round-robin ranks.
 //
+// Outputs in every format of problem/fp8_io.hpp (16-bit; fp8 e4m3fn / e4m3fnuz per tensor or per group
+// of 16..128 columns with UE8M0 and group_fp8_max), through the kernel's own epilogue (one partition,
+// one-part planned sequences) and the reduce (split sequences); each element decoded with the scale it
+// was written with and checked by tests/common/fp8_output_check.hpp's rules (test_fp8_io.cu's).
+//
 // Problems: seeded std::mt19937_64 data, uniform in [-1, 1] and never 0, rounded to the dtype; the
 // latent cache is NaN-filled first, then each sequence's tokens are written to randomly permuted
 // pages (fragmented block tables), so that unowned slots past a context, unused pages and the padded
 // block-table entries (which point at NaN pages) would poison any output that read them. Queries
 // and outputs live in padded strided storage whose padding holds NaN (queries) or the poison
-// (outputs). Every launch runs over an output and LSE poisoned with 0xFF bytes (NaN), is checked (the
-// entry point's error, the runtime's last error, the synchronization), and then every owned element
-// is compared with the reference (rows without keys: exactly 0 and LSE -inf) and every padding
-// element must still hold the poison.
+// (outputs). Every launch runs over an output poisoned with NaN codes of its format, group scales and
+// LSE poisoned with 0xFF bytes (NaN), is checked (the entry point's error, the runtime's last error,
+// the synchronization), and then every group scale and owned element is compared with the reference
+// (rows without keys: exactly 0 and LSE -inf) and every padding element must still hold the poison.
 //
 // MLA decode has a kernel on sm_90 only (the CDNA targets throw ErrorCode::unsupported): the parity
 // tests skip themselves, saying why, on any other device, without sm_90a device code, and without a
@@ -21,13 +26,16 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "../common/compare.hpp"
+#include "../common/fp8_output_check.hpp"
 #include "../common/gpu.hpp"
 #include "../common/paged_problem.hpp"
 #include "hipattn/dispatch/merge_attention_states.hpp"
@@ -61,6 +69,24 @@ std::string mla_unavailable() {
 
 bool is_bf16(DType d) { return d == DType::bf16; }
 
+// The output format of a launch (problem/fp8_io.hpp).
+struct OutSpec {
+  std::optional<DType> dtype;  // unset: q_dtype
+  int group = 0;               // fp8: 0 per tensor, else the group size
+  bool ue8m0 = false;
+  float group_max = 0.f;         // out_format.group_fp8_max (0: the format's)
+  bool scale_on_device = false;  // fp8 per tensor: the scale as a device scalar (else the host float)
+  bool col_major_scales = false;  // group scales [groups][tokens] (token stride 1), else [tokens][groups]
+  std::string str() const {
+    if (!dtype) return "";
+    std::string s = " out " + std::string(dtype_name(*dtype));
+    if (!is_fp8(*dtype)) return s;
+    if (group == 0) return s + (scale_on_device ? " tensor(dev)" : " tensor(host)");
+    return s + " group " + std::to_string(group) + (ue8m0 ? " ue8m0" : "") +
+           (group_max > 0.f ? " max " + std::to_string(int(group_max)) : "") + (col_major_scales ? " col-major" : "");
+  }
+};
+
 struct MlaSpec {
   DType q_dtype = DType::bf16;
   DType kv_dtype = DType::bf16;
@@ -72,6 +98,7 @@ struct MlaSpec {
   bool scale_on_device = true;  // fp8: kv_scale as a device scalar (else the host float)
   float kv_scale = 0.5f;
   MlaDecodeSplit split = MlaDecodeSplit::automatic;
+  OutSpec out;
   uint64_t seed = 1;
   std::string str() const {
     std::string s = std::string(dtype_name(q_dtype)) + "/" + std::string(dtype_name(kv_dtype)) + " h" +
@@ -79,7 +106,46 @@ struct MlaSpec {
                     (split_q ? " split-q" : "") + " lens(";
     for (size_t i = 0; i < lens.size() && i < 8; ++i) s += (i ? "," : "") + std::to_string(lens[i]);
     if (lens.size() > 8) s += ",.. " + std::to_string(lens.size()) + " seqs";
-    return s + ")";
+    return s + ")" + out.str();
+  }
+};
+
+// The output of a problem of T tokens and H heads in a format: its dtype, scales and their layout.
+struct MlaOutput {
+  OutSpec spec;
+  DType dtype = DType::bf16;
+  int64_t T = 0, H = 0, groups = 0;
+  float tensor_scale = 1.f;  // fp8 per tensor: outputs within |O| < ~3 land near the top of the format
+  MlaOutput() = default;
+  MlaOutput(const OutSpec& s, DType q_dtype, int64_t tokens, int64_t heads) : spec(s), T(tokens), H(heads) {
+    dtype = s.dtype.value_or(q_dtype);
+    if (is_fp8(dtype) && s.group == 0) tensor_scale = dtype == DType::fp8_e4m3fnuz ? 1.f / 64.f : 1.f / 128.f;
+    groups = is_fp8(dtype) && s.group > 0 ? DV / s.group : 0;
+  }
+  int64_t gs_stride_token() const { return spec.col_major_scales ? 1 : H * groups; }
+  int64_t gs_stride_group() const { return spec.col_major_scales ? T : 1; }
+  size_t gs_count() const { return size_t(T * H * groups); }
+  float scale_of(const std::vector<float>& gs, int64_t t, int64_t h, int d) const {
+    return groups > 0 ? gs[size_t(t * gs_stride_token() + (h * groups + d / spec.group) * gs_stride_group())] : tensor_scale;
+  }
+  // The format with the group scales at `group_scale` and the per-tensor scale at `scale_device` when
+  // the spec puts it on the device (pointers of either side).
+  OutputFormat format(float* group_scale, const float* scale_device) const {
+    OutputFormat f;
+    f.dtype = spec.dtype;
+    if (is_fp8(dtype) && spec.group == 0) {
+      if (spec.scale_on_device) f.scale.device = scale_device;
+      else f.scale.host = tensor_scale;
+    }
+    if (groups > 0) {
+      f.group_size = spec.group;
+      f.group_ue8m0 = spec.ue8m0;
+      f.group_fp8_max = spec.group_max;
+      f.group_scale = group_scale;
+      f.group_scale_stride_token = gs_stride_token();
+      f.group_scale_stride_group = gs_stride_group();
+    }
+    return f;
   }
 };
 
@@ -100,6 +166,7 @@ struct MlaHost {
   std::vector<uint8_t> kv;                  // [num_pages, page_size, 576] of kv_dtype
   std::vector<int32_t> bt, lens;
   float kv_scale = 1.f;
+  MlaOutput output;  // the launches' output format (set_output: the same inputs in another format)
 
   explicit MlaHost(const MlaSpec& spec) : s(spec) {
     std::mt19937_64 g(s.seed);
@@ -115,6 +182,7 @@ struct MlaHost {
     q_st = int64_t(s.heads) * q_sh;
     o_sh = DV + s.o_pad;
     o_st = int64_t(s.heads) * o_sh;
+    set_output(s.out);
     const uint16_t nan16 = 0x7FFF;
     q.assign(size_t(std::max<int64_t>(1, T * q_st)), nan16);
     for (int t = 0; t < T; ++t)
@@ -157,6 +225,10 @@ struct MlaHost {
   }
   int tokens() const { return batch * s.q_len; }
   float scale() const { return 1.f / std::sqrt(float(DK)); }
+  void set_output(const OutSpec& o) {
+    s.out = o;
+    output = MlaOutput(o, s.q_dtype, tokens(), s.heads);
+  }
 
   reference::AttentionResult reference() const {
     reference::MlaDecodeParams r;
@@ -184,9 +256,12 @@ struct MlaHost {
   }
 };
 
+// Group scales past the tensor's last element, which must stay poisoned.
+constexpr size_t kScaleGuard = 16;
+
 struct MlaDevice {
   const MlaHost& h;
-  DeviceBuffer q, q_nope, q_rope, kv, bt, lens, scale, out, lse, ws;
+  DeviceBuffer q, q_nope, q_rope, kv, bt, lens, scale, out, lse, out_scale, group_scale, ws;
   size_t ws_bytes = 0;
   explicit MlaDevice(const MlaHost& hp, size_t workspace_bytes)
       : h(hp), q(DeviceBuffer::from(hp.q)), kv(DeviceBuffer::from(hp.kv)), bt(DeviceBuffer::from(hp.bt)),
@@ -197,8 +272,10 @@ struct MlaDevice {
       q_rope = DeviceBuffer::from(hp.q_rope);
     }
     scale = DeviceBuffer::from(std::vector<float>{hp.kv_scale});
-    out = DeviceBuffer(std::max<size_t>(16, size_t(hp.tokens()) * hp.o_st * 2));
+    out = DeviceBuffer(std::max<size_t>(16, size_t(hp.tokens()) * hp.o_st * dtype_size(hp.output.dtype)));
     lse = DeviceBuffer(std::max<size_t>(16, size_t(hp.tokens()) * hp.s.heads * 4));
+    out_scale = DeviceBuffer::from(std::vector<float>{hp.output.tensor_scale});
+    group_scale = DeviceBuffer((hp.output.gs_count() + kScaleGuard) * sizeof(float));
     if (ws_bytes > 0) ws = DeviceBuffer(ws_bytes);
   }
   MlaDecodeParams params() const {
@@ -238,6 +315,7 @@ struct MlaDevice {
     p.out = out.ptr;
     p.o_stride_token = h.o_st;
     p.o_stride_head = h.o_sh;
+    p.out_format = h.output.format(group_scale.as<float>(), out_scale.as<float>());
     if (h.s.lse) {
       p.lse = lse.as<float>();
       p.lse_stride_token = h.s.heads;
@@ -246,8 +324,9 @@ struct MlaDevice {
     return p;
   }
   void poison(rt::stream_t st) {
-    HIPATTN_CHECK(rt::memset_async(out.ptr, 0xFF, out.bytes, st));
+    HIPATTN_CHECK(rt::memset_async(out.ptr, output_poison_byte(h.output.dtype), out.bytes, st));
     HIPATTN_CHECK(rt::memset_async(lse.ptr, 0xFF, lse.bytes, st));
+    HIPATTN_CHECK(rt::memset_async(group_scale.ptr, 0xFF, group_scale.bytes, st));
   }
 };
 
@@ -261,48 +340,68 @@ MlaDecodeTraits traits_of(const MlaHost& h) {
 }
 
 struct MlaOut {
-  std::vector<uint16_t> out;
-  std::vector<float> lse;
+  std::vector<uint8_t> out;  // raw, in the output's dtype
+  std::vector<float> group_scale, lse;
 };
 MlaOut fetch(const MlaDevice& d) {
   MlaOut r;
-  r.out.resize(d.out.bytes / 2);
+  r.out.resize(d.out.bytes);
+  r.group_scale.resize(d.group_scale.bytes / sizeof(float));  // the scales, then the guard
   r.lse.resize(d.lse.bytes / 4);
   HIPATTN_CHECK(rt::memcpy_d2h(r.out.data(), d.out.ptr, d.out.bytes));
+  HIPATTN_CHECK(rt::memcpy_d2h(r.group_scale.data(), d.group_scale.ptr, d.group_scale.bytes));
   HIPATTN_CHECK(rt::memcpy_d2h(r.lse.data(), d.lse.ptr, d.lse.bytes));
   return r;
 }
 
-double to_double16(uint16_t bits, bool bf16) {
-  return bf16 ? double(bfloat16_t::from_bits(bits).to_float()) : double(half_t::from_bits(bits).to_float());
-}
-
-// Every owned element against the reference, every padding element still poisoned.
+// Every group scale and owned element against the reference (fp8 elements decoded with the scale
+// they were written with: tests/common/fp8_output_check.hpp), every padding element still poisoned.
 void expect_matches(const MlaHost& h, const MlaOut& got, const reference::AttentionResult& ref, const std::string& what) {
-  const bool bf16 = is_bf16(h.s.q_dtype);
-  const Tolerance tol = out_tolerance(bf16);
+  const MlaOutput& o = h.output;
+  const Tolerance base = out_tolerance(is_bf16(h.s.q_dtype));
   const int T = h.tokens(), H = h.s.heads;
   int bad = 0;
   double worst = 0.0;
+  if (o.groups > 0) {
+    const std::vector<double> want = reference::output_group_scales(ref, T, H, DV, o.dtype, o.format(nullptr, nullptr));
+    for (int t = 0; t < T && bad < 10; ++t)
+      for (int hh = 0; hh < H && bad < 10; ++hh)
+        for (int64_t g = 0; g < o.groups; ++g) {
+          const double s = o.scale_of(got.group_scale, t, hh, int(g * o.spec.group));
+          const double w = want[size_t((int64_t(t) * H + hh) * o.groups + g)];
+          if (!group_scale_matches(s, w, o.spec.ue8m0, base.rtol)) {
+            ADD_FAILURE() << what << ": group_scale[" << t << "][" << hh << "][" << g << "] = " << s << ", reference " << w;
+            ++bad;
+          }
+        }
+  }
+  for (size_t i = o.gs_count(); i < got.group_scale.size(); ++i)
+    if (!std::isnan(got.group_scale[i])) {
+      ADD_FAILURE() << what << ": group scale written past the tensor (element " << i << ")";
+      ++bad;
+      break;
+    }
   for (int t = 0; t < T && bad < 10; ++t)
     for (int hh = 0; hh < H && bad < 10; ++hh) {
       const double lr = ref.lse[size_t(hh * T + t)];
       for (int d = 0; d < int(h.o_sh); ++d) {
-        const uint16_t bits = got.out[size_t(t * h.o_st + hh * h.o_sh + d)];
+        const size_t i = size_t(t * h.o_st + hh * h.o_sh + d);
         if (d >= DV) {
-          if (bits != 0xFFFF) {
+          if (!output_poisoned(o.dtype, got.out.data(), i)) {
             ADD_FAILURE() << what << ": padding written at token " << t << " head " << hh << " col " << d;
             ++bad;
           }
           continue;
         }
-        const double v = to_double16(bits, bf16), r = ref.out[size_t((int64_t(t) * H + hh) * DV + d)];
-        const double err = std::fabs(v - r);
-        if (lr == -std::numeric_limits<double>::infinity() ? !(v == 0.0) : !(err <= tol.atol + tol.rtol * std::fabs(r))) {
-          ADD_FAILURE() << what << ": out[" << t << "][" << hh << "][" << d << "] = " << v << ", reference " << r;
+        const double scale = o.scale_of(got.group_scale, t, hh, d);
+        const double v = decode_output(o.dtype, got.out.data(), i) * scale, r = ref.out[size_t((int64_t(t) * H + hh) * DV + d)];
+        const OutputElementCheck c = check_output_element(o.dtype, base, v, r, scale);
+        if (lr == -std::numeric_limits<double>::infinity() ? !(v == 0.0) : !c.ok) {
+          ADD_FAILURE() << what << ": out[" << t << "][" << hh << "][" << d << "] = " << v << ", reference " << r
+                        << (is_fp8(o.dtype) ? " (scale " + std::to_string(scale) + ")" : std::string());
           ++bad;
         }
-        if (std::isfinite(err)) worst = std::max(worst, err);
+        if (std::isfinite(c.err)) worst = std::max(worst, c.err);
       }
       if (h.s.lse) {
         const double l = got.lse[size_t(t * H + hh)];
@@ -465,8 +564,85 @@ TEST(MlaDecode, GraphReplayWithChangedLengths) {
   const MlaOut replay = fetch(d);
   expect_matches(h2, replay, h2.reference(), "graph replay");
   const MlaOut eager = run_checked(d, opt);
-  EXPECT_EQ(std::memcmp(replay.out.data(), eager.out.data(), replay.out.size() * 2), 0) << "replay != eager";
+  EXPECT_EQ(std::memcmp(replay.out.data(), eager.out.data(), replay.out.size()), 0) << "replay != eager";
   EXPECT_EQ(std::memcmp(replay.lse.data(), eager.lse.data(), replay.lse.size() * 4), 0) << "replay != eager (lse)";
+}
+
+// ---- the output formats (problem/fp8_io.hpp) ----
+
+// One problem's launches in several output formats, each through one partition (the kernel's
+// epilogue writes every sequence) and the planned path (the reduce writes the split sequences, the
+// epilogue the one-part ones). The inputs and the reference are the problem's, shared by its launches.
+void run_formats(const MlaSpec& s, const std::vector<OutSpec>& formats) {
+  MlaHost h(s);
+  const reference::AttentionResult ref = h.reference();
+  for (const OutSpec& o : formats) {
+    h.set_output(o);
+    for (MlaDecodeSplit sp : {MlaDecodeSplit::one_partition, MlaDecodeSplit::planned}) {
+      const std::string what = h.s.str() + (sp == MlaDecodeSplit::planned ? " planned" : " one partition");
+      SCOPED_TRACE(what);
+      MlaDecodeOptions opt;
+      opt.split = sp;
+      MlaDevice d(h, mla_decode_workspace_size(traits_of(h), opt));
+      expect_matches(h, run_checked(d, opt), ref, what);
+    }
+  }
+}
+
+// vLLM's fp8 outputs: per tensor (e4m3fn with the host scale, e4m3fnuz with a device scalar), per
+// group (e4m3fn 64; 128 with UE8M0, column-major scales; e4m3fnuz 32 with fp8 max 224), over a bf16
+// and an fp8 cache, 16 and 128 heads, q_len 1 and 4, with a context shorter than q_len (rows without
+// keys: zeros, each group's scale that of a zero maximum).
+TEST(MlaDecode, Fp8Outputs) {
+  REQUIRE_MLA();
+  std::vector<OutSpec> formats(5);
+  formats[0].dtype = DType::fp8_e4m3fn;
+  formats[1].dtype = DType::fp8_e4m3fnuz;
+  formats[1].scale_on_device = true;
+  formats[2].dtype = DType::fp8_e4m3fn;
+  formats[2].group = 64;
+  formats[3].dtype = DType::fp8_e4m3fn;
+  formats[3].group = 128;
+  formats[3].ue8m0 = true;
+  formats[3].col_major_scales = true;
+  formats[4].dtype = DType::fp8_e4m3fnuz;
+  formats[4].group = 32;
+  formats[4].group_max = 224.f;
+  uint64_t seed = 800;
+  for (DType kv : {DType::bf16, DType::fp8_e4m3fn})
+    for (int heads : {16, 128})
+      for (int q_len : {1, 4}) {
+        MlaSpec s;
+        s.kv_dtype = (is_fp8(kv) && heads == 128) ? DType::fp8_e4m3fnuz : kv;  // both fp8 cache formats
+        s.heads = heads;
+        s.q_len = q_len;
+        s.page_size = heads == 16 ? 17 : 64;
+        s.o_pad = 16;  // an fp8 row of 528 bytes: a 16-byte multiple
+        s.lens = {1000, 130, q_len - 1, 333};  // q_len - 1: no key for the first row (q_len 1: no context)
+        s.seed = seed++;
+        run_formats(s, formats);
+      }
+}
+
+// fp16 queries and cache: the 16-bit output named explicitly, and groups of 16 (one 16-column block
+// of the accumulator each) with column-major scales and a host per-tensor scale in e4m3fnuz.
+TEST(MlaDecode, OutputFormatsFp16) {
+  REQUIRE_MLA();
+  std::vector<OutSpec> formats(3);
+  formats[0].dtype = DType::f16;
+  formats[1].dtype = DType::fp8_e4m3fn;
+  formats[1].group = 16;
+  formats[1].col_major_scales = true;
+  formats[2].dtype = DType::fp8_e4m3fnuz;
+  MlaSpec s;
+  s.q_dtype = s.kv_dtype = DType::f16;
+  s.heads = 32;
+  s.q_len = 2;
+  s.page_size = 64;
+  s.o_pad = 48;
+  s.lens = {513, 1, 64, 2049};
+  s.seed = 850;
+  run_formats(s, formats);
 }
 
 // ---- context parallelism: round-robin ranks, merged by LSE ----
@@ -543,6 +719,20 @@ TEST(MlaDecode, ContextParallelRoundRobinMerge) {
 
 // ---- errors ----
 
+// An e4m3fn output over p's own buffer with packed strides (the test rows' 8 elements of padding are
+// not a 16-byte multiple in one-byte elements), per tensor (group 0: the host scale 1) or per group
+// with no scale tensor yet.
+void fp8_output(MlaDecodeParams& p, int32_t group) {
+  p.out_format.dtype = DType::fp8_e4m3fn;
+  p.o_stride_head = DV;
+  p.o_stride_token = int64_t(p.num_heads) * DV;
+  if (group > 0) {
+    p.out_format.group_size = group;
+    p.out_format.group_scale_stride_group = 1;
+    p.out_format.group_scale_stride_token = int64_t(p.num_heads) * (DV / group);
+  }
+}
+
 TEST(MlaDecode, TypedErrors) {
   REQUIRE_MLA();
   MlaSpec s;
@@ -569,6 +759,37 @@ TEST(MlaDecode, TypedErrors) {
       ADD_FAILURE() << "planned call without workspace accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::workspace);
+    }
+  }
+  // bad output formats are refused before any launch, naming the field
+  struct Bad {
+    const char* field;
+    ErrorCode code;
+    std::function<void(MlaDecodeParams&)> set;
+  };
+  const Bad bads[] = {
+      {"out_format.scale.host", ErrorCode::invalid_argument, [](MlaDecodeParams& p) { fp8_output(p, 0); p.out_format.scale.host = 0.f; }},
+      {"out_format.scale.host", ErrorCode::invalid_argument, [](MlaDecodeParams& p) { fp8_output(p, 0); p.out_format.scale.host = -2.f; }},
+      {"out_format.scale.host", ErrorCode::invalid_argument,
+       [](MlaDecodeParams& p) { fp8_output(p, 0); p.out_format.scale.host = std::nanf(""); }},
+      {"out_format.group_size", ErrorCode::unsupported, [](MlaDecodeParams& p) { fp8_output(p, 48); }},
+      {"out_format.group_scale", ErrorCode::invalid_argument, [](MlaDecodeParams& p) { fp8_output(p, 64); }},  // null
+      {"o_stride_head", ErrorCode::invalid_argument, [](MlaDecodeParams& p) {
+         fp8_output(p, 0);
+         p.o_stride_head = DV + 8;  // 520 one-byte elements: not a 16-byte multiple
+         p.o_stride_token = int64_t(p.num_heads) * (DV + 16);
+       }},
+  };
+  for (const Bad& b : bads) {
+    MlaDecodeParams p = d.params();
+    b.set(p);
+    d.poison(nullptr);
+    try {
+      mla_decode(p, nullptr, 0, nullptr);
+      ADD_FAILURE() << b.field << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.field(), b.field) << e.what();
+      EXPECT_EQ(e.code(), b.code) << e.what();
     }
   }
 }

@@ -24,6 +24,7 @@
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/numeric/dtype.hpp"
 #include "hipattn/numeric/numeric.hpp"
+#include "../common/fp8_output_check.hpp"
 #include "hipattn/problem/fp8_io.hpp"
 #include "hipattn/reference/reference.hpp"
 
@@ -178,7 +179,7 @@ inline constexpr Tolerance kLseTolerance{2e-3, 1e-3};
 // with the 16-bit tolerance of the instance's type (compute_dtype) plus, for fp8, half an fp8 step
 // (rtol + 2^-4) and half the smallest fp8 subnormal times the scale (atol); a reference value beyond
 // the format's range (|want| / scale > max (1 + rtol)) must be the saturated +-max; a NaN one NaN.
-// The rules of tests/device/test_fp8_io.cu.
+// The rules of tests/common/fp8_output_check.hpp, which the GPU suites use too.
 
 struct IoSpec {
   DType q = DType::f16;              // fp8_e4m3fn / fp8_e4m3fnuz: fp8 queries; a 16-bit value: the problem's own
@@ -197,14 +198,10 @@ inline constexpr float kFp8QScale = 1.f / 48.f;  // |x| < ~4 -> codes up to ~192
 // Outputs within |O| < ~3 land near the top of the format.
 inline float default_out_scale(DType out) { return out == DType::fp8_e4m3fnuz ? 1.f / 64.f : 1.f / 128.f; }
 
-inline double fp8_to_double(DType d, uint32_t code) {
-  return d == DType::fp8_e4m3fn ? fp8_e4m3fn_t::from_bits(code).to_float() : fp8_e4m3fnuz_t::from_bits(code).to_float();
-}
 inline uint8_t fp8_from_float(DType d, float x) {
   return d == DType::fp8_e4m3fn ? fp8_e4m3fn_t::from_float(x).bits : fp8_e4m3fnuz_t::from_float(x).bits;
 }
 // A byte whose repetition is NaN in every element of `d` (e4m3fnuz's only NaN is 0x80; 0xFF is -240).
-inline uint8_t poison_byte(DType d) { return d == DType::fp8_e4m3fnuz ? 0x80 : 0xFF; }
 
 // The host side of a case's I/O over a problem of T tokens, H heads, head size D whose 16-bit queries
 // (of the instance's type: bf16 or not) are `q16`.
@@ -334,10 +331,7 @@ struct IoStats {
 
 // The tolerance of an output element of `io`'s format written with `scale` (1 for 16-bit).
 inline Tolerance io_tolerance(const IoHost& io, double scale) {
-  const Tolerance base = out_tolerance(io.compute == DType::bf16);
-  if (!io.fp8_out()) return base;
-  const double half_sub = io.out == DType::fp8_e4m3fnuz ? std::exp2(-11.0) : std::exp2(-10.0);
-  return {base.atol + half_sub * scale, base.rtol + 0.0625};
+  return output_element_tolerance(out_tolerance(io.compute == DType::bf16), io.out, scale);
 }
 
 // Checks the group scales (first: the elements decode with them) and every output element of
@@ -355,22 +349,12 @@ inline IoStats check_io_outputs(const IoHost& io, const reference::AttentionResu
         for (int64_t g = 0; g < io.groups; ++g) {
           const double got = gscale[size_t(io.gs_index(t, h, g))], want = want_s[size_t((t * H + h) * io.groups + g)];
           ++st.checked, ++st.scales;
-          bool ok;
-          if (io.spec.ue8m0) {
-            const double e = std::log2(got);
-            const bool pow2 = std::isfinite(e) && e == std::floor(e);
-            // at a power-of-two boundary the kernel's float maximum may round to the neighbouring power
-            const double raw = std::log2(std::max(want, 1e-30));
-            ok = pow2 && (got == want || (std::fabs(raw - std::round(raw)) < 0.03 && (got == want * 2 || got == want / 2)));
-          } else {
-            ok = std::fabs(got - want) <= 1e-30 + base.rtol * want;
-          }
+          const bool ok = group_scale_matches(got, want, io.spec.ue8m0, base.rtol);
           if (!ok)
             st.fail("group_scale[t " + std::to_string(t) + ", h " + std::to_string(h) + ", g " + std::to_string(g) +
                     "] = " + std::to_string(got) + ", want " + std::to_string(want));
         }
   }
-  const double format_max = io.fp8_out() ? fp8_max_finite(io.out) : 0.0;
   st.decoded.resize(size_t(T * H * D));
   st.scale.assign(size_t(T * H * D), 1.0);
   for (int64_t t = 0; t < T; ++t)
@@ -378,41 +362,24 @@ inline IoStats check_io_outputs(const IoHost& io, const reference::AttentionResu
       for (int64_t d = 0; d < D; ++d) {
         const size_t i = size_t((t * H + h) * D + d);
         const double want = ref.out[i];
-        double got, scale = 1.0;
-        uint32_t code = 0;
-        if (!io.fp8_out()) {
-          const uint16_t b = uint16_t(out[2 * i] | (out[2 * i + 1] << 8));
-          got = io.out == DType::bf16 ? bfloat16_t::from_bits(b).to_float() : half_t::from_bits(b).to_float();
-        } else {
-          code = out[i];
-          scale = io.groups > 0 ? double(gscale[size_t(io.gs_index(t, h, d / io.spec.group))]) : double(io.out_scale);
-          got = fp8_to_double(io.out, code) * scale;
-        }
+        const double scale = !io.fp8_out()  ? 1.0
+                             : io.groups > 0 ? double(gscale[size_t(io.gs_index(t, h, d / io.spec.group))])
+                                             : double(io.out_scale);
+        const double got = decode_output(io.out, out.data(), i) * scale;
         st.decoded[i] = got;
         st.scale[i] = scale;
         ++st.checked;
-        const std::string where = "out[t " + std::to_string(t) + ", h " + std::to_string(h) + ", d " + std::to_string(d) + "]";
-        if (std::isnan(want)) {
-          ++st.nan;
-          if (!std::isnan(got)) st.fail(where + " = " + std::to_string(got) + ", want NaN");
-          continue;
-        }
-        if (io.fp8_out() && std::fabs(want) / scale > format_max * (1.0 + base.rtol)) {  // saturates
-          ++st.saturated;
-          if (std::fabs(got) != format_max * scale || std::signbit(got) != std::signbit(want))
-            st.fail(where + " = " + std::to_string(got) + ", want the saturated " + std::to_string(format_max * scale) +
-                    " (want " + std::to_string(want) + ")");
-          continue;
-        }
-        const Tolerance tol = io_tolerance(io, scale);
-        const double err = std::fabs(got - want);
-        if (!(err <= tol.atol + tol.rtol * std::fabs(want))) {
+        const OutputElementCheck e = check_output_element(io.out, base, got, want, scale);
+        st.nan += e.nan;
+        st.saturated += e.saturated;
+        if (!e.ok) {
           char c[16];
-          std::snprintf(c, sizeof(c), "0x%02x", unsigned(code));
-          st.fail(where + " = " + std::to_string(got) + (io.fp8_out() ? std::string(" (code ") + c + ")" : std::string()) +
-                  ", want " + std::to_string(want));
+          std::snprintf(c, sizeof(c), "0x%02x", unsigned(out[i * dtype_size(io.out)]));
+          st.fail("out[t " + std::to_string(t) + ", h " + std::to_string(h) + ", d " + std::to_string(d) + "] = " +
+                  std::to_string(got) + " (byte " + c + "), want " + (e.saturated ? "the saturated max of " : "") +
+                  std::to_string(want));
         }
-        st.max_abs = std::max(st.max_abs, std::isfinite(err) ? err : INFINITY);
+        if (!e.nan && !e.saturated) st.max_abs = std::max(st.max_abs, std::isfinite(e.err) ? e.err : INFINITY);
       }
   return st;
 }

@@ -231,7 +231,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuDeco
                                     : std::string("one partition"));
   uint64_t ws = 0;
   if (plan.workspace_bytes > 0) ws = ep.mem.alloc(plan.workspace_bytes, "workspace");
-  ep.poison(ep.out, ep.out_bytes, poison_byte(ep.io.out));
+  ep.poison(ep.out, ep.out_bytes, output_poison_byte(ep.io.out));
   ep.poison(ep.lse, ep.lse_bytes);
   ep.poison(ws, plan.workspace_bytes);
   ep.eio.poison(ep.mem);

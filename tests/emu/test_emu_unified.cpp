@@ -210,7 +210,7 @@ RunResult run_planned(const EmuTarget& t, EmuProblem& ep, UnifiedPath path, int 
                          : std::string("2D"));
   uint64_t ws = 0;
   if (plan.workspace_bytes > 0) ws = ep.mem.alloc(plan.workspace_bytes, "workspace");
-  ep.poison(ep.out, ep.out_bytes, poison_byte(ep.io.out));
+  ep.poison(ep.out, ep.out_bytes, output_poison_byte(ep.io.out));
   ep.poison(ep.lse, ep.lse_bytes);
   ep.poison(ws, plan.workspace_bytes);
   ep.eio.poison(ep.mem);

@@ -1,8 +1,12 @@
 // The MLA decode plan (dispatch/mla_decode.hpp, host part): which calls are planned, how many task
-// slots they get, and that the workspace sized from traits covers every call within them.
+// slots they get, that the workspace sized from traits covers every call within them, and the output
+// arguments the kernel and the reduce take (the output format; each consumer's column window).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "hipattn/dispatch/mla_decode.hpp"
+#include "hipattn/kernels/common/output_store.hpp"
 
 namespace hipattn {
 namespace {
@@ -79,6 +83,66 @@ TEST(MlaDecodePlan, TargetsWithoutAKernelAreRefused) {
     ADD_FAILURE() << "negative budget accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.field(), "options.workgroup_budget");
+  }
+}
+
+// The kernel's epilogue and the reduce write the same output (mla_decode_output_args: the format of
+// out_format, strides in elements of the output dtype), and a consumer's window of columns [256, 512)
+// (output_columns) starts 256 elements on, its group scales 256 / group_size groups on.
+TEST(MlaDecodePlan, OutputArgsAndConsumerWindows) {
+  alignas(16) static unsigned char out[64];
+  alignas(16) static float scales[64];
+  const PlanDevice h200{Target::sm90, 132};
+  MlaDecodeParams p = problem(3, 2, 16);
+  p.q_dtype = DType::bf16;
+  p.out = out;
+  p.o_stride_token = 16 * 528;
+  p.o_stride_head = 528;
+  MlaDecodeOptions planned;
+  planned.split = MlaDecodeSplit::planned;
+  const MlaDecodePlan plan = plan_mla_decode(p, planned, h200);
+  struct Row {
+    OutputFormat f;
+    OutKind kind;
+    int elem_bytes;
+  };
+  OutputFormat tensor8, group64, group128;
+  tensor8.dtype = DType::fp8_e4m3fnuz;
+  tensor8.scale.host = 0.125f;
+  group64.dtype = group128.dtype = DType::fp8_e4m3fn;
+  group64.group_size = 64;
+  group128.group_size = 128;
+  group64.group_scale = group128.group_scale = scales;
+  group64.group_scale_stride_token = 16 * 8;  // row-major [tokens, heads * 8]
+  group64.group_scale_stride_group = 1;
+  group128.group_scale_stride_token = 1;  // column-major [heads * 4, tokens]
+  group128.group_scale_stride_group = 6;
+  group128.group_ue8m0 = true;
+  for (const Row& row : {Row{OutputFormat{}, OutKind::bf16, 2}, Row{tensor8, OutKind::e4m3fnuz, 1},
+                         Row{group64, OutKind::e4m3fn, 1}, Row{group128, OutKind::e4m3fn, 1}}) {
+    p.out_format = row.f;
+    const OutputArgs k = make_mla_decode_kernel_args(p, plan, nullptr).out;
+    const OutputArgs r = make_mla_decode_reduce_args(p, plan, nullptr).out;
+    EXPECT_EQ(k.kind, row.kind);
+    EXPECT_EQ(r.kind, row.kind);
+    EXPECT_EQ(k.ptr, r.ptr);
+    EXPECT_EQ(k.stride_token, 16 * 528);
+    EXPECT_EQ(k.stride_head, 528);
+    EXPECT_EQ(k.group_shift, r.group_shift);
+    EXPECT_EQ(k.group_scale, r.group_scale);
+    EXPECT_EQ(k.scale_value, r.scale_value);
+    const OutputArgs w = output_columns(k, 256);
+    EXPECT_EQ(static_cast<unsigned char*>(w.ptr), out + 256 * row.elem_bytes);
+    EXPECT_EQ(w.stride_token, k.stride_token);
+    EXPECT_EQ(w.groups_per_head, k.groups_per_head);
+    if (row.f.group_size > 0) {
+      EXPECT_EQ(k.group_shift, row.f.group_size == 64 ? 6 : 7);
+      EXPECT_EQ(k.groups_per_head, 512 / row.f.group_size);
+      EXPECT_EQ(w.group_scale, scales + (256 / row.f.group_size) * row.f.group_scale_stride_group);
+    } else {
+      EXPECT_EQ(k.group_shift, -1);
+      EXPECT_EQ(w.group_scale, k.group_scale);
+    }
   }
 }
 

@@ -1,8 +1,9 @@
 // tests/host/test_mla_decode_rules.cpp: host validation of MlaDecodeParams and MlaDecodeTraits
 // (problem/mla_decode_rules.hpp): one valid problem, a table of single mutations each rejected with its
 // code, field and words of the message (and the error throw_if_error raises), a table of mutations that
-// must stay valid, the split query, the fp8 cache's scale, the empty batch, several violations reported
-// together, the traits and the host-array checks.
+// must stay valid, the split query, the fp8 cache's scale, the output format (problem/fp8_io_rules.hpp's
+// rules: fp8 outputs with a per-tensor or per-group scale), the empty batch, several violations
+// reported together, the traits and the host-array checks.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -98,6 +99,27 @@ std::function<MlaDecodeParams()> S(std::function<void(MlaDecodeParams&)> f) {
   return [f] { MlaDecodeParams p = split(); f(p); return p; };
 }
 
+// An fp8 output (e4m3fn unless said) with a per-tensor host scale: the packed out strides (512
+// elements) are 512 bytes, still 16-byte multiples.
+void fp8_tensor(MlaDecodeParams& p, DType d = DType::fp8_e4m3fn) {
+  p.out_format.dtype = d;
+  p.out_format.scale.host = 0.25f;
+}
+// An fp8 output with scales per group of `g` columns, [tokens, heads * 512 / g] row-major at 5120.
+void fp8_group(MlaDecodeParams& p, int32_t g, DType d = DType::fp8_e4m3fn) {
+  p.out_format.dtype = d;
+  p.out_format.group_size = g;
+  p.out_format.group_scale = at<float>(5120);
+  p.out_format.group_scale_stride_group = 1;
+  p.out_format.group_scale_stride_token = g > 0 ? kHeads * (512 / g) : 0;
+}
+std::function<MlaDecodeParams()> T8(std::function<void(MlaDecodeParams&)> f) {
+  return V([f](MlaDecodeParams& p) { fp8_tensor(p); f(p); });
+}
+std::function<MlaDecodeParams()> G8(int32_t g, std::function<void(MlaDecodeParams&)> f) {
+  return V([g, f](MlaDecodeParams& p) { fp8_group(p, g); f(p); });
+}
+
 const float kNan = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
@@ -144,6 +166,49 @@ const std::vector<Rejected>& rejected() {
       {"scale negative", V([](auto& p) { p.scale = -1.f; }), kInvalid, "scale", {"scale (-1)"}, 1},
       {"scale nan", V([](auto& p) { p.scale = kNan; }), kInvalid, "scale", {"nan"}, 1},
       {"scale inf", V([](auto& p) { p.scale = kInf; }), kInvalid, "scale", {"inf"}, 1},
+      // ---- the output format (problem/fp8_io_rules.hpp) ----
+      {"output dtype fp32", V([](auto& p) { p.out_format.dtype = DType::f32; }), kUnsupported, "out_format.dtype",
+       {"out_format.dtype (fp32)"}, 1},
+      {"16-bit output not the query's", V([](auto& p) { p.out_format.dtype = DType::f16; }), kUnsupported, "out_format.dtype",
+       {"out_format.dtype (fp16)", "compute dtype (bf16"}, 1},
+      {"16-bit output with a scale", V([](auto& p) { p.out_format.scale.host = 0.5f; }), kInvalid, "out_format.scale.host",
+       {"out_format.scale.host (0.5)", "only an fp8 output is scaled"}, 1},
+      {"16-bit output with a device scale", V([](auto& p) { p.out_format.scale.device = at<const float>(1536); }), kInvalid,
+       "out_format.scale.device", {"must be null", "only an fp8 output is scaled"}, 1},
+      {"16-bit output with groups", V([](auto& p) { fp8_group(p, 64); p.out_format.dtype = DType::bf16; }), kInvalid,
+       "out_format.group_size", {"out_format.group_size (64)", "must be 0"}, 2},  // and its group_scale
+      {"fp8 output scale 0", T8([](auto& p) { p.out_format.scale.host = 0.f; }), kInvalid, "out_format.scale.host",
+       {"out_format.scale.host (0)", "finite and > 0"}, 1},
+      {"fp8 output scale negative", T8([](auto& p) { p.out_format.scale.host = -0.5f; }), kInvalid, "out_format.scale.host",
+       {"out_format.scale.host (-0.5)", "finite and > 0"}, 1},
+      {"fp8 output scale nan", T8([](auto& p) { p.out_format.scale.host = kNan; }), kInvalid, "out_format.scale.host",
+       {"nan", "finite and > 0"}, 1},
+      {"fp8 output scale inf", T8([](auto& p) { p.out_format.scale.host = kInf; }), kInvalid, "out_format.scale.host",
+       {"inf"}, 1},
+      {"fnuz output scale 0", V([](auto& p) { fp8_tensor(p, DType::fp8_e4m3fnuz); p.out_format.scale.host = 0.f; }), kInvalid,
+       "out_format.scale.host", {"out_format.scale.host (0)"}, 1},
+      {"misaligned device output scale", T8([](auto& p) { p.out_format.scale.device = at<const float>(1538); }), kInvalid,
+       "out_format.scale.device", {"not 4-byte aligned"}, 1},
+      {"per-tensor output with group scales", T8([](auto& p) { p.out_format.group_scale = at<float>(5120); }), kInvalid,
+       "out_format.group_scale", {"must be null", "group_size 0"}, 1},
+      {"group size 48", G8(48, [](auto&) {}), kUnsupported, "out_format.group_size", {"out_format.group_size (48)"}, 1},
+      {"group size 8", G8(8, [](auto&) {}), kUnsupported, "out_format.group_size", {"out_format.group_size (8)"}, 1},
+      {"group size 256", G8(256, [](auto&) {}), kUnsupported, "out_format.group_size", {"out_format.group_size (256)"}, 1},
+      {"group size negative", G8(-64, [](auto&) {}), kUnsupported, "out_format.group_size", {"out_format.group_size (-64)"}, 1},
+      {"missing group scales", G8(64, [](auto& p) { p.out_format.group_scale = nullptr; }), kInvalid, "out_format.group_scale",
+       {"out_format.group_scale (nullptr)", "required"}, 1},
+      {"misaligned group scales", G8(64, [](auto& p) { p.out_format.group_scale = at<float>(5122); }), kInvalid,
+       "out_format.group_scale", {"not 4-byte aligned"}, 1},
+      {"group scales overlap", G8(64, [](auto& p) { p.out_format.group_scale_stride_token = 64; }), kInvalid,
+       "out_format.group_scale_stride_token", {"out_format.group_scale_stride_token (64)", "overlap"}, 1},
+      {"group scale stride negative", G8(32, [](auto& p) { p.out_format.group_scale_stride_group = -1; }), kInvalid,
+       "out_format.group_scale_stride_group", {"(-1)"}, 1},
+      {"group output with a per-tensor scale", G8(64, [](auto& p) { p.out_format.scale.host = 0.5f; }), kInvalid,
+       "out_format.scale.host", {"must be 1 (unset)", "computes its scales"}, 1},
+      {"group fp8 max past the format", V([](auto& p) { fp8_group(p, 32, DType::fp8_e4m3fnuz); p.out_format.group_fp8_max = 300.f; }),
+       kInvalid, "out_format.group_fp8_max", {"out_format.group_fp8_max (300)", "(0, 240]"}, 1},
+      {"group fp8 max negative", G8(32, [](auto& p) { p.out_format.group_fp8_max = -1.f; }), kInvalid,
+       "out_format.group_fp8_max", {"(-1)"}, 1},
       // ---- pointers ----
       {"null q", V([](auto& p) { p.q = nullptr; }), kInvalid, "q", {"q (nullptr)", "batch > 0"}, 1},
       {"null kv_cache", V([](auto& p) { p.kv_cache = nullptr; }), kInvalid, "kv_cache", {"kv_cache (nullptr)"}, 1},
@@ -189,6 +254,9 @@ const std::vector<Rejected>& rejected() {
       {"out stride negative", V([](auto& p) { p.o_stride_head = -512; }), kInvalid, "o_stride_head", {"(-512)"}, 1},
       {"out stride misaligned", V([](auto& p) { p.o_stride_token = kHeads * 512 + 4; }), kInvalid, "o_stride_token",
        {"o_stride_token (8196 elements = 16392 bytes)"}, 1},
+      // an fp8 output's strides count its 1-byte elements: 520 is 1040 bytes in bf16, 520 in fp8
+      {"fp8 out stride misaligned", T8([](auto& p) { p.o_stride_head = 520; p.o_stride_token = kHeads * 520; }), kInvalid,
+       "o_stride_head", {"o_stride_head (520 elements = 520 bytes)", "16 bytes"}, 1},
       {"lse tokens overlap", V([](auto& p) { p.lse_stride_token = 8; }), kInvalid, "lse_stride_token", {"lse_stride_token (8)", "overlap"}, 1},
       {"lse heads overlap", V([](auto& p) { p.lse_stride_head = 0; }), kInvalid, "lse_stride_head", {"lse_stride_head (0)", "overlap"}, 1},
       {"lse stride negative", V([](auto& p) { p.lse_stride_token = -16; }), kInvalid, "lse_stride_token", {"(-16)"}, 1},
@@ -229,6 +297,27 @@ TEST(MlaDecodeRules, AcceptedCorners) {
       {"split q over a joined buffer", V([](auto& p) { p.q = at<const void>(4096); p.q_rope = at<const void>(4096 + 1024);
                                                        p.q_rope_stride_head = 576; p.q_rope_stride_token = kHeads * 576; })},
       {"q_rope strides in its own layout", S([](auto& p) { p.q_rope_stride_head = 128; p.q_rope_stride_token = kHeads * 128; })},
+      // ---- output formats ----
+      {"16-bit output of the query's dtype, explicit", V([](auto& p) { p.out_format.dtype = DType::bf16; })},
+      {"fp16 output of fp16 queries", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::f16; p.out_format.dtype = DType::f16; })},
+      {"16-bit output over an fp8 cache", V([](auto& p) { p.kv_dtype = DType::fp8_e4m3fn; p.kv_scale_value = 0.5f;
+                                                          p.out_format.dtype = DType::bf16; })},
+      {"bf16 out stride of 520 elements (1040 bytes)", V([](auto& p) { p.o_stride_head = 520; p.o_stride_token = kHeads * 520; })},
+      {"fp8 output, host scale", T8([](auto&) {})},
+      {"fp8 output, device scale (its host value is not read)",
+       T8([](auto& p) { p.out_format.scale.device = at<const float>(1536); p.out_format.scale.host = kNan; })},
+      {"fnuz output", V([](auto& p) { fp8_tensor(p, DType::fp8_e4m3fnuz); })},
+      {"fp8 output over an fp8 cache", T8([](auto& p) { p.kv_dtype = DType::fp8_e4m3fnuz; p.kv_scale = at<const float>(1536); })},
+      {"fp8 output, stride 528 (16-byte multiple)", T8([](auto& p) { p.o_stride_head = 528; p.o_stride_token = kHeads * 528; })},
+      {"group 16", G8(16, [](auto&) {})},
+      {"group 32", G8(32, [](auto&) {})},
+      {"group 64", G8(64, [](auto&) {})},
+      {"group 128 UE8M0, column-major scales", G8(128, [](auto& p) { p.out_format.group_ue8m0 = true;
+                                                                    p.out_format.group_scale_stride_token = 1;
+                                                                    p.out_format.group_scale_stride_group = 4; })},
+      {"fnuz group 32 with fp8 max 224", V([](auto& p) { fp8_group(p, 32, DType::fp8_e4m3fnuz); p.out_format.group_fp8_max = 224.f; })},
+      {"group fp8 max the format's own", G8(64, [](auto& p) { p.out_format.group_fp8_max = 448.f; })},
+      {"padded group scales", G8(64, [](auto& p) { p.out_format.group_scale_stride_token = kHeads * 8 + 3; })},
   };
   for (const auto& [name, make] : rows) {
     const MlaDecodeParams p = make();
@@ -305,6 +394,14 @@ TEST(MlaDecodeRules, EmptyBatch) {
   p.block_table_stride = 0;
   p.max_seqlen_k = 0;
   EXPECT_TRUE(validate(p).ok()) << describe(validate(p));
+  {  // a per-group fp8 output without its scale tensor: no token, nothing to write
+    MlaDecodeParams g = p;
+    fp8_group(g, 64);
+    g.out_format.group_scale = nullptr;
+    EXPECT_TRUE(validate(g).ok()) << describe(validate(g));
+    g.out_format.scale.host = 0.f;  // ... but its format is still checked
+    EXPECT_EQ(validate(g).field(), "out_format.scale.host");
+  }
   // ... but counts never go negative,
   MlaDecodeParams n = p;
   n.num_pages = -1;

@@ -275,6 +275,37 @@ TEST(Plan, KvLoaderPolicyAndTheDmaRange) {
   EXPECT_EQ(hipattn::unified_kv_copy(at_4g, Target::sm90, UnifiedTileKind::prefill), CopyModel::async);
 }
 
+// The instance KvKind of fp8 queries (problem/fp8_io.hpp Fp8Math): the fp8 matrix path for e4m3fn
+// queries and cache on sm_90 unless `convert`; the cache's storage everywhere else; and its tiles
+// read cp.async code stages (also the prefill tile, whose fp8 storage instance is register-staged).
+TEST(Plan, Fp8MatrixPathKind) {
+  using hipattn::Fp8Math;
+  using hipattn::KvKind;
+  using hipattn::unified_operand_kind;
+  const DType fn = DType::fp8_e4m3fn, fnuz = DType::fp8_e4m3fnuz;
+  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn_q8);
+  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_qk, Target::sm90), KvKind::e4m3fn_q8);
+  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::convert, Target::sm90), KvKind::e4m3fn);
+  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
+  EXPECT_EQ(unified_operand_kind(fn, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
+  EXPECT_EQ(unified_operand_kind(fn, DType::bf16, Fp8Math::fp8_pv, Target::sm90), KvKind::same16);
+  EXPECT_EQ(unified_operand_kind(DType::bf16, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn);
+  for (Target t : {Target::gfx942, Target::gfx950})
+    EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_pv, t), KvKind::e4m3fn);
+  for (int d : {64, 128, 256}) {
+    EXPECT_EQ(hipattn::unified_default_copy(UnifiedTileKind::prefill, d, Target::sm90, KvKind::e4m3fn_q8), CopyModel::async);
+    EXPECT_EQ(hipattn::unified_default_copy(UnifiedTileKind::decode, d, Target::sm90, KvKind::e4m3fn_q8), CopyModel::async);
+  }
+  EXPECT_EQ(hipattn::unified_default_copy(UnifiedTileKind::prefill, 128, Target::sm90, KvKind::e4m3fn),
+            CopyModel::register_staged);
+  // the Q tile of code pairs is half a 16-bit one; K / V code stages as the decode tiles'
+  const auto q8 = hipattn::unified_lds_layout(4, 1, 1, 64, 2, 128, 128, KvKind::e4m3fn_q8, Target::sm90);
+  const auto fp8 = hipattn::unified_lds_layout(4, 1, 1, 64, 2, 128, 128, KvKind::e4m3fn, Target::sm90);
+  EXPECT_EQ(2 * q8.q, fp8.q);
+  EXPECT_EQ(q8.k_stage, 64 * 64 * 2);
+  EXPECT_LT(q8.total, fp8.total);
+}
+
 TEST(Plan, ServeDecodeB64Ctx8kStays2D) {
   const auto p = shape(64, 64, 1, 8192, 32, 8, 128);
   const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));

@@ -202,4 +202,80 @@ TEST(ReferenceMla, MatchesTheDirectLoopAndTheUnifiedReference) {
   }
 }
 
+// The output formats (problem/fp8_io.hpp) through MLA's write_outputs (reference/unified_attention.hpp's
+// write_output_tensor): every element is the code of O divided by its scale (the per-tensor one, or its
+// group's: output_group_scales), a per-group output's scales land at [token t = b * q_len + i,
+// h * 512 / G + g] by their two strides (row- or column-major), and nothing past a row's 512 columns
+// or outside the scales' elements is written.
+TEST(ReferenceMla, WritesEveryOutputFormat) {
+  MlaProblem M({9, 2, 15}, 2, 4, 7, DType::bf16, DType::fp8_e4m3fn, 777);
+  const ref::AttentionResult r = ref::mla_decode(M.p);
+  const int T = M.B * M.qlen, H = 4, D = 512;
+  struct Format {
+    DType out;
+    int group;
+    bool ue8m0;
+    float group_max;
+    bool device_scale;  // per tensor: the scale as a "device" scalar (here a host pointer), else the host float
+  };
+  const Format formats[] = {{DType::bf16, 0, false, 0.f, false},           {DType::fp8_e4m3fn, 0, false, 0.f, false},
+                            {DType::fp8_e4m3fnuz, 0, false, 0.f, true},    {DType::fp8_e4m3fn, 64, false, 0.f, false},
+                            {DType::fp8_e4m3fn, 128, true, 0.f, true},     {DType::fp8_e4m3fnuz, 32, false, 224.f, true}};
+  for (const Format& f : formats) {
+    SCOPED_TRACE(std::string(hipattn::dtype_name(f.out)) + " group " + std::to_string(f.group));
+    const bool fp8 = hipattn::is_fp8(f.out);
+    float tensor_scale = f.out == DType::fp8_e4m3fnuz ? 1.f / 64.f : 1.f / 128.f;
+    hipattn::OutputFormat of;
+    of.dtype = f.out;
+    const int groups = f.group > 0 ? D / f.group : 0;
+    std::vector<float> gs(size_t(T * H * std::max(groups, 1) + 4), 777.f);  // 3 before, 1 after
+    if (fp8 && f.group == 0) {
+      if (f.device_scale) of.scale.device = &tensor_scale;
+      else of.scale.host = tensor_scale;
+    }
+    if (f.group > 0) {
+      of.group_size = f.group;
+      of.group_ue8m0 = f.ue8m0;
+      of.group_fp8_max = f.group_max;
+      of.group_scale = gs.data() + 3;
+      // column-major ([groups][tokens]) with the "device" scale flag, row-major otherwise
+      of.group_scale_stride_token = f.device_scale ? 1 : int64_t(H) * groups;
+      of.group_scale_stride_group = f.device_scale ? T : 1;
+    }
+    const int64_t oh = D + 16, ot = H * oh, ob = M.qlen * ot + 32;
+    Buffer out(f.out, size_t(M.B * ob));
+    M.p.out = out.data();
+    M.p.o_stride_batch = ob;
+    M.p.o_stride_token = ot;
+    M.p.o_stride_head = oh;
+    M.p.lse = nullptr;
+    M.p.out_format = of;
+    ref::write_outputs(r, M.p);
+    const std::vector<double> want_s = f.group > 0 ? ref::output_group_scales(r, T, H, D, f.out, of) : std::vector<double>{};
+    int bad = 0;
+    for (int b = 0; b < M.B; ++b)
+      for (int i = 0; i < M.qlen; ++i)
+        for (int h = 0; h < H; ++h) {
+          const int t = b * M.qlen + i;
+          for (int g = 0; g < groups; ++g) {
+            const float got = gs[size_t(3 + t * of.group_scale_stride_token + (h * groups + g) * of.group_scale_stride_group)];
+            if (got != float(want_s[size_t((t * H + h) * groups + g)]) && bad++ < 5)
+              ADD_FAILURE() << "group_scale[t " << t << ", h " << h << ", g " << g << "] = " << got;
+          }
+          for (int d = 0; d < oh; ++d) {
+            const uint32_t got = out.bits(size_t(b * ob + i * ot + h * oh + d));
+            double scale = 1.0;
+            if (fp8) scale = f.group > 0 ? want_s[size_t((t * H + h) * groups + d / f.group)] : double(tensor_scale);
+            const uint32_t want = d < D ? encode(f.out, float(r.out[size_t((t * H + h) * D + d)] / scale)) : nan_bits(f.out);
+            if (got != want && bad++ < 5)
+              ADD_FAILURE() << "out[b " << b << ", i " << i << ", h " << h << ", d " << d << "] = 0x" << std::hex << got
+                            << ", want 0x" << want << std::dec;
+          }
+        }
+    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(gs[0], 777.f) << "nothing before the group scales";
+    EXPECT_EQ(gs.back(), 777.f) << "nothing past the group scales";
+  }
+}
+
 }  // namespace

@@ -259,6 +259,8 @@ const std::vector<Rejected>& rejected_cases() {
        "q_scale.host", {"nan"}, 1},
       {"QScaleInf", [](Problem& t) { t.make_fp8_q(), t.p.q_scale.host = INFINITY; }, kFields, kInvalid, "q_scale.host",
        {"inf"}, 1},
+      {"Fp8MathOutOfRange", [](Problem& t) { t.make_fp8_q(), t.p.fp8_math = static_cast<hipattn::Fp8Math>(3); }, kFields,
+       kInvalid, "fp8_math", {"(3)", "fp8_pv (0), fp8_qk (1) or convert (2)"}, 1},
       {"QScaleMisaligned", [](Problem& t) { t.make_fp8_q(), t.p.q_scale.device = fake<const float>(0x900022); }, kFields,
        kInvalid, "q_scale.device", {"0x900022", "4-byte"}, 1},
       {"OutScaleOn16BitOut", [](Problem& t) { t.p.out_format.scale.host = 4.f; }, kFields, kInvalid,

@@ -10,7 +10,9 @@
 // values only, then launches the device planner (planned calls: kernels/common/task_plan.hpp, the one
 // paged decode uses), the kernel and the reduce (paged decode's, over the same workspace layout) on
 // `stream`. It never allocates and never synchronizes; the grid depends on host values only, so a
-// captured graph replays with other seq_lens_k and block tables.
+// captured graph replays with other seq_lens_k and block tables. The output format (out_format: 16-bit,
+// fp8 per tensor or per group) is a runtime value of the launch arguments: the kernel's epilogue and
+// the reduce write every format from the same instances.
 //
 // The plan (ALGORITHM.md section 11): the workgroups are (task slot, row block) pairs, row blocks of
 // 64 of a sequence's q_len x num_heads rows, one workgroup an SM (the kernel's 227 KiB of shared
@@ -116,6 +118,12 @@ inline size_t mla_decode_workspace_size(const MlaDecodeTraits& t, const PlanDevi
       .total;
 }
 
+// The output of `p` in its format (problem/fp8_io.hpp), as both the kernel (sequences in one task) and
+// the reduce (split sequences, after the merge) write it.
+inline OutputArgs mla_decode_output_args(const MlaDecodeParams& p) {
+  return make_output_args(p.out, p.o_stride_token, p.o_stride_head, p.q_dtype, p.out_format, kMlaLatentDim);
+}
+
 // The kernel's arguments for `p` under `plan` (workspace: the plan's, or null for one partition).
 inline MlaDecodeKernelArgs make_mla_decode_kernel_args(const MlaDecodeParams& p, const MlaDecodePlan& plan,
                                                        void* workspace) {
@@ -149,9 +157,7 @@ inline MlaDecodeKernelArgs make_mla_decode_kernel_args(const MlaDecodeParams& p,
   a.row_blocks = plan.row_blocks;
   a.heads_div = FastDivmod(static_cast<uint32_t>(std::max(1, p.num_heads)));
   a.scale_log2 = p.scale * static_cast<float>(kLog2e);
-  a.out = static_cast<uint16_t*>(p.out);
-  a.o_stride_token = p.o_stride_token;
-  a.o_stride_head = p.o_stride_head;
+  a.out = mla_decode_output_args(p);
   a.lse = p.lse;
   a.lse_stride_token = p.lse_stride_token;
   a.lse_stride_head = p.lse_stride_head;
@@ -194,7 +200,7 @@ inline PagedDecodeReduceArgs make_mla_decode_reduce_args(const MlaDecodeParams& 
   r.q_len = p.q_len;
   r.num_q_heads = p.num_heads;
   r.sinks = nullptr;
-  r.out = make_output_args(p.out, p.o_stride_token, p.o_stride_head, p.q_dtype, OutputFormat{}, kMlaLatentDim);
+  r.out = mla_decode_output_args(p);
   r.lse = p.lse;
   r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
   r.lse_stride_token = static_cast<int32_t>(p.lse_stride_token);

@@ -127,7 +127,7 @@ void paged_decode(const PagedDecodeParams& p, void* workspace, size_t workspace_
                   const PagedDecodeOptions& opt = {}) {
   const PagedDecodePlan plan = detail::prepare_paged_decode_call(p, workspace, workspace_bytes, opt);
   if (p.num_seqs == 0) return;
-  const UnifiedInstanceKey key = unified_instance_key(to_unified_params(p, nullptr), rt::cached_device_properties().target);
+  const UnifiedInstanceKey key = paged_decode_instance_key(p, rt::cached_device_properties().target);
 #if defined(HIPATTN_UNIFIED_PREBUILT)
   find_paged_decode_prebuilt<kFilter>(key)(p, plan, workspace, stream);
 #else

@@ -368,10 +368,17 @@ PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p, const
   return make_paged_decode_geometry(p, plan, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kD);
 }
 
-// Within one instance: calls f.template operator()<Cfg>() with the configuration of the plan's tile
-// kind, loader policy and cache layout (the rocm layout: the register-staged RocmKvLayout configs).
+// The unified instance a paged-decode problem runs on: its unified view's, except that the rocm
+// layout (register-staged) never takes the fp8 matrix path (its instances read cp.async stages).
+inline UnifiedInstanceKey paged_decode_instance_key(const PagedDecodeParams& p, Target target) {
+  UnifiedInstanceKey key = unified_instance_key(to_unified_params(p, nullptr), target);
+  if (p.kv_layout == KvCacheLayout::rocm && key.kv == KvKind::e4m3fn_q8) key.kv = KvKind::e4m3fn;
+  return key;
+}
+
+// The configuration of a storage kind's instance (visit_paged_decode_tile below).
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
-void visit_paged_decode_tile(const PagedDecodePlan& plan, F&& f) {
+void visit_paged_decode_storage_tile(const PagedDecodePlan& plan, F&& f) {
   if (plan.kv_layout == KvCacheLayout::rocm) {
     constexpr CopyModel kStaged = CopyModel::register_staged;
     if (plan.tile_kind == UnifiedTileKind::decode)
@@ -399,11 +406,25 @@ void visit_paged_decode_tile(const PagedDecodePlan& plan, F&& f) {
   visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
 }
 
+// Within one instance: calls f.template operator()<Cfg>() with the configuration of the plan's tile
+// kind, loader policy and cache layout (the rocm layout: the register-staged RocmKvLayout configs;
+// the fast page sizes of sm_90 fp8 decode tiles, which the fp8 matrix path does not compile).
+template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
+void visit_paged_decode_tile(const PagedDecodePlan& plan, F&& f) {
+  if constexpr (kv_fp8_matmul(kKv)) {
+    if (plan.kv_layout == KvCacheLayout::rocm)
+      throw Error(ErrorCode::unsupported, "kv_layout", "rocm with the fp8 matrix path (paged_decode_instance_key keeps the rocm layout off it)");
+    visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
+  } else {
+    visit_paged_decode_storage_tile<kT, kBf16, kKv, kD, Variant>(plan, f);
+  }
+}
+
 // Calls f.template operator()<Cfg>() with the configuration the dispatcher launches for (p, plan) on
 // target kT with the problem's standard variant. Throws Error(unsupported) outside the table.
 template <Target kT, class F>
 void visit_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePlan& plan, F&& f) {
-  const UnifiedInstanceKey key = unified_instance_key(to_unified_params(p, nullptr), kT);
+  const UnifiedInstanceKey key = paged_decode_instance_key(p, kT);
   auto with = [&]<UnifiedVariantKind kV>() {
     return visit_unified_instance<kAllUnifiedInstances, kV>(key, TargetList<kT>{},
                                                             [&]<Target, bool kBf16, KvKind kKv, int kD>() {

@@ -40,14 +40,14 @@ namespace hipattn {
 // KvLayout: the cache layout policy (RowKvLayout; paged decode's RocmKvLayout with the register-staged
 // loader, whose stages the tile caps at two: unified_tile_for_copy).
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT,
-          CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv != KvKind::same16), class KvLayout = RowKvLayout>
+          CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv), class KvLayout = RowKvLayout>
 struct UnifiedInstance {
   static constexpr UnifiedTile tile = unified_tile_for_copy(unified_tile(kKind, kD, kT, kKv != KvKind::same16), kCopy);
   using Config = UnifiedConfig<kBf16, kKv, kD, tile.warps_m, tile.warps_n, tile.mt, tile.kn, tile.stages, Variant,
                                int64_t, 0, kT, kCopy, KvLayout>;
 };
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT,
-          CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv != KvKind::same16), class KvLayout = RowKvLayout>
+          CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv), class KvLayout = RowKvLayout>
 using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT, kCopy, KvLayout>::Config;
 
 // The standard variant type of a variant kind (plain or full).
@@ -59,19 +59,13 @@ inline bool unified_uses_full_variant(const UnifiedAttentionParams& p) {
   return p.softcap > 0.f || p.alibi_slopes != nullptr || p.qq_bias != nullptr;
 }
 
-// The KV storage kind of a cache dtype (16-bit caches hold the instance's 16-bit type); also the
-// kind of a query dtype (fp8 queries are converted as they load).
-constexpr KvKind unified_kv_kind(DType kv) {
-  return kv == DType::fp8_e4m3fn ? KvKind::e4m3fn : kv == DType::fp8_e4m3fnuz ? KvKind::e4m3fnuz : KvKind::same16;
-}
-
 // The instance a problem needs on `target`: its standard variant, or `custom` for a caller's.
 inline UnifiedInstanceKey unified_instance_key(const UnifiedAttentionParams& p, Target target,
                                                bool custom_variant = false) {
   UnifiedInstanceKey k;
   k.target = target;
   k.bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
-  k.kv = unified_kv_kind(p.kv_dtype);
+  k.kv = unified_operand_kind(p.q_dtype, p.kv_dtype, p.fp8_math, target);
   k.head_size = p.head_size;
   k.variant = custom_variant              ? UnifiedVariantKind::custom
               : unified_uses_full_variant(p) ? UnifiedVariantKind::full
@@ -106,6 +100,7 @@ void for_each_unified_instance(TargetList<kTs...>, G&& g) {
     heads.template operator()<kT, kBf16, KvKind::same16>();
     heads.template operator()<kT, kBf16, KvKind::e4m3fn>();
     heads.template operator()<kT, kBf16, KvKind::e4m3fnuz>();
+    if constexpr (kT == Target::sm90) heads.template operator()<kT, kBf16, KvKind::e4m3fn_q8>();  // the fp8 matrix path
   };
   (kvs.template operator()<kTs, false>(), ...);
   (kvs.template operator()<kTs, true>(), ...);
@@ -147,7 +142,7 @@ inline Error unified_instance_missing(const UnifiedInstanceKey& key, const std::
 // register-staged fallback of an LDS-DMA instance).
 template <Target kT, bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, class F>
 void visit_unified_copy(CopyModel kv_copy, F&& f) {
-  constexpr CopyModel kDefault = unified_default_copy(kKind, kD, kT, kKv != KvKind::same16);
+  constexpr CopyModel kDefault = unified_default_copy(kKind, kD, kT, kKv);
   if constexpr (kDefault == CopyModel::lds_dma) {
     if (kv_copy == CopyModel::register_staged) {
       f.template operator()<unified_instance_config_t<kBf16, kKv, kD, kKind, Variant, kT, CopyModel::register_staged>>();
@@ -251,6 +246,7 @@ void fill_attention_kernel_args(AttentionKernelArgs<KvParams, Variant>& a, const
   a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
   a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
   a.q_kind = unified_kv_kind(p.q_dtype);  // same16, or the fp8 format of the codes
+  a.p8 = p.fp8_math == Fp8Math::fp8_pv;   // read by the fp8 matrix path's instances only
   if (is_fp8(p.q_dtype)) {
     a.q_scale_tensor = p.q_scale.device;
     a.q_scale_value = p.q_scale.host;

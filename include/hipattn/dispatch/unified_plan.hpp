@@ -105,9 +105,29 @@ constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target t
                                     : sm90_tile(kind, head_size, fp8);
 }
 
-// The default KV loader policy of a tile kind (kv_copy_model: do the tile's warps share its keys?).
+// The default KV loader policy of a tile kind for an instance's KvKind (kv_copy_model: do the tile's
+// warps share its keys?).
+constexpr CopyModel unified_default_copy(UnifiedTileKind kind, int head_size, Target target, KvKind kv) {
+  const bool fp8 = kv != KvKind::same16;
+  return kv_copy_model(target, kv, head_size, unified_tile(kind, head_size, target, fp8).warps_m > 1);
+}
 constexpr CopyModel unified_default_copy(UnifiedTileKind kind, int head_size, Target target, bool fp8) {
-  return kv_copy_model(target, fp8, head_size, unified_tile(kind, head_size, target, fp8).warps_m > 1);
+  return unified_default_copy(kind, head_size, target, fp8 ? KvKind::e4m3fn : KvKind::same16);
+}
+
+// The KV storage kind of a cache dtype (16-bit caches hold the instance's 16-bit type); also the
+// kind of a query dtype (fp8 queries are converted as they load).
+constexpr KvKind unified_kv_kind(DType kv) {
+  return kv == DType::fp8_e4m3fn ? KvKind::e4m3fn : kv == DType::fp8_e4m3fnuz ? KvKind::e4m3fnuz : KvKind::same16;
+}
+
+// The KvKind of the instance a problem runs on: the cache's storage, or e4m3fn_q8 (the fp8 matrix
+// path) for e4m3fn queries with an e4m3fn cache on sm_90 unless the call asks to convert
+// (problem/fp8_io.hpp Fp8Math).
+inline KvKind unified_operand_kind(DType q_dtype, DType kv_dtype, Fp8Math math, Target target) {
+  if (target == Target::sm90 && q_dtype == DType::fp8_e4m3fn && kv_dtype == DType::fp8_e4m3fn && math != Fp8Math::convert)
+    return KvKind::e4m3fn_q8;
+  return unified_kv_kind(kv_dtype);
 }
 
 // A target's tile under a loader policy other than its default: the register-staged loader keeps at
@@ -136,10 +156,10 @@ constexpr TargetLimits target_limits(Target t) {
 
 // Workgroups of (tile, head size, KV storage) one CU / SM holds at once: the least of what LDS, the
 // thread slots and the register budget allow. The planner fills the device with this many per CU.
-constexpr int unified_residency(const UnifiedTile& t, int head_size, bool fp8, Target target) {
+constexpr int unified_residency(const UnifiedTile& t, int head_size, KvKind kv, Target target) {
   const TargetLimits lim = target_limits(target);
   const int wave = target_wave_size(target);
-  const int lds = unified_lds_layout(t.warps_m, t.warps_n, t.mt, t.kn, t.stages, head_size, head_size, fp8, target).total;
+  const int lds = unified_lds_layout(t.warps_m, t.warps_n, t.mt, t.kn, t.stages, head_size, head_size, kv, target).total;
   const int by_lds = lim.lds_bytes / (lds + lim.lds_reserved);
   const int threads = t.threads(wave);
   const int by_threads = lim.max_threads / threads;
@@ -154,6 +174,10 @@ constexpr int unified_residency(const UnifiedTile& t, int head_size, bool fp8, T
   int r = by_lds < by_threads ? by_lds : by_threads;
   r = r < by_regs ? r : by_regs;
   return r > 0 ? r : 0;
+}
+// ... for a cache dtype's storage (fp8: e4m3fn's, whose layout both fp8 formats share).
+constexpr int unified_residency(const UnifiedTile& t, int head_size, bool fp8, Target target) {
+  return unified_residency(t, head_size, fp8 ? KvKind::e4m3fn : KvKind::same16, target);
 }
 
 // The plan of one call.
@@ -230,8 +254,7 @@ inline bool unified_kv_within_lds_dma_window(const UnifiedAttentionParams& p) {
 // caches beyond the LDS-DMA loader's range take the register-staged loader (an instance of the same
 // tile the dispatch table also holds).
 inline CopyModel unified_kv_copy(const UnifiedAttentionParams& p, Target target, UnifiedTileKind kind) {
-  const bool fp8 = p.kv_dtype == DType::fp8_e4m3fn || p.kv_dtype == DType::fp8_e4m3fnuz;
-  const CopyModel c = unified_default_copy(kind, p.head_size, target, fp8);
+  const CopyModel c = unified_default_copy(kind, p.head_size, target, unified_operand_kind(p.q_dtype, p.kv_dtype, p.fp8_math, target));
   return c == CopyModel::lds_dma && !unified_kv_within_lds_dma_window(p) ? CopyModel::register_staged : c;
 }
 
@@ -299,6 +322,8 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
 
   // 3D when the 2D grid cannot fill the device and sequences are long enough to split. A full device
   // holds `residency` workgroups of this tile per CU / SM.
+  // (the cache's storage: the fp8 matrix path's smaller Q tile fits at least as many, and workspaces
+  // sized from traits that do not name the query dtype stay a bound)
   plan.residency = unified_residency(plan.tile, p.head_size, fp8, dev.target);
   plan.kv_copy = unified_kv_copy(p, dev.target, plan.tile_kind);
   const int64_t fill = static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;

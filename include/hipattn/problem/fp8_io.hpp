@@ -52,6 +52,30 @@ struct OutputFormat {
   float group_fp8_max = 0.f;  // 0: the format's largest finite value; vLLM's ROCm path uses 224 for e4m3fnuz
 };
 
+// How fp8 queries meet an fp8 cache of the same format (ALGORITHM.md section 12). On sm_90, e4m3fn
+// queries and an e4m3fn cache (the format its e4m3 MMA reads) take the fp8 matrix path unless
+// `convert`; every other combination, and every CDNA target today, converts the queries exactly to the
+// compute dtype as they load, whatever this field says. sm_90 runs mma.sync's e4m3 shape by converting
+// its operands to f16 for the f16 tensor cores (NVIDIA/cutlass#1986; Hopper's native fp8 rate is
+// wgmma's), so there the path saves the cache's conversion, not matrix time (bench/NOTES.md run v15).
+enum class Fp8Math : uint8_t {
+  // Scores by the e4m3 MMA (exact products, fp32 sums); P V by the e4m3 MMA with P quantized to e4m3
+  // (scaled by 2^8: relative error up to 2^-4 a weight) on tiles whose warps take 32 keys or more
+  // (prefill tiles), P in f16 with V's codes converted exactly elsewhere (decode tiles) and with
+  // per-(token, head) V scales (P then carries the scales). On sm_90 slower than fp8_qk and less
+  // exact (P goes to e4m3 and back to f16 in the MMA's conversion).
+  fp8_pv,
+  // Scores by the e4m3 MMA; P V with P in f16 (11 significant bits) and V's codes converted exactly.
+  // The default.
+  fp8_qk,
+  // Queries converted to the compute dtype as they load; every product in 16-bit.
+  convert,
+};
+
+inline const char* fp8_math_name(Fp8Math m) {
+  return m == Fp8Math::fp8_pv ? "fp8_pv" : m == Fp8Math::fp8_qk ? "fp8_qk" : "convert";
+}
+
 // The output dtype a problem writes.
 inline DType output_dtype(DType q_dtype, const OutputFormat& f) { return f.dtype.value_or(q_dtype); }
 

@@ -1,7 +1,8 @@
 // hipattn/problem/fp8_io_rules.hpp: the rules of fp8 queries and fp8 outputs (problem/fp8_io.hpp),
-// one definition that unified attention and paged decode (through its unified view) both run.
-//   io_dtypes   q_dtype, kv_dtype and the output dtype, and which pairs are served
-//   io_scales   q_scale, out_format's scale and its per-group fields
+// one definition that unified attention, paged decode (through its unified view) and MLA decode run.
+//   io_dtypes     q_dtype, kv_dtype and the output dtype, and which pairs are served
+//   io_out_dtype  the output dtype alone (io_dtypes' part; MLA decode keeps its own query rules)
+//   io_scales     q_scale, out_format's scale and its per-group fields
 // Host values are checked (finite, > 0); a device scalar cannot be without a synchronization, so
 // ALGORITHM.md section 12 says what a zero, negative or NaN one gives.
 #pragma once
@@ -18,8 +19,32 @@ struct IoDtypesOk {
   bool q = false, kv = false, out = false;
 };
 
+// The output dtype: unset, the query's own (which must then be 16-bit); set, 16-bit (the compute
+// dtype) or fp8. q_ok / kv_ok say whether the caller accepted q_dtype and kv_dtype: a rule that needs
+// one of them is skipped while it fails (an unset output dtype over a rejected query is not reported
+// again). Returns whether the output dtype is known and served. Shared by io_dtypes and the families
+// whose query and cache rules are their own (MLA decode: 16-bit queries only).
+inline bool io_out_dtype(ValidationReport& r, DType q_dtype, bool q_ok, DType kv_dtype, bool kv_ok, const OutputFormat& out) {
+  if (!out.dtype.has_value()) {
+    if (q_ok && is_fp8(q_dtype))
+      r.invalid("out_format.dtype", "out_format.dtype (unset) with q_dtype (" + dtype_str(q_dtype) +
+                                        "): fp8 queries need the output dtype set (fp16, bf16 or fp8)");
+    return q_ok && !is_fp8(q_dtype);
+  }
+  if (!dtype_in(r, ErrorCode::unsupported, "out_format.dtype", *out.dtype,
+                {DType::f16, DType::bf16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz}))
+    return false;
+  if (q_ok && kv_ok && !is_fp8(*out.dtype) && *out.dtype != compute_dtype(q_dtype, kv_dtype, *out.dtype)) {
+    r.unsupported("out_format.dtype", "out_format.dtype (" + dtype_str(*out.dtype) + ") must be the compute dtype (" +
+                                          dtype_str(compute_dtype(q_dtype, kv_dtype, *out.dtype)) +
+                                          ": the query's, or a 16-bit cache's) or fp8");
+    return false;
+  }
+  return true;
+}
+
 // q_dtype: 16-bit or fp8; kv_dtype: the query's type when both are 16-bit, else any 16-bit or fp8
-// type; the output dtype: set when the queries are fp8, 16-bit or fp8.
+// type; the output dtype (io_out_dtype): set when the queries are fp8, 16-bit or fp8.
 inline IoDtypesOk io_dtypes(ValidationReport& r, DType q_dtype, DType kv_dtype, const OutputFormat& out) {
   IoDtypesOk ok;
   ok.q = dtype_in(r, ErrorCode::unsupported, "q_dtype", q_dtype, {DType::f16, DType::bf16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz});
@@ -34,20 +59,7 @@ inline IoDtypesOk io_dtypes(ValidationReport& r, DType q_dtype, DType kv_dtype, 
                                   ") or be fp8_e4m3fn / fp8_e4m3fnuz");
     ok.kv = false;
   }
-  if (!out.dtype.has_value()) {
-    ok.out = ok.q && !is_fp8(q_dtype);
-    if (ok.q && is_fp8(q_dtype))
-      r.invalid("out_format.dtype", "out_format.dtype (unset) with q_dtype (" + dtype_str(q_dtype) +
-                                        "): fp8 queries need the output dtype set (fp16, bf16 or fp8)");
-  } else {
-    ok.out = dtype_in(r, ErrorCode::unsupported, "out_format.dtype", *out.dtype, {DType::f16, DType::bf16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz});
-    if (ok.out && ok.q && ok.kv && !is_fp8(*out.dtype) && *out.dtype != compute_dtype(q_dtype, kv_dtype, *out.dtype)) {
-      r.unsupported("out_format.dtype", "out_format.dtype (" + dtype_str(*out.dtype) + ") must be the compute dtype (" +
-                                            dtype_str(compute_dtype(q_dtype, kv_dtype, *out.dtype)) +
-                                            ": the query's, or a 16-bit cache's) or fp8");
-      ok.out = false;
-    }
-  }
+  ok.out = io_out_dtype(r, q_dtype, ok.q, kv_dtype, ok.kv, out);
   return ok;
 }
 

@@ -19,6 +19,10 @@
 //     page_size (host bounds; the kernels read the block table below them only).
 //   * fp8 caches (e4m3fn, e4m3fnuz) carry one per-tensor scale (value = code * scale): a device scalar
 //     (kv_scale) or, with it null, the host float kv_scale_value.
+//   * The output is written in out_format (problem/fp8_io.hpp, vLLM's fp8 output contract as unified
+//     attention and paged decode take it): by default 16-bit of q_dtype; or fp8 e4m3fn / e4m3fnuz with
+//     one per-tensor scale, or with a scale per group of 16 / 32 / 64 / 128 of a row's 512 columns
+//     written beside the output ([batch * q_len, num_heads * 512 / group_size] by two strides).
 //   * LSE (optional) is [batch * q_len, num_heads] through its two strides, natural log.
 // problem/mla_decode_rules.hpp validates it; the float64 reference is reference/mla_decode.hpp;
 // dispatch/mla_decode.hpp runs it.
@@ -26,6 +30,7 @@
 #include <cstdint>
 
 #include "hipattn/numeric/dtype.hpp"
+#include "hipattn/problem/fp8_io.hpp"
 
 namespace hipattn {
 
@@ -65,8 +70,11 @@ struct MlaDecodeParams {
   float scale = 0.f;      // multiplies q . k (finite, > 0)
 
   // ---- outputs ----
-  void* out = nullptr;  // [batch * q_len, num_heads, 512], dtype = q_dtype
-  int64_t o_stride_token = 0, o_stride_head = 0;
+  void* out = nullptr;  // [batch * q_len, num_heads, 512], dtype output_dtype(q_dtype, out_format)
+  int64_t o_stride_token = 0, o_stride_head = 0;  // elements of the output dtype
+  // The output dtype and its fp8 scales (problem/fp8_io.hpp; head_size 512). A 16-bit output is of
+  // q_dtype (unset: q_dtype); MLA queries are 16-bit, so q_scale does not exist here.
+  OutputFormat out_format;
   float* lse = nullptr;  // optional [batch * q_len, num_heads]
   int64_t lse_stride_token = 0, lse_stride_head = 0;
 

@@ -22,6 +22,12 @@
 //   * q_dtype f16 or bf16 (fp8 queries are not served yet: unsupported); kv_dtype equals q_dtype or
 //     is fp8_e4m3fn / fp8_e4m3fnuz (unsupported otherwise). While q_dtype is itself unsupported,
 //     kv_dtype only has to be one of those four.
+//   * out_format: the rules unified attention runs (problem/fp8_io_rules.hpp, io_out_dtype and
+//     io_scales with head size 512): the output dtype unset (q_dtype), q_dtype, or fp8; an fp8 output
+//     takes a per-tensor scale (device scalar, or a finite host value > 0) or a group size in {16, 32,
+//     64, 128} with a non-null, 4-byte-aligned group_scale whose [batch * q_len, num_heads * 512 /
+//     group_size] strides do not overlap (required when batch > 0), group_fp8_max 0 or in (0, the
+//     format's max]; a 16-bit output takes none of these. Reported after the logit and cache scales.
 //   * A context shorter than q_len (0 included) is valid (those rows output zeros): no bound ties
 //     max_seqlen_k to q_len. max_seqlen_k <= max_pages_per_seq * page_size (64-bit product), reported
 //     on max_pages_per_seq as unified reports max_blocks_per_seq; block_table_stride >=
@@ -33,10 +39,11 @@
 //   * Strided tensors, innermost dimension first (toolkit rules: strides >= 0 and < 2^31 elements, no
 //     overlap, stride alignment): q [batch * q_len, num_heads, 576 joined / 512 split], q_rope
 //     [batch * q_len, num_heads, 64], kv_cache [num_pages, page_size, 576], out [batch * q_len,
-//     num_heads, 512], lse [batch * q_len, num_heads] (floats, neither stride is unit: any
-//     non-overlapping pair, e.g. [tokens, heads] or [heads, tokens]). Every non-unit stride of q,
-//     q_rope, kv_cache and out (of a dimension with extent > 1) is a multiple of 16 bytes, and the
-//     pointers q, q_rope, kv_cache and out are 16-byte aligned: the kernels copy 16-byte chunks.
+//     num_heads, 512] (elements of the output dtype: an fp8 output's strides count bytes), lse
+//     [batch * q_len, num_heads] (floats, neither stride is unit: any non-overlapping pair, e.g.
+//     [tokens, heads] or [heads, tokens]). Every non-unit stride of q, q_rope, kv_cache and out (of a
+//     dimension with extent > 1) is a multiple of 16 bytes, and the pointers q, q_rope, kv_cache and
+//     out are 16-byte aligned: the kernels copy 16-byte chunks.
 //   * Overlap BETWEEN tensors (out against q / q_rope / kv_cache; q against q_rope) is not checked:
 //     a split query may well view a joined buffer.
 #pragma once
@@ -50,6 +57,7 @@
 
 #include "hipattn/numeric/dtype.hpp"
 #include "hipattn/platform/error.hpp"
+#include "hipattn/problem/fp8_io_rules.hpp"
 #include "hipattn/problem/mla_decode_params.hpp"
 #include "hipattn/problem/validate_toolkit.hpp"
 
@@ -120,8 +128,13 @@ inline void counts(ValidationReport& r, const MlaDecodeParams& p) {
   }
 }
 
-// q_dtype and kv_dtype; returns {q ok, kv ok} (a known, served element size for the stride rules).
-inline std::array<bool, 2> dtypes(ValidationReport& r, const MlaDecodeParams& p) {
+// The dtype rules' verdicts, for the rules that need a known element size or dtype.
+struct DtypesOk {
+  bool q = false, kv = false, out = false;
+};
+
+// q_dtype, kv_dtype and the output dtype (out_format.dtype: problem/fp8_io_rules.hpp's io_out_dtype).
+inline DtypesOk dtypes(ValidationReport& r, const MlaDecodeParams& p) {
   using namespace validation;
   bool q_ok = false;
   if (is_fp8(p.q_dtype))
@@ -134,7 +147,7 @@ inline std::array<bool, 2> dtypes(ValidationReport& r, const MlaDecodeParams& p)
   if (!kv_ok)
     r.unsupported("kv_dtype", "kv_dtype (" + dtype_str(p.kv_dtype) + ") must equal q_dtype (" + dtype_str(p.q_dtype) +
                                   ") or be fp8_e4m3fn / fp8_e4m3fnuz");
-  return {q_ok, kv_ok};
+  return {q_ok, kv_ok, io_out_dtype(r, p.q_dtype, q_ok, p.kv_dtype, kv_ok, p.out_format)};
 }
 
 // The paged cache, the block table's shape and the sequence bound.
@@ -166,13 +179,17 @@ inline void bounds(ValidationReport& r, const MlaDecodeParams& p) {
   }
 }
 
-// scale, and the host fp8 scale an fp8 cache without a device scale uses.
-inline void scales(ValidationReport& r, const MlaDecodeParams& p) {
+// scale, the host fp8 scale an fp8 cache without a device scale uses, and (output dtype known) the
+// output format's scales and group fields (io_scales; MLA has no q_scale: the unset default passes).
+inline void scales(ValidationReport& r, const MlaDecodeParams& p, DtypesOk dtypes_ok) {
   using namespace validation;
   if (!std::isfinite(p.scale) || !(p.scale > 0.f)) r.invalid("scale", "scale (" + flt(p.scale) + ") must be finite and > 0");
   if (is_fp8(p.kv_dtype) && p.kv_scale == nullptr && (!std::isfinite(p.kv_scale_value) || !(p.kv_scale_value > 0.f)))
     r.invalid("kv_scale_value", "kv_scale_value (" + flt(p.kv_scale_value) +
                                     ") must be finite and > 0 (the fp8 cache's scale while kv_scale is null)");
+  if (dtypes_ok.q && dtypes_ok.out)
+    io_scales(r, p.q_dtype, TensorScale{}, p.out_format, output_dtype(p.q_dtype, p.out_format), tokens(p), p.num_heads,
+              kMlaLatentDim);
 }
 
 // Pointers: the device arrays non-null when batch > 0, the 16-byte-copied tensors 16-byte aligned,
@@ -194,32 +211,34 @@ inline void pointers(ValidationReport& r, const MlaDecodeParams& p) {
 }
 
 // The strides of q, q_rope (when set), kv_cache, out and lse (when set): per tensor, in range, then no
-// overlap, then (known dtype; not lse) 16-byte multiples.
-inline void tensor_strides(ValidationReport& r, const MlaDecodeParams& p, std::array<bool, 2> dtypes_ok) {
+// overlap, then (known dtype; not lse) 16-byte multiples, out's in elements of the output dtype.
+inline void tensor_strides(ValidationReport& r, const MlaDecodeParams& p, DtypesOk dtypes_ok) {
   using namespace validation;
   const auto check = [&](const char* name, const auto& dims, bool aligned, int64_t elem_bytes) {
     if (!strides_in_range(r, dims) || !no_overlap(r, name, dims)) return;
     if (aligned) strides_aligned(r, dims, elem_bytes, kVectorAlignBytes);
   };
   const int64_t qb = dtype_size(p.q_dtype), kb = dtype_size(p.kv_dtype);
-  check("q", q_dims(p), dtypes_ok[0], qb);
-  if (p.q_rope != nullptr) check("q_rope", q_rope_dims(p), dtypes_ok[0], qb);
-  check("kv_cache", kv_dims(p), dtypes_ok[1], kb);
-  check("out", out_dims(p), dtypes_ok[0], qb);
+  const int64_t ob = dtype_size(output_dtype(p.q_dtype, p.out_format));
+  check("q", q_dims(p), dtypes_ok.q, qb);
+  if (p.q_rope != nullptr) check("q_rope", q_rope_dims(p), dtypes_ok.q, qb);
+  check("kv_cache", kv_dims(p), dtypes_ok.kv, kb);
+  check("out", out_dims(p), dtypes_ok.out, ob);  // (an unset output dtype is known only with q_dtype)
   if (p.lse != nullptr) check("lse", lse_dims(p), false, int64_t(sizeof(float)));
 }
 
 }  // namespace mla_decode_rules
 
 // Host validation of everything the host knows about `p` (never dereferences a pointer): every violated
-// rule, in this order: counts (batch, q_len, num_heads), dtypes, cache and sequence bounds, scales,
-// pointers, tensor strides. An empty, ok() report when there is none.
+// rule, in this order: counts (batch, q_len, num_heads), dtypes (query, cache, output), cache and
+// sequence bounds, scales (logit, cache, output format), pointers, tensor strides. An empty, ok()
+// report when there is none.
 inline ValidationReport validate(const MlaDecodeParams& p) {
   ValidationReport r;
   mla_decode_rules::counts(r, p);
-  const std::array<bool, 2> dtypes_ok = mla_decode_rules::dtypes(r, p);
+  const mla_decode_rules::DtypesOk dtypes_ok = mla_decode_rules::dtypes(r, p);
   mla_decode_rules::bounds(r, p);
-  mla_decode_rules::scales(r, p);
+  mla_decode_rules::scales(r, p, dtypes_ok);
   mla_decode_rules::pointers(r, p);
   mla_decode_rules::tensor_strides(r, p, dtypes_ok);
   return r;

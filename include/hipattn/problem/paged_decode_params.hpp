@@ -46,6 +46,7 @@ struct PagedDecodeParams {
   int64_t q_stride_token = 0;
   int64_t q_stride_head = 0;
   TensorScale q_scale;         // fp8 queries: real Q = code * q_scale (problem/fp8_io.hpp); 16-bit: unset
+  Fp8Math fp8_math = Fp8Math::fp8_qk;  // fp8 queries with an fp8 cache: the matrix path (problem/fp8_io.hpp)
   int32_t q_len = 1;  // query tokens of every sequence, 1..kPagedDecodeMaxQLen
 
   // ---- paged KV cache: rows (as UnifiedAttentionParams: NHD or HND by the strides) or rocm ----
@@ -135,6 +136,7 @@ void copy_shared_problem_fields(Dst& d, const Src& s) {
   d.q_stride_token = s.q_stride_token;
   d.q_stride_head = s.q_stride_head;
   d.q_scale = s.q_scale;
+  d.fp8_math = s.fp8_math;
   d.k_cache = s.k_cache;
   d.v_cache = s.v_cache;
   d.kv_dtype = s.kv_dtype;

@@ -31,6 +31,7 @@ struct UnifiedAttentionParams {
   int64_t q_stride_token = 0;
   int64_t q_stride_head = 0;
   TensorScale q_scale;         // fp8 queries: real Q = code * q_scale (problem/fp8_io.hpp); 16-bit: unset
+  Fp8Math fp8_math = Fp8Math::fp8_qk;  // fp8 queries with an fp8 cache: the matrix path (problem/fp8_io.hpp)
 
   // ---- paged KV cache: k_cache / v_cache [num_blocks, block_size, num_kv_heads, head_size] (NHD) or
   //      [num_blocks, num_kv_heads, block_size, head_size] (HND); the strides say which. ----

@@ -12,6 +12,7 @@
 
 #include "hipattn/numeric/numeric.hpp"
 #include "hipattn/platform/error.hpp"
+#include "hipattn/problem/fp8_io.hpp"
 #include "hipattn/reference/unified_attention.hpp"
 
 namespace hipattn::reference {
@@ -45,9 +46,12 @@ struct MlaDecodeParams {
   int32_t num_heads = 0;
   float scale = 0.f;  // softmax scale, usually 1/sqrt(576) or the model's own
 
-  // out [batch, q_len, num_heads, 512], dtype = q_dtype
+  // out [batch, q_len, num_heads, 512], dtype output_dtype(q_dtype, out_format) (strides in its elements)
   void* out = nullptr;
   int64_t o_stride_batch = 0, o_stride_token = 0, o_stride_head = 0;
+  // The output's dtype and fp8 scales (problem/fp8_io.hpp; host pointers): 16-bit of q_dtype by default;
+  // a per-group output's scales are indexed by token t = b * q_len + i, as the kernels write them.
+  OutputFormat out_format;
   // lse [batch, q_len, num_heads] float, optional (natural log; -inf for a query that sees no key)
   float* lse = nullptr;
   int64_t lse_stride_batch = 0, lse_stride_token = 0, lse_stride_head = 0;
@@ -98,24 +102,22 @@ inline AttentionResult mla_decode(const MlaDecodeParams& p) {
   return res;
 }
 
-// Writes an mla_decode result into p.out (q_dtype) and, when p.lse != null, p.lse (float), by p's strides.
+// Writes an mla_decode result into p.out in p's output format (write_output_tensor of
+// reference/unified_attention.hpp: 16-bit, or fp8 per tensor or per group with the group scales into
+// p.out_format.group_scale) and, when p.lse != null, p.lse (float), by p's strides.
 inline void write_outputs(const AttentionResult& r, const MlaDecodeParams& p) {
   constexpr int64_t DV = MlaDecodeParams::kLatentDim;
   const int64_t T = int64_t(p.batch) * p.q_len, H = p.num_heads;
   detail::require(r.out.size() == size_t(T * H * DV) && r.lse.size() == size_t(H * T), "result",
                   "shape does not match the params");
-  detail::require(p.out != nullptr, "out", "null");
-  for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t i = 0; i < p.q_len; ++i) {
-      const int64_t t = b * p.q_len + i;
-      for (int64_t h = 0; h < H; ++h) {
-        for (int64_t d = 0; d < DV; ++d)
-          store_from_float(p.out, p.q_dtype, b * p.o_stride_batch + i * p.o_stride_token + h * p.o_stride_head + d,
-                           float(r.out[size_t((t * H + h) * DV + d)]));
-        if (p.lse != nullptr)
-          p.lse[b * p.lse_stride_batch + i * p.lse_stride_token + h * p.lse_stride_head] = float(r.lse[size_t(h * T + t)]);
-      }
-    }
+  write_output_tensor(r, T, H, DV, output_dtype(p.q_dtype, p.out_format), p.out_format, p.out, [&](int64_t t, int64_t h) {
+    return (t / p.q_len) * p.o_stride_batch + (t % p.q_len) * p.o_stride_token + h * p.o_stride_head;
+  });
+  if (p.lse != nullptr)
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t h = 0; h < H; ++h)
+        p.lse[(t / p.q_len) * p.lse_stride_batch + (t % p.q_len) * p.lse_stride_token + h * p.lse_stride_head] =
+            float(r.lse[size_t(h * T + t)]);
 }
 
 }  // namespace hipattn::reference

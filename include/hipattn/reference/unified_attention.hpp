@@ -244,23 +244,23 @@ inline std::vector<double> output_group_scales(const AttentionResult& r, int64_t
   return s;
 }
 
-// Writes a result into p.out in p's output format (output_dtype(q_dtype, out_format); fp8: O divided
-// by the per-tensor scale or by its group's scale, rounded by numeric/fp8.hpp's rules; the group
-// scales into out_format.group_scale as float), strides o_stride_token / o_stride_head, and, when
-// p.lse != null, the LSE into p.lse[h * lse_stride_head + t] as float.
-inline void write_outputs(const AttentionResult& r, const UnifiedAttentionParams& p) {
-  const int64_t T = p.num_tokens, H = p.num_q_heads, D = p.head_size;
-  detail::require(r.out.size() == size_t(T * H * D) && r.lse.size() == size_t(H * T), "result",
-                  "shape does not match the params");
-  detail::require(p.out != nullptr, "out", "null");
-  const DType od = output_dtype(p.q_dtype, p.out_format);
-  const OutputFormat& f = p.out_format;
+// Writes the O of a result ([T][H][D]) into `out` in output dtype `od` and format `f`: element (t, h, d)
+// at out_offset(t, h) + d (elements of od); fp8: O divided by the per-tensor scale or by its group's
+// scale (output_group_scales), rounded by numeric/fp8.hpp's rules, and the group scales written as
+// float to f.group_scale[t * group_scale_stride_token + (h * D / G + g) * group_scale_stride_group].
+// The output half of every family's write_outputs (unified attention, paged decode, MLA decode).
+template <class OutOffset>
+inline void write_output_tensor(const AttentionResult& r, int64_t T, int64_t H, int64_t D, DType od, const OutputFormat& f,
+                                void* out, OutOffset out_offset) {
+  detail::require(r.out.size() == size_t(T * H * D), "result", "shape does not match the params");
+  detail::require(out != nullptr, "out", "null");
   const bool group = is_fp8(od) && f.group_size > 0;
   const double tensor_scale = !is_fp8(od) || group ? 1.0
                               : f.scale.device != nullptr ? double(*f.scale.device)
                                                           : double(f.scale.host);
   std::vector<double> gs;
   if (group) {
+    detail::require(f.group_scale != nullptr, "out_format.group_scale", "null");
     gs = output_group_scales(r, T, H, D, od, f);
     const int64_t groups = D / f.group_size;
     for (int64_t t = 0; t < T; ++t)
@@ -270,12 +270,24 @@ inline void write_outputs(const AttentionResult& r, const UnifiedAttentionParams
               float(gs[size_t((t * H + h) * groups + g)]);
   }
   for (int64_t t = 0; t < T; ++t)
-    for (int64_t h = 0; h < H; ++h)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t base = out_offset(t, h);
       for (int64_t d = 0; d < D; ++d) {
         const double scale = group ? gs[size_t((t * H + h) * (D / f.group_size) + d / f.group_size)] : tensor_scale;
-        store_from_float(p.out, od, t * p.o_stride_token + h * p.o_stride_head + d,
-                         float(r.out[size_t((t * H + h) * D + d)] / scale));
+        store_from_float(out, od, base + d, float(r.out[size_t((t * H + h) * D + d)] / scale));
       }
+    }
+}
+
+// Writes a result into p.out in p's output format (write_output_tensor: output_dtype(q_dtype,
+// out_format), strides o_stride_token / o_stride_head, the group scales into out_format.group_scale),
+// and, when p.lse != null, the LSE into p.lse[h * lse_stride_head + t] as float.
+inline void write_outputs(const AttentionResult& r, const UnifiedAttentionParams& p) {
+  const int64_t T = p.num_tokens, H = p.num_q_heads, D = p.head_size;
+  detail::require(r.out.size() == size_t(T * H * D) && r.lse.size() == size_t(H * T), "result",
+                  "shape does not match the params");
+  write_output_tensor(r, T, H, D, output_dtype(p.q_dtype, p.out_format), p.out_format, p.out,
+                      [&](int64_t t, int64_t h) { return t * p.o_stride_token + h * p.o_stride_head; });
   if (p.lse != nullptr)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t t = 0; t < T; ++t) p.lse[h * p.lse_stride_head + t] = float(r.lse[size_t(h * T + t)]);

@@ -65,14 +65,12 @@ struct Arch {
   // cannot convert to, through the same instruction on 2x (fp8_e4m3fnuz_bits_from_fn2x).
   template <bool kFnuz>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t fp8x2(float a, float b) {
-    uint16_t r;
     if constexpr (!kFnuz) {
-      asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
-      return r;
+      return pack_e4m3x2(a, b);
     } else {
-      asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(2.f * a), "f"(2.f * b));
+      const uint32_t r = pack_e4m3x2(2.f * a, 2.f * b);
       return ::hipattn::fp8_e4m3fnuz_bits_from_fn2x(a, r & 0xffu) |
-             (::hipattn::fp8_e4m3fnuz_bits_from_fn2x(b, static_cast<uint32_t>(r) >> 8) << 8);
+             (::hipattn::fp8_e4m3fnuz_bits_from_fn2x(b, r >> 8) << 8);
     }
   }
   // The max over each aligned group of `lanes` lanes (a power of two, 1 to 32), every lane of the

@@ -204,6 +204,13 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_fp8x4(uint32_t x, uint32_t& lo, 
   hi = h[1];
 }
 
+// Two floats -> two e4m3fn codes (low byte lo): RNE, saturating to +-448, NaN to a NaN code.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t pack_e4m3x2(float lo, float hi) {
+  uint16_t r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(lo), "f"(hi));
+  return r;
+}
+
 // Byte permute (prmt.b32): byte i of the result is byte (sel >> 4i) & 7 of {b, a}, a's bytes 0-3.
 HIPATTN_DEVICE HIPATTN_FORCEINLINE uint32_t byte_perm(uint32_t a, uint32_t b, uint32_t sel) {
   uint32_t r;

@@ -80,6 +80,10 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
     const float v_scale_t = a.v_scale_tensor != nullptr ? *a.v_scale_tensor : a.v_scale_value;
     const float qk_scale = a.scale * k_scale_t * (a.q_scale_tensor != nullptr ? *a.q_scale_tensor : a.q_scale_value);
     LogitsTile lt{0, false, work.kv_len, a.causal, a.window_left, qk_scale, qk_scale * kLog2e};
+    // The fp8 matrix path's P V in e4m3 (P scaled by WT::kP8Scale, divided out with V's scale) when the
+    // call asks for it and no per-key V scale rides on P.
+    bool p8 = false;
+    if constexpr (Cfg::kP8) p8 = a.p8 && !a.per_token_head_scale;
 
     // ---- prologue: the first tiles in flight behind Q (the loader says how many) ----
     loader.prologue(t_begin);
@@ -104,7 +108,11 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
       logits<WT, Arch>(sf, a.variant, rows, vrows, lt, lane, loader.k_scales(stage, key_w0));
       const float* v_scales = loader.v_scales(stage, key_w0);
       softmax.update(sf, of, v_scales, lane);
-      WT::pv(of, sf, kv.v, key_w0, v_scales == nullptr);  // P <= 1 unless per-key V scales are folded into it
+      if (p8) {
+        if constexpr (Cfg::kP8) WT::pv_p8(of, sf, kv.v, key_w0);
+      } else {
+        WT::pv(of, sf, kv.v, key_w0, v_scales == nullptr);  // P <= 1 unless per-key V scales are folded into it
+      }
       loader.release();  // the stage is refilled by the next iteration's copies
     }
     loader.drain();
@@ -112,7 +120,9 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
 
     // ---- epilogue ----
     if (!merge_warp_bands<Cfg, WT, Arch>(smem, wm, wn, lane, softmax, of)) return;
-    Epilogue::template store<Cfg, WT, Arch>(a, work, wm, lane, softmax, of, v_scale_t);
+    float o_scale = v_scale_t;
+    if constexpr (Cfg::kP8) o_scale = p8 ? v_scale_t * (1.f / WT::kP8Scale) : v_scale_t;
+    Epilogue::template store<Cfg, WT, Arch>(a, work, wm, lane, softmax, of, o_scale);
   }
 }
 

@@ -99,26 +99,31 @@ constexpr bool o_blocks_lane_independent() {
   return true;
 }
 
-// The output fragment in the output's format (kernels/common/output_store.hpp), one loop for every
-// format: a pass per group of columns (one pass, every column, for 16-bit and per-tensor fp8 outputs).
-// A per-group pass takes its rows' largest magnitude with the tile's row reduction (every lane holds
-// some columns of its rows), writes the scale from the row's leader lane, then stores the group's
-// pairs. An element's group is its compile-time 16-column block compared with the pass's block range:
-// nothing per element stays live across passes, and the store code exists once.
+// The O fragment `o` (consumed: scaled in place) of the rows `rcs`, times the rows' `factor`, in the
+// output's format (kernels/common/output_store.hpp); Cfg::kDv columns from column 0 of `oa`
+// (output_columns for a warp that holds a column slice). Two phases. 1, per-group fp8 only: a rolled
+// pass per group takes the rows' largest magnitude over the group's columns with the tile's row
+// reduction (WT::row_max over the lanes that share a row: a quad in the mma.sync / wgmma layouts, lanes
+// l ^ 16k on CDNA), writes the scale from the row's leader lane and multiplies the group's
+// elements by factor / scale in place; an element's group is its compile-time 16-column block
+// (o_blocks_lane_independent) compared with the pass's range. 2: every valid row's pairs, times factor
+// (per-tensor fp8: factor / scale; per group: 1, already folded), stored once, straight-line. Each
+// element is multiplied once either way. The stores stay out of the rolled loop: inside it, the
+// compiler hoisted the pairs' addresses out of the loop (64 pair addresses of a d = 256 fragment live
+// across it): about 200 bytes of spills on sm_90's fp8 tiles at d = 256, 1.3 KiB in MLA decode's
+// 168-register consumers.
 template <class Cfg, class WT, class Arch>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_fragment(const OutputArgs& oa, const RowCoord (&rcs)[WT::kRowSlots],
-                                                              const typename WT::OFrag& o,
-                                                              const float (&factor)[WT::kRowSlots], int lane) {
+                                                            typename WT::OFrag& o, const float (&factor)[WT::kRowSlots],
+                                                            int lane) {
   static_assert(o_blocks_lane_independent<WT, Cfg::kWaveSize>(), "a 16-column block's elements are the same on every lane");
-  const bool group = oa.group_shift >= 0;
-  const int blocks_per_pass = group ? (1 << oa.group_shift) / 16 : Cfg::kDv;  // group sizes >= 16 (validated)
-  const int passes = group ? Cfg::kDv >> oa.group_shift : 1;
-  const float tensor_mult = output_multiplier(oa);
+  float mult[WT::kRowSlots];
+  if (oa.group_shift >= 0) {
+    const int blocks_per_pass = (1 << oa.group_shift) / 16;  // group sizes >= 16 (validated)
+    const int passes = Cfg::kDv >> oa.group_shift;
 #pragma unroll 1
-  for (int g = 0; g < passes; ++g) {
-    const int lo = g * blocks_per_pass, hi = lo + blocks_per_pass;
-    float mult[WT::kRowSlots];
-    if (group) {
+    for (int g = 0; g < passes; ++g) {
+      const int lo = g * blocks_per_pass, hi = lo + blocks_per_pass;
       float amax[WT::kRowSlots];
 #pragma unroll
       for (int r = 0; r < WT::kRowSlots; ++r) amax[r] = 0.f;
@@ -127,30 +132,39 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_fragment(const OutputArgs& 
         const int b = WT::o_col(0, e) / 16, slot = WT::o_slot(e);
         if (b >= lo && b < hi) amax[slot] = fmaxf(amax[slot], fabsf(o.r[e] * factor[slot]));  // fmaxf drops a NaN
       }
+      float fold[WT::kRowSlots];
 #pragma unroll
       for (int r = 0; r < WT::kRowSlots; ++r) {
         const float s = output_group_scale(oa, WT::row_max(amax[r]));
-        mult[r] = factor[r] / s;
+        fold[r] = factor[r] / s;
         if (rcs[r].valid && WT::row_leader(lane)) oa.group_scale[group_scale_offset(oa, rcs[r].token, rcs[r].q_head, g)] = s;
       }
-    } else {
 #pragma unroll
-      for (int r = 0; r < WT::kRowSlots; ++r) mult[r] = factor[r] * tensor_mult;
+      for (int e = 0; e < WT::kOElems; ++e) {
+        const int b = WT::o_col(0, e) / 16;
+        if (b >= lo && b < hi) o.r[e] *= fold[WT::o_slot(e)];
+      }
     }
 #pragma unroll
-    for (int e = 0; e < WT::kOElems; e += 2) {
-      const int b = WT::o_col(0, e) / 16, slot = WT::o_slot(e);
-      if (b < lo || b >= hi || !rcs[slot].valid) continue;
-      store_out2<Arch, Cfg::kBf16>(oa, output_offset(oa, rcs[slot].token, rcs[slot].q_head, WT::o_col(lane, e)),
-                                   o.r[e] * mult[slot], o.r[e + 1] * mult[slot]);
-    }
+    for (int r = 0; r < WT::kRowSlots; ++r) mult[r] = 1.f;
+  } else {
+    const float tensor_mult = output_multiplier(oa);
+#pragma unroll
+    for (int r = 0; r < WT::kRowSlots; ++r) mult[r] = factor[r] * tensor_mult;
+  }
+#pragma unroll
+  for (int e = 0; e < WT::kOElems; e += 2) {
+    const int slot = WT::o_slot(e);
+    if (!rcs[slot].valid) continue;
+    store_out2<Arch, Cfg::kBf16>(oa, output_offset(oa, rcs[slot].token, rcs[slot].q_head, WT::o_col(lane, e)),
+                                 o.r[e] * mult[slot], o.r[e + 1] * mult[slot]);
   }
 }
 
 struct NormalizedStore {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
-                                                       const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
+                                                       const RowSoftmax<WT, Arch>& sm, typename WT::OFrag& o,
                                                        float v_scale) {
     float factor[WT::kRowSlots];
     RowCoord rcs[WT::kRowSlots];
@@ -175,7 +189,7 @@ struct NormalizedStore {
 struct PartialStore {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
-                                                       const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
+                                                       const RowSoftmax<WT, Arch>& sm, typename WT::OFrag& o,
                                                        float v_scale) {
     auto row = [&](const RowCoord& rc) -> int64_t {
       if constexpr (requires { a.num_tokens; }) {  // unified
@@ -205,7 +219,7 @@ struct PartialStore {
 struct SplitPartial {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
-                                                       const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
+                                                       const RowSoftmax<WT, Arch>& sm, typename WT::OFrag& o,
                                                        float v_scale) {
     // the task's part count is read again here rather than kept in a register through the main loop
     if (a.tasks != nullptr && a.tasks[w.segment].parts == 1)
@@ -221,7 +235,7 @@ struct SplitPartial {
 struct DecodeStore {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
-                                                       const RowSoftmax<WT, Arch>& sm, const typename WT::OFrag& o,
+                                                       const RowSoftmax<WT, Arch>& sm, typename WT::OFrag& o,
                                                        float v_scale) {
     if (a.tasks != nullptr ? a.tasks[w.segment].parts == 1 : a.num_segments == 1)
       NormalizedStore::template store<Cfg, WT, Arch>(a, w, wm, lane, sm, o, v_scale);

@@ -24,6 +24,9 @@ struct AttentionKernelArgs {
   KvKind q_kind = KvKind::same16;
   const float* q_scale_tensor = nullptr;
   float q_scale_value = 1.f;
+  // The fp8 matrix path (Cfg::kQ8): P V by the e4m3 MMA with P quantized (Fp8Math::fp8_pv) where the
+  // tile allows it (Cfg::kP8) and no per-(token, head) V scale rides on P; else P in f16.
+  bool p8 = false;
   KvParams kv;
   bool per_token_head_scale = false;
   const int32_t* seq_lens_k = nullptr;

@@ -9,7 +9,8 @@
 // every output format; a 16-bit output is of the instance's type (kBf16). Two entry shapes: the attention epilogue (a warp tile's fragments, the group
 // maximum by the tile's own row reduction: WT::row_max over the lanes that share a row) and the
 // split-KV reduces (4 adjacent columns a thread, the group maximum over group_size / 4 adjacent lanes:
-// Arch::group_max).
+// Arch::group_max). output_columns gives a warp that holds a column slice of O (MLA decode's wgmma
+// consumers, 256 of 512 columns each) the arguments of its slice.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -35,6 +36,23 @@ struct OutputArgs {
   float* group_scale = nullptr;         // [tokens, num_q_heads * groups_per_head] by the strides
   int64_t group_scale_stride_token = 0, group_scale_stride_group = 0;
 };
+
+// Bytes of one output element of `kind`.
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE constexpr int out_elem_bytes(OutKind kind) {
+  return kind == OutKind::e4m3fn || kind == OutKind::e4m3fnuz ? 1 : 2;
+}
+
+// `o` whose column 0 is column col0 of `o`: the output pointer moves by col0 elements of the output's
+// type, a per-group output's scale pointer by col0 / group_size groups (group g of the window is group
+// col0 / group_size + g of the row). The strides and groups_per_head of the whole row are kept, so the
+// row-wide helpers (output_offset, group_scale_offset) address the window's columns and scales where
+// the whole row's would be. col0 must be a multiple of the group size: no group straddles two windows,
+// so each window's holder finds its groups' maxima alone.
+HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE OutputArgs output_columns(OutputArgs o, int col0) {
+  o.ptr = static_cast<uint8_t*>(o.ptr) + static_cast<int64_t>(col0) * out_elem_bytes(o.kind);
+  if (o.group_shift >= 0) o.group_scale += static_cast<int64_t>(col0 >> o.group_shift) * o.group_scale_stride_group;
+  return o;
+}
 
 #if defined(HIPATTN_HAS_DEVICE)
 

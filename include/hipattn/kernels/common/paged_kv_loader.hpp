@@ -302,12 +302,26 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
   }
 
   // Q: kBM rows x kDqk, zero-filled for invalid rows; the first copy group.
+  // The fp8 matrix path (Cfg::kQ8): the codes as they are, 16 a chunk, into a swizzled tile of code
+  // pairs (SwizzledTile<1, kDqk / 2>), by the same copies.
   template <class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q(const Args& a, const AttentionWork& w) {
     constexpr int kChunks = kBM * (kDqk / 8);
-    // fp8 Q is stored synchronously; the group committed below is then empty, and wait_oldest's
-    // barrier makes the stores visible like the copies
-    if (!detail::load_q_if_fp8<Cfg, Arch>(a, w, this->lds_q_, this->tid_)) {
+    if constexpr (Cfg::kQ8) {
+      using Q8Tile = SwizzledTile<1, kDqk / 2>;
+      constexpr int kChunks8 = kBM * (kDqk / 16);
+      const uint8_t* q8 = reinterpret_cast<const uint8_t*>(a.q);
+      for (int idx = this->tid_; idx < kChunks8; idx += kThreads) {
+        const int row = idx / (kDqk / 16), c = idx % (kDqk / 16);
+        const RowCoord rc = row_coord(a, w, row);
+        const uint8_t* src = q8 + (rc.valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
+                                                  static_cast<int64_t>(rc.q_head) * a.q_stride_head + c * 16
+                                            : 0);
+        Arch::copy_16(this->lds_q_ + Q8Tile::chunk_index(row, c), src, rc.valid);
+      }
+    } else if (!detail::load_q_if_fp8<Cfg, Arch>(a, w, this->lds_q_, this->tid_)) {
+      // fp8 Q converted to 16-bit is stored synchronously; the group committed below is then empty,
+      // and wait_oldest's barrier makes the stores visible like the copies
       for (int idx = this->tid_; idx < kChunks; idx += kThreads) {
         const int row = idx / (kDqk / 8), c = idx % (kDqk / 8);
         const RowCoord rc = row_coord(a, w, row);

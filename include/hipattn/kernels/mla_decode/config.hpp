@@ -15,6 +15,9 @@
 //                 owner hands P (16-bit, through shared memory) and the rows' max and factor to the
 //                 other; both multiply P by their half of V, which is the first 512 columns of the
 //                 same K tile (no second read).
+// The output (a sequence in one task): each consumer its columns, in the output's format (OutputArgs:
+// 16-bit, fp8 per tensor or per group; kernels/common/output_store.hpp, epilogue.hpp); split sequences: partial
+// states, merged and written by paged decode's reduce.
 // Shared memory: Q 64 x 576 (72 KiB), the ring (4 x 36 KiB; fp8: 3 x 36 KiB + 2 x 18 KiB raw), P
 // 64 x 32, the rows' statistics and the barriers: about 223 KiB of the 227 KiB an sm_90 workgroup
 // may have.
@@ -22,6 +25,7 @@
 #include <cstdint>
 
 #include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/kernels/common/output_store.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/problem/mla_decode_params.hpp"
@@ -41,6 +45,15 @@ struct MlaDecodeSm90Config {
   static constexpr int kStages = kStages_;
   static constexpr int kConsumers = 2;  // consumer warpgroups, each with kDv / 2 output columns
   static constexpr int kDvHalf = kDv / kConsumers;
+  // One consumer's output as the epilogue's store (kernels/common/output_store.hpp, epilogue.hpp) sees it:
+  // kDvHalf columns, 32-lane warps. A per-group fp8 output's groups (at most 128 columns,
+  // kOutGroupSizes) never straddle the two consumers, so each finds its groups' maxima alone.
+  struct ConsumerOut {
+    static constexpr bool kBf16 = kBf16_;
+    static constexpr int kDv = kDvHalf;
+    static constexpr int kWaveSize = 32;
+  };
+  static_assert(kDvHalf % 128 == 0, "an output group lies within one consumer's columns");
   static constexpr int kThreads = 128 * (1 + kConsumers);
   // setmaxnreg moves registers within the workgroup's allocation (launch bounds (384, 1): 168 a
   // thread, 64512 in all), so the consumers' increase must be covered by the producer's decrease (an
@@ -102,8 +115,7 @@ struct MlaDecodeKernelArgs {
   const PlanTask* tasks = nullptr;
   const int32_t* item_task0 = nullptr;
 
-  uint16_t* out = nullptr;
-  int64_t o_stride_token = 0, o_stride_head = 0;
+  OutputArgs out;  // [batch * q_len, num_heads, 512] in the output's format (dispatch/output_args.hpp)
   float* lse = nullptr;
   int64_t lse_stride_token = 0, lse_stride_head = 0;
   // partial states of split sequences: [slot, q_len, num_heads, 512] and [slot, q_len, num_heads]

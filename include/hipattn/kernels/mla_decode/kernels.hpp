@@ -19,8 +19,15 @@
 // completed; the producer refills a stage as soon as both consumers have released it.
 //
 // Partial tasks (a sequence the planner split) write O normalized within the task and the LSE (log2
-// units) to the workspace; paged_decode_reduce_kernel merges them. Whole sequences write the output
-// and the LSE directly.
+// units) to the workspace; paged_decode_reduce_kernel merges them and writes the output in its format.
+// Whole sequences write the output and the LSE directly: each consumer its 256 columns, in the
+// output's format (16-bit, fp8 per tensor, fp8 per group), over the window of the output that starts
+// at its first column (kernels/common/output_store.hpp output_columns, epilogue.hpp store_output_fragment). The
+// wgmma accumulator is the one-band warp tile's O layout (arch/sm90/warpgroup_tile.hpp): lane l of
+// warp w holds rows 16 w + l / 4 (+ 8) and, of every 8-column tile, columns 2 (l % 4) and 2 (l % 4) + 1,
+// so a row's columns lie in the 4 lanes of one quad of one warp; a group's maximum is the tile's row
+// reduction over that quad (WT::row_max), never across warps or consumers (a group of <= 128 columns
+// lies within one consumer's 256), and the quad's first lane writes the scale.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -353,11 +360,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const
         *reinterpret_cast<float2*>(dst) = make_float2(o0, o1);
       });
     } else {
-      store_pairs<WT>(rcs, o, factor, lane, [&](const RowCoord& rc, int col, float o0, float o1) {
-        if (nt == 0) o0 = o1 = 0.f;
-        uint16_t* dst = a.out + int64_t(rc.token) * a.o_stride_token + int64_t(rc.q_head) * a.o_stride_head + col0 + col;
-        *reinterpret_cast<uint32_t*>(dst) = Arch::template pack2<Cfg::kBf16>(o0, o1);
-      });
+      // No key (nt == 0): O was never started (its registers hold anything), so zeros are stored; a
+      // copy by select (after the last product), as the partial store's pairs are.
+      typename WT::OFrag out;
+#pragma unroll
+      for (int e = 0; e < WT::kOElems; ++e) out.r[e] = nt > 0 ? o.r[e] : 0.f;
+      store_output_fragment<typename Cfg::ConsumerOut, WT, Arch>(output_columns(a.out, col0), rcs, out, factor, lane);
     }
   }
 }

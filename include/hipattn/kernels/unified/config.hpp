@@ -36,24 +36,27 @@ class LdsDmaPagedKvLoader;  // CopyModel::lds_dma
 // The register-staged loader converts in registers and its stages are 16-bit tiles, as are the
 // LDS-DMA loader's (16-bit caches only). Used by UnifiedConfig and by the planner's occupancy
 // (dispatch/unified_plan.hpp).
-// Whether fp8 codes stay in the LDS stages and the warp tile converts them at the MMA fragment: the
-// async loader's fp8 stages on a tile of one row band (each key read by one warp); with several row
-// bands every warp would convert every code, so those stages are converted once a workgroup.
-constexpr bool fp8_at_fragment(bool fp8, CopyModel copy, int warps_m) {
-  return fp8 && copy == CopyModel::async && warps_m == 1;
+// Whether fp8 codes stay in the LDS stages and the warp tile reads them at the MMA fragment: the
+// async loader's fp8 stages on a tile of one row band (each key read by one warp; converted there);
+// with several row bands every warp would convert every code, so those stages are converted once a
+// workgroup, except on the fp8 matrix path (q8: e4m3fn queries and cache), which converts nothing.
+constexpr bool fp8_at_fragment(bool fp8, CopyModel copy, int warps_m, bool q8 = false) {
+  return fp8 && copy == CopyModel::async && (warps_m == 1 || q8);
 }
 
 struct UnifiedLdsLayout {
   int q, k_stage, v_stage, kv, scales, merge, main, total;
 };
+// kv: the instance's KvKind (e4m3fn_q8: Q is a tile of code pairs as well).
 constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, int kn, int stages, int d_qk, int d_v,
-                                              bool fp8, Target /*target*/, CopyModel copy) {
+                                              KvKind kv, Target /*target*/, CopyModel copy) {
   const int bm = warps_m * 16 * mt, bn = warps_n * kn;
   const auto pitch = [](int d) { return (d + 63) / 64 * 64; };  // SwizzledTile::kPitch
-  const bool fragment = fp8_at_fragment(fp8, copy, warps_m);
+  const bool fp8 = kv != KvKind::same16, q8 = kv_fp8_matmul(kv);
+  const bool fragment = fp8_at_fragment(fp8, copy, warps_m, q8);
   const bool staging = fp8 && copy == CopyModel::async && !fragment;
   UnifiedLdsLayout l{};
-  l.q = bm * pitch(d_qk) * 2;
+  l.q = bm * pitch(q8 ? d_qk / 2 : d_qk) * 2;
   l.k_stage = fragment ? bn * pitch(d_qk / 2) * 2 : staging ? bn * d_qk : bn * pitch(d_qk) * 2;
   l.v_stage = fragment ? bn * pitch(d_v / 2) * 2 : staging ? bn * d_v : bn * pitch(d_v) * 2;
   l.kv = stages * (l.k_stage + l.v_stage) + (staging ? bn * (pitch(d_qk) + pitch(d_v)) * 2 : 0);
@@ -65,8 +68,9 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
 }
 // ... with the target's default loader policy for the storage and head size.
 constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, int kn, int stages, int d_qk, int d_v,
-                                              bool fp8, Target target) {
-  return unified_lds_layout(warps_m, warps_n, mt, kn, stages, d_qk, d_v, fp8, target, kv_copy_model(target, fp8, d_qk, warps_m > 1));
+                                              KvKind kv, Target target) {
+  return unified_lds_layout(warps_m, warps_n, mt, kn, stages, d_qk, d_v, kv, target,
+                            kv_copy_model(target, kv, d_qk, warps_m > 1));
 }
 
 // Compile-time configuration of one unified-attention instance.
@@ -83,11 +87,15 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
 //           register-staged loader)
 template <bool kBf16_, KvKind kKv_, int kD_, int kWarpsM_, int kWarpsN_, int kMT_, int kKN_, int kStages_,
           class Variant_, class Offset_ = int64_t, int kPageSize_ = 0, Target kTarget_ = Target::sm90,
-          CopyModel kCopy_ = kv_copy_model(kTarget_, kKv_ != KvKind::same16, kD_, kWarpsM_ > 1), class KvLayout_ = RowKvLayout>
+          CopyModel kCopy_ = kv_copy_model(kTarget_, kKv_, kD_, kWarpsM_ > 1), class KvLayout_ = RowKvLayout>
 struct UnifiedConfig {
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
   static constexpr bool kFp8 = kKv_ != KvKind::same16;
+  // The fp8 matrix path (e4m3fn queries and cache: scores by the e4m3 MMA; P V too where a warp's
+  // keys are a multiple of 32, kP8, and the call asks for it: AttentionKernelArgs::p8).
+  static constexpr bool kQ8 = kv_fp8_matmul(kKv_);
+  static constexpr bool kP8 = kQ8 && kKN_ % 32 == 0;
   static constexpr int kDqk = kD_, kDv = kD_;
   static constexpr int kD = kD_;  // the problem's head size (kDqk == kDv here)
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kMT = kMT_, kKN = kKN_, kStages = kStages_;
@@ -108,7 +116,9 @@ struct UnifiedConfig {
   using KvLayout = KvLayout_;
   static constexpr bool kRowLayout = !KvLayout::kChunkedKeys && !KvLayout::kTransposedValues;
   static_assert(kRowLayout || kCopy_ == CopyModel::register_staged, "the ROCm cache layout loads register-staged");
-  static_assert(!kRowLayout || kCopy == kv_copy_model(kTarget_, kFp8, kD_, kWarpsM_ > 1) ||
+  static_assert(!kQ8 || (kTarget_ == Target::sm90 && kCopy_ == CopyModel::async && kRowLayout),
+                "the fp8 matrix path: sm_90, cp.async stages of row-layout caches");
+  static_assert(!kRowLayout || kCopy == kv_copy_model(kTarget_, kKv_, kD_, kWarpsM_ > 1) ||
                     (is_cdna(kTarget_) && !kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::lds_dma)) ||
                     (!is_cdna(kTarget_) && (kCopy == CopyModel::register_staged || kCopy == CopyModel::async)),
                 "a CDNA instance with a 16-bit cache may take either CDNA policy, an sm_90 instance either of its "
@@ -120,13 +130,13 @@ struct UnifiedConfig {
       std::conditional_t<kStagedLoads, StagedPagedKvLoader<UnifiedConfig>, PagedKvLoader<UnifiedConfig>>>;
 
   // LDS: unified_lds_layout below, the one formula (the planner sizes occupancy with it too).
-  using QLds = SwizzledTile<kBM, kDqk>;  // Q, 16-bit
+  using QLds = SwizzledTile<kBM, kQ8 ? kDqk / 2 : kDqk>;  // Q, 16-bit (q8: code pairs)
   using KLds = SwizzledTile<kBN, kDqk>;  // a K tile, 16-bit (a stage, or the fp8 dequant buffer)
   using VLds = SwizzledTile<kBN, kDv>;   // a V tile, 16-bit
   // fp8 with the async loader: a decode tile (one row band, each key read by one warp) keeps the codes
   // in LDS and the warp tile converts them at the MMA fragment; a prefill tile converts each stage
   // once into a 16-bit buffer (arch/concept.hpp kv_copy_model).
-  static constexpr bool kFp8AtFragment = fp8_at_fragment(kFp8, kCopy, kWarpsM);
+  static constexpr bool kFp8AtFragment = fp8_at_fragment(kFp8, kCopy, kWarpsM, kQ8);
   static constexpr bool kFp8Staging = kFp8 && kCopy == CopyModel::async && !kFp8AtFragment;
   static_assert(!kFp8AtFragment || kTarget_ == Target::sm90, "fp8 is converted at the fragment on sm_90");
   // The KV storage the warp tile reads: fp8 codes (converted at the fragment) or 16-bit tiles.
@@ -134,11 +144,11 @@ struct UnifiedConfig {
   using K8Lds = SwizzledTile<kBN, kDqk / 2>;  // an fp8 K stage read at the fragment: 16 codes a chunk
   using V8Lds = SwizzledTile<kBN, kDv / 2>;
   static constexpr UnifiedLdsLayout kLds =
-      unified_lds_layout(kWarpsM, kWarpsN, kMT, kKN, kStages, kDqk, kDv, kFp8, kTarget_, kCopy_);
+      unified_lds_layout(kWarpsM, kWarpsN, kMT, kKN, kStages, kDqk, kDv, kKv_, kTarget_, kCopy_);
   static constexpr int kQBytes = kLds.q, kKStageBytes = kLds.k_stage, kVStageBytes = kLds.v_stage;
   static constexpr int kKvBytes = kLds.kv, kScaleBytes = kLds.scales, kMergeBytes = kLds.merge;
   static constexpr int kMainBytes = kLds.main, kSmemBytes = kLds.total;
-  static_assert(kLds.q == QLds::kBytes && (kFp8 && kCopy == CopyModel::async || kLds.k_stage == KLds::kBytes), "one LDS formula");
+  static_assert(kLds.q == QLds::kBytes && ((kFp8 && kCopy == CopyModel::async) || kLds.k_stage == KLds::kBytes), "one LDS formula");
   static_assert(!kFp8AtFragment || (kLds.k_stage == K8Lds::kBytes && kLds.v_stage == V8Lds::kBytes), "one LDS formula");
 };
 
