@@ -39,7 +39,8 @@ using namespace hipattn::bench;
 // that the operands change every 8 MMAs: sm_90 has no e4m3 mma.sync and runs it as a conversion of
 // both operands to f16 and f16 MMAs (NVIDIA/cutlass#1986), and with fixed operands the conversions
 // were hoisted out of the loop (the "ceiling" then read 1531 TFLOP/s, 2.4x bf16: not a rate any
-// kernel sees).
+// kernel sees). Still open (docs/NEXT.md item 11 c): the 8 accumulators start equal and take the same
+// products, and the e4m3 loop's SASS holds 10 HMMA where 16 were expected (merged); it read 1060.
 #if defined(HIPATTN_BACKEND_CUDA)
 template <bool kFp8>
 constexpr double kAtomFlopsPerWave = 2.0 * 16 * 8 * (kFp8 ? 32 : 16);
