@@ -39,8 +39,8 @@ using namespace hipattn::bench;
 // that the operands change every 8 MMAs: sm_90 has no e4m3 mma.sync and runs it as a conversion of
 // both operands to f16 and f16 MMAs (NVIDIA/cutlass#1986), and with fixed operands the conversions
 // were hoisted out of the loop (the "ceiling" then read 1531 TFLOP/s, 2.4x bf16: not a rate any
-// kernel sees). Still open (docs/NEXT.md item 11 c): the 8 accumulators start equal and take the same
-// products, and the e4m3 loop's SASS holds 10 HMMA where 16 were expected (merged); it read 1060.
+// kernel sees). Run v15's loop also started its 8 accumulators equal, and the e4m3 loop's SASS held 10
+// HMMA where 16 were expected (merged chains; it read 1060): each now starts apart (not yet re-measured).
 #if defined(HIPATTN_BACKEND_CUDA)
 template <bool kFp8>
 constexpr double kAtomFlopsPerWave = 2.0 * 16 * 8 * (kFp8 ? 32 : 16);
@@ -48,7 +48,13 @@ template <bool kFp8>
 __global__ void mma_peak_kernel(float* sink, int iters) {
   uint32_t a[4] = {threadIdx.x, threadIdx.x * 3u, threadIdx.x * 5u, threadIdx.x * 7u};
   uint32_t b[2] = {threadIdx.x * 11u, threadIdx.x * 13u};
-  float c[8][4] = {};
+  // each accumulator its own start: equal starts with equal products let ptxas merge the 8 chains (the
+  // e4m3 loop of run v15: 10 HMMA for 8 x 2; docs/NEXT.md item 11 c)
+  float c[8][4];
+#pragma unroll
+  for (int k = 0; k < 8; ++k)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) c[k][j] = static_cast<float>(k * 4 + j + threadIdx.x);
   for (int i = 0; i < iters; ++i) {
     if constexpr (kFp8) {
       a[0] ^= static_cast<uint32_t>(i);
