@@ -3,9 +3,10 @@
 #
 #   hipattn_add_unified_instances(<name>
 #       [Q_DTYPES   f16 bf16]                    # query / output dtypes
-#       [KV_KINDS   same16 e4m3fn e4m3fnuz e4m3fn_q8]  # KV cache storage (same16: the q dtype);
-#                                                # e4m3fn_q8: e4m3fn queries and cache on the fp8
-#                                                # matrix path (sm90 only; skipped for other targets)
+#       [KV_KINDS   same16 e4m3fn e4m3fnuz e4m3fn_q8 e4m3fnuz_q8]  # KV cache storage (same16: the
+#                                                # q dtype); the q8 kinds: fp8 queries and cache on
+#                                                # the fp8 matrix path, e4m3fn_q8 for sm90 and gfx950,
+#                                                # e4m3fnuz_q8 for gfx942 (skipped for other targets)
 #       [HEAD_SIZES 64 96 128 192 256]           # default: every head size of the instance table
 #       [VARIANTS   plain full]                  # plain: scale only; full: softcap / ALiBi / QQ-bias
 #       [TARGETS    sm90 | gfx942 gfx950]        # default: sm90 with CUDA, gfx942 gfx950 with HIP
@@ -102,7 +103,7 @@ function(hipattn_add_unified_instances name)
     set(A_Q_DTYPES f16 bf16)
   endif()
   if(NOT A_KV_KINDS)
-    set(A_KV_KINDS same16 e4m3fn e4m3fnuz e4m3fn_q8)
+    set(A_KV_KINDS same16 e4m3fn e4m3fnuz e4m3fn_q8 e4m3fnuz_q8)
   endif()
   if(NOT A_HEAD_SIZES)
     set(A_HEAD_SIZES ${_table_heads})
@@ -114,7 +115,7 @@ function(hipattn_add_unified_instances name)
     set(A_TARGETS ${_lang_targets})
   endif()
   _hipattn_check_values(Q_DTYPES "${A_Q_DTYPES}" "f16;bf16")
-  _hipattn_check_values(KV_KINDS "${A_KV_KINDS}" "same16;e4m3fn;e4m3fnuz;e4m3fn_q8")
+  _hipattn_check_values(KV_KINDS "${A_KV_KINDS}" "same16;e4m3fn;e4m3fnuz;e4m3fn_q8;e4m3fnuz_q8")
   _hipattn_check_values(HEAD_SIZES "${A_HEAD_SIZES}" "${_table_heads}")
   _hipattn_check_values(VARIANTS "${A_VARIANTS}" "plain;full")
   _hipattn_check_values(TARGETS "${A_TARGETS}" "${_lang_targets}")
@@ -138,8 +139,10 @@ function(hipattn_add_unified_instances name)
         set(_bf16 false)
       endif()
       foreach(_kv IN LISTS A_KV_KINDS)
-        if(_kv STREQUAL "e4m3fn_q8" AND NOT _t STREQUAL "sm90")
-          continue()  # the fp8 matrix path is compiled for sm_90 only (problem/fp8_io.hpp Fp8Math)
+        # the fp8 matrix path: the q8 kind of the format the target's fp8 MMA reads
+        # (kernels/common/kv_kind.hpp kv_kind_on_target)
+        if((_kv STREQUAL "e4m3fn_q8" AND _t STREQUAL "gfx942") OR (_kv STREQUAL "e4m3fnuz_q8" AND NOT _t STREQUAL "gfx942"))
+          continue()
         endif()
         foreach(_d IN LISTS A_HEAD_SIZES)
           foreach(_v IN LISTS A_VARIANTS)

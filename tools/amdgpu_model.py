@@ -52,7 +52,7 @@ SYMBOL_RE = re.compile(r"^(?P<addr>[0-9a-fA-F]+) <(?P<name>[^>]+)>:\s*$")
 INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b(?P<rest>[^/]*)(?://\s*(?P<addr>[0-9A-Fa-f]+):[^<]*(?:<(?P<tsym>[^>+]+)\+0x(?P<toff>[0-9a-fA-F]+)>)?)?")
 VMEM_LOAD_RE = re.compile(r"^(global|buffer|flat)_load_(?:lds_)?(?P<w>dword(?:x(?P<n>\d))?|u?byte|u?short|b\d+|d16\w*)")
 VMCNT_RE = re.compile(r"vmcnt\((\d+)\)")
-KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
+KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz", "3": "e4m3fn_q8", "4": "e4m3fnuz_q8"}
 KERNEL_NAMES = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "paged_decode_kernel": "pd", "dense_prefill_kernel": "dense"}
 COPY_NAMES = {"0": "async", "1": "staged", "2": "dma"}  # hipattn::CopyModel: the KV loader policy
 # llvm-mca 21 crashes on MUBUF loads (buffer_load_*, with or without `lds`); for its cycle count a
@@ -165,14 +165,18 @@ def mca_cycles(mca, target, lines, iterations=20):
     return int(m.group(1)) / iterations if r.returncode == 0 and m else None
 
 
-def lds_layout(wm, wn, mt, kn, stages, d, fp8, fp8_staging=False):
+def lds_layout(wm, wn, mt, kn, stages, d, fp8, fp8_staging=False, q8=False):
     """kernels/unified/config.hpp unified_lds_layout for a CDNA target (register-staged loads; with
-    fp8_staging, the layout of the loader before issue 9: fp8 codes staged in LDS, then converted)."""
+    fp8_staging, the layout of the loader before issue 9: fp8 codes staged in LDS, then converted;
+    q8, the fp8 matrix path: Q and K tiles of code pairs, V 16-bit)."""
     bm, bn = wm * 16 * mt, wn * kn
     pitch = (d + 63) // 64 * 64
-    q = bm * pitch * 2
+    pitch8 = (d // 2 + 63) // 64 * 64
+    q = bm * (pitch8 if q8 else pitch) * 2
     if fp8 and fp8_staging:
         kv = stages * 2 * bn * d + 2 * bn * pitch * 2
+    elif q8:
+        kv = stages * (bn * pitch8 * 2 + bn * pitch * 2)
     else:
         kv = stages * 2 * bn * pitch * 2
     scales = 2 * stages * bn * 4
@@ -229,7 +233,7 @@ def main(argv=None):
                 continue
             seen.add(key)
             regs = (k["vgpr"] + 7) // 8 * 8 + (k["agpr"] + 7) // 8 * 8
-            lds = (k["lds"] or 0) + lds_layout(wm, wn, mt, kn, st, d, fp8, args.fp8_lds_staging)
+            lds = (k["lds"] or 0) + lds_layout(wm, wn, mt, kn, st, d, fp8, args.fp8_lds_staging, q8=c["kv"] in ("3", "4"))
             waves = wm * wn
             per_simd = min(8, 512 // max(regs, 1))
             wg_cu = max(0, min(lds_cu // max(lds, 1), 4 * per_simd // waves, 2048 // (waves * 64)))

@@ -121,9 +121,13 @@ struct TableEntry {
   UnifiedTileKind kind;
   UnifiedTile tile;
   CopyModel kv_copy;
+  bool q8 = false;  // the fp8 matrix path: queries and cache in the target's q8 format, q the compute dtype
 };
+// The fp8 format of a target's q8 instances (kernels/common/kv_kind.hpp).
+inline DType q8_format(Target t) { return t == Target::gfx942 ? DType::fp8_e4m3fnuz : DType::fp8_e4m3fn; }
 // Calls f(entry) for every configuration of the table on target t: (q dtype, KV kind, variant, head
-// size, tile kind), plus the register-staged fallback of each LDS-DMA one. Returns how many.
+// size, tile kind), plus the register-staged fallback of each LDS-DMA one, plus the fp8 matrix path's
+// (TableEntry::q8). Returns how many.
 template <class F>
 int for_each_table_entry(Target t, F&& f) {
   int n = 0;
@@ -141,7 +145,24 @@ int for_each_table_entry(Target t, F&& f) {
               f(e), ++n;
             }
           }
+  // the fp8 matrix path's
+  for (DType q : {DType::f16, DType::bf16})
+    for (bool full : {false, true})
+      for (int d : UnifiedInstanceTable::head_sizes)
+        for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
+          const KvKind k = t == Target::gfx942 ? KvKind::e4m3fnuz_q8 : KvKind::e4m3fn_q8;
+          f(TableEntry{q, q8_format(t), full, true, d, kind, unified_tile(kind, d, t, true),
+                       unified_default_copy(kind, d, t, k), true}), ++n;
+        }
   return n;
+}
+// The dtypes of an entry's problem (unified or paged-decode params): the fp8 matrix path's queries
+// and cache in the target's format, with a 16-bit output of the entry's type (the compute dtype).
+template <class P>
+void set_entry_dtypes(P& p, const TableEntry& e, Target t) {
+  p.q_dtype = e.q8 ? q8_format(t) : e.q;
+  p.kv_dtype = e.kv;
+  if (e.q8) p.out_format.dtype = e.q;
 }
 
 // The kernel of `parts` keeps the budget its tile's residency assumes (unified_residency, the
@@ -151,7 +172,8 @@ int for_each_table_entry(Target t, F&& f) {
 template <class Cfg>
 void expect_tile_budget(const emu::CodeObject& co, const std::vector<std::string>& parts, const UnifiedTile& tile, bool fp8,
                         Target target, emu::Gfx gfx) {
-  const int residency = unified_residency(tile, Cfg::kD, fp8, target);
+  (void)fp8;  // the configuration's own KV kind (the fp8 matrix path's LDS differs from a converted cache's)
+  const int residency = unified_residency(tile, Cfg::kD, Cfg::kKv, target);
   const emu::KernelInfo& k = co.find(parts);
   const int regs = (k.vgpr_count + 7) / 8 * 8 + (k.agpr_count + 7) / 8 * 8;
   EXPECT_LE(regs, tile.regs) << emu::gfx_name(gfx) << ": " << parts[0] << " uses " << k.vgpr_count << " VGPRs + "

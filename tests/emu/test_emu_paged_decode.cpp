@@ -558,15 +558,15 @@ template <class F>
 void for_each_paged_config(const EmuTarget& t, F&& f) {
   for_each_table_entry(t.target, [&](const TableEntry& e) {
     PagedDecodeParams p;
-    p.q_dtype = e.q;
-    p.kv_dtype = e.kv;
+    set_entry_dtypes(p, e, t.target);
     p.softcap = e.full ? 10.f : 0.f;
     p.head_size = e.d;
     PagedDecodePlan plan;
     plan.tile_kind = e.kind;
     plan.kv_copy = e.kv_copy;
     visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(e.tile, e.fp8); });
-    if (e.kv_copy != unified_default_copy(e.kind, e.d, t.target, e.fp8)) return;  // the rocm layout once a tile
+    // the rocm layout once a tile (the fp8 matrix path never takes it: paged_decode_instance_key)
+    if (e.q8 || e.kv_copy != unified_default_copy(e.kind, e.d, t.target, e.fp8)) return;
     plan.kv_layout = KvCacheLayout::rocm;
     plan.kv_copy = CopyModel::register_staged;
     const UnifiedTile tile = unified_tile_for_copy(e.tile, plan.kv_copy);
@@ -575,7 +575,9 @@ void for_each_paged_config(const EmuTarget& t, F&& f) {
 }
 int paged_configs(const EmuTarget& t) {
   int rocm = 0;
-  const int rows = for_each_table_entry(t.target, [&](const TableEntry& e) { rocm += e.kv_copy == unified_default_copy(e.kind, e.d, t.target, e.fp8); });
+  const int rows = for_each_table_entry(t.target, [&](const TableEntry& e) {
+    rocm += !e.q8 && e.kv_copy == unified_default_copy(e.kind, e.d, t.target, e.fp8);
+  });
   return rows + rocm;
 }
 

@@ -265,6 +265,9 @@ struct Case {
   UnifiedSplit split = UnifiedSplit::automatic;     // 3D: uniform segments or the device planner's tasks
   IoSpec io = {};          // fp8 queries and the output format (problem/fp8_io.hpp); default: 16-bit
   bool nan_value = false;  // a NaN at column 5 of the value of key 3 of sequence 0, kv head 0
+  // The targets whose dispatcher must pick the fp8 matrix path (a q8 instance: bit 0 gfx942's
+  // e4m3fnuz_q8, bit 1 gfx950's e4m3fn_q8); every other run must not.
+  int q8_on = 0;
 };
 
 // A NaN in the value row of key 3 of sequence 0 (kv head 0, column 5): every row of that sequence
@@ -500,10 +503,11 @@ std::vector<Case> all_cases() {
   // column-major scales; head sizes 64 to 256), saturation, a NaN kept NaN. 2D (the attention epilogue) and 3D with 3
   // uniform segments (the reduce); a pure decode batch planned (one-task sequences stored by the 3D
   // kernel's epilogue, the others by the reduce).
-  auto io_case = [&](const char* name, ProblemSpec s, IoSpec io, bool nan_value = false) {
+  auto io_case = [&](const char* name, ProblemSpec s, IoSpec io, bool nan_value = false, int q8_on = 0) {
     Case c{name, s};
     c.io = io;
     c.nan_value = nan_value;
+    c.q8_on = q8_on;
     c.segments = 3;
     c.split = UnifiedSplit::uniform;
     v.push_back(c);
@@ -544,7 +548,8 @@ std::vector<Case> all_cases() {
     s.scale_mode = KvScaleMode::per_tensor;
     io_case("io_q_e4m3fn_fp8kv_out_e4m3fn_group32_ue8m0", s,
             {.q = DType::fp8_e4m3fn, .device_q_scale = true, .out = DType::fp8_e4m3fn, .group = 32, .ue8m0 = true,
-             .col_major_scales = true});
+             .col_major_scales = true},
+            false, 1);  // gfx942: the fp8 matrix path, the queries re-encoded as fnuz codes of half their value
   }
   {
     // fp16 queries, an e4m3fnuz output in groups of 32 with fp8_max 224 (vLLM's ROCm value), the
@@ -577,7 +582,7 @@ std::vector<Case> all_cases() {
     s.kv_dtype = DType::fp8_e4m3fnuz;
     s.scale_mode = KvScaleMode::per_tensor;
     io_case("io_d96_q_e4m3fnuz_fp8kv_out_e4m3fn_group16", s,
-            {.q = DType::fp8_e4m3fnuz, .device_q_scale = true, .out = DType::fp8_e4m3fn, .group = 16});
+            {.q = DType::fp8_e4m3fnuz, .device_q_scale = true, .out = DType::fp8_e4m3fn, .group = 16}, false, 1);
   }
   {
     // d 192 (3 groups of 64 a head), bf16, an e4m3fnuz output, UE8M0 scales, column-major
@@ -602,7 +607,57 @@ std::vector<Case> all_cases() {
     Case c{"io_decode_planned_q_e4m3fn_out_e4m3fn_group32", s};
     c.io = {.q = DType::fp8_e4m3fn, .out = DType::fp8_e4m3fn, .group = 32, .col_major_scales = true};
     c.split = UnifiedSplit::planned;
+    c.q8_on = 2;
     v.push_back(c);
+  }
+  // The fp8 matrix path (issue 13: kernels/common/kv_kind.hpp's q8 kinds): fp8 queries and cache in
+  // the format the target's fp8 MFMA reads, QK^T on the codes (cdna3/warp_tile.hpp), P V in 16-bit.
+  // Head sizes 64 to 256 (96: the last 32-column step of 8-byte reads), Q in registers (decode tile,
+  // d <= 128) and read from LDS (prefill tile, d > 128), e4m3fn queries over an e4m3fnuz cache on
+  // gfx942 (re-encoded, 2 into the score scale), every feature, 16-bit outputs of both types.
+  {
+    // e4m3fn over e4m3fn (gfx950), decode tile, d 64, host q scale, per-tensor K / V scales, f16 out
+    ProblemSpec s = base_spec(false, 64, 16, {{1, 45}, {2, 30}}, 221);
+    s.kv_dtype = DType::fp8_e4m3fn;
+    s.scale_mode = KvScaleMode::per_tensor;
+    io_case("io_q8_fn_d64_decode", s, {.q = DType::fp8_e4m3fn, .out = DType::f16}, false, 2);
+  }
+  {
+    // e4m3fnuz over e4m3fnuz (gfx942), the prefill tile, d 128, per-(token, head) scales, softcap,
+    // ALiBi, a window, sinks, device q scale, bf16 out
+    ProblemSpec s = base_spec(true, 128, 16, {{9, 40}, {1, 19}}, 222);
+    s.kv_dtype = DType::fp8_e4m3fnuz;
+    s.scale_mode = KvScaleMode::per_token_head;
+    s.softcap = 15.f;
+    s.alibi = true;
+    s.sinks = true;
+    s.window_left = 24;
+    io_case("io_q8_fnuz_d128_prefill_full", s, {.q = DType::fp8_e4m3fnuz, .device_q_scale = true, .out = DType::bf16},
+            false, 1);
+  }
+  {
+    // e4m3fn over e4m3fn (gfx950), the prefill tile, d 256 (Q read from LDS), an e4m3fn output per
+    // group of 64
+    ProblemSpec s = base_spec(false, 256, 16, {{9, 26}, {1, 12}}, 223);
+    s.kv_dtype = DType::fp8_e4m3fn;
+    s.scale_mode = KvScaleMode::per_tensor;
+    io_case("io_q8_fn_d256_prefill_group64", s, {.q = DType::fp8_e4m3fn, .out = DType::fp8_e4m3fn, .group = 64},
+            false, 2);
+  }
+  {
+    // e4m3fn over e4m3fnuz (gfx942: re-encoded queries), decode tile, d 192, f16 out
+    ProblemSpec s = base_spec(false, 192, 5, {{1, 33}, {1, 21}}, 224);
+    s.kv_dtype = DType::fp8_e4m3fnuz;
+    s.scale_mode = KvScaleMode::per_tensor;
+    io_case("io_q8_fn_over_fnuz_d192_decode", s, {.q = DType::fp8_e4m3fn, .device_q_scale = true, .out = DType::f16},
+            false, 1);
+  }
+  {
+    // e4m3fn over e4m3fn (gfx950), d 96 (the 8-byte last step), the prefill tile, bf16 out
+    ProblemSpec s = base_spec(true, 96, 16, {{9, 29}, {1, 14}}, 225);
+    s.kv_dtype = DType::fp8_e4m3fn;
+    s.scale_mode = KvScaleMode::per_token_head;
+    io_case("io_q8_fn_d96_prefill", s, {.q = DType::fp8_e4m3fn, .out = DType::bf16}, false, 2);
   }
   // a seeded random sweep (the device suite's generator at emulator sizes): every path
   for (int i = 0; i < 8; ++i) {
@@ -674,6 +729,11 @@ TEST_P(EmuUnified, MatchesReference) {
       ADD_FAILURE() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
       continue;
     }
+    // the fp8 matrix path exactly where the case says (the kernel's KvKind: 3 e4m3fn_q8, 4 e4m3fnuz_q8)
+    const bool q8_want = (c.q8_on >> (t.target == Target::gfx950 ? 1 : 0)) & 1;
+    const bool q8_ran = r.kernel.find("(hipattn::KvKind)3") != std::string::npos ||
+                        r.kernel.find("(hipattn::KvKind)4") != std::string::npos;
+    EXPECT_EQ(q8_ran, q8_want) << "fp8 matrix path: " << r.kernel;
     IoStats st = compare(h, io, ref, r);
     EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " checks failed; first: " << st.first_bad << " ["
                          << r.kernel << "]";
@@ -717,8 +777,7 @@ template <class F>
 void for_each_dispatch_config(const EmuTarget& t, F&& f) {
   for_each_table_entry(t.target, [&](const TableEntry& e) {
     UnifiedAttentionParams p;
-    p.q_dtype = e.q;
-    p.kv_dtype = e.kv;
+    set_entry_dtypes(p, e, t.target);
     p.softcap = e.full ? 10.f : 0.f;
     p.head_size = e.d;
     UnifiedPlan plan;

@@ -650,3 +650,28 @@ TEST(Fp8, BranchlessEncodersEqualFromFloat) {
     check(y);
   EXPECT_EQ(bad, 0) << bad << " of " << n << " conversions differ";
 }
+
+// gfx942's fp8 MFMA reads e4m3fnuz: e4m3fn query codes are re-encoded as the fnuz codes of half their
+// values (kernels/common/kv_kind.hpp q8_query_factor). Every code in every byte position, with the
+// other bytes random: each byte's value is exactly half (zeros both +0, NaNs NaN), the others untouched.
+TEST(Fp8, FnCodesAsFnuzHalfEveryCode) {
+  std::mt19937 rng(1234);
+  int bad = 0;
+  for (int pos = 0; pos < 4; ++pos)
+    for (uint32_t c = 0; c < 256; ++c) {
+      const uint32_t word = (rng() & ~(0xFFu << (8 * pos))) | (c << (8 * pos));
+      const uint32_t got = fp8_e4m3fn_codes_as_fnuz_half(word);
+      for (int b = 0; b < 4; ++b) {
+        const uint32_t in = (word >> (8 * b)) & 0xFFu, out = (got >> (8 * b)) & 0xFFu;
+        const float want = 0.5f * fp8_e4m3fn_t::from_bits(in).to_float();
+        const float have = fp8_e4m3fnuz_t::from_bits(out).to_float();
+        const bool ok = std::isnan(want) ? std::isnan(have) : (have == want && !(out == 0x80u));
+        if (!ok && bad++ < 5)
+          ADD_FAILURE() << "code 0x" << std::hex << in << " in byte " << b << " -> fnuz 0x" << out << " (" << have
+                        << "), want " << want;
+      }
+    }
+  EXPECT_EQ(bad, 0);
+  // 1.0 -> fnuz 0.5 (same bits), NaN 0x7f -> 0x80, -0 -> 0, NaN 0xff -> 0x80
+  EXPECT_EQ(fp8_e4m3fn_codes_as_fnuz_half(0xFF807F38u), 0x80008038u);
+}

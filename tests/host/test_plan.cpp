@@ -290,8 +290,39 @@ TEST(Plan, Fp8MatrixPathKind) {
   EXPECT_EQ(unified_operand_kind(fn, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
   EXPECT_EQ(unified_operand_kind(fn, DType::bf16, Fp8Math::fp8_pv, Target::sm90), KvKind::same16);
   EXPECT_EQ(unified_operand_kind(DType::bf16, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn);
+  // CDNA: the format each target's fp8 MFMA reads (gfx950 e4m3fn; gfx942 e4m3fnuz, with e4m3fn
+  // queries re-encoded), else converted
+  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fn_q8);
+  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::convert, Target::gfx950), KvKind::e4m3fn);
+  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fnuz);
+  EXPECT_EQ(unified_operand_kind(fnuz, fn, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fn);
+  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fnuz_q8);
+  EXPECT_EQ(unified_operand_kind(fn, fnuz, Fp8Math::fp8_pv, Target::gfx942), KvKind::e4m3fnuz_q8);
+  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::convert, Target::gfx942), KvKind::e4m3fnuz);
+  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fn);
+  EXPECT_EQ(unified_operand_kind(DType::bf16, fnuz, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fnuz);
+  EXPECT_EQ(unified_operand_kind(fnuz, DType::f16, Fp8Math::fp8_qk, Target::gfx942), KvKind::same16);
   for (Target t : {Target::gfx942, Target::gfx950})
-    EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_pv, t), KvKind::e4m3fn);
+    for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill})
+      for (int d : {64, 128, 256}) {
+        const KvKind k = t == Target::gfx942 ? KvKind::e4m3fnuz_q8 : KvKind::e4m3fn_q8;
+        EXPECT_EQ(hipattn::unified_default_copy(kind, d, t, k), CopyModel::register_staged);
+        EXPECT_TRUE(hipattn::kv_kind_on_target(k, t));
+        // CDNA: Q and K tiles of code pairs (rows padded to 64 pairs, as every swizzled tile's: half
+        // a 16-bit row from d = 128), V 16-bit (converted by the loader)
+        const auto l8 = hipattn::unified_lds_layout(4, 1, 1, 32, 2, d, d, k, t);
+        const auto l = hipattn::unified_lds_layout(4, 1, 1, 32, 2, d, d, hipattn::kv_storage(k), t);
+        EXPECT_EQ(l8.q, 64 * ((d / 2 + 63) / 64 * 64) * 2) << d;
+        EXPECT_EQ(l8.k_stage, 32 * ((d / 2 + 63) / 64 * 64) * 2) << d;
+        if (d >= 128) EXPECT_EQ(2 * l8.k_stage, l.k_stage) << d;
+        EXPECT_EQ(l8.v_stage, l.v_stage) << d;
+      }
+  EXPECT_FALSE(hipattn::kv_kind_on_target(KvKind::e4m3fn_q8, Target::gfx942));
+  EXPECT_FALSE(hipattn::kv_kind_on_target(KvKind::e4m3fnuz_q8, Target::gfx950));
+  EXPECT_FALSE(hipattn::kv_kind_on_target(KvKind::e4m3fnuz_q8, Target::sm90));
+  EXPECT_EQ(hipattn::q8_query_factor(KvKind::e4m3fnuz_q8, true), 2.f);
+  EXPECT_EQ(hipattn::q8_query_factor(KvKind::e4m3fnuz_q8, false), 1.f);
+  EXPECT_EQ(hipattn::q8_query_factor(KvKind::e4m3fn_q8, true), 1.f);
   for (int d : {64, 128, 256}) {
     EXPECT_EQ(hipattn::unified_default_copy(UnifiedTileKind::prefill, d, Target::sm90, KvKind::e4m3fn_q8), CopyModel::async);
     EXPECT_EQ(hipattn::unified_default_copy(UnifiedTileKind::decode, d, Target::sm90, KvKind::e4m3fn_q8), CopyModel::async);

@@ -251,7 +251,9 @@ UNIFIED_RE = re.compile(
 REDUCE_RE = re.compile(r"split_kv_reduce_kernel<(true|false), (\d+), (\d+)>")
 PD_REDUCE_RE = re.compile(r"paged_decode_reduce_kernel<(true|false), (\d+), (\d+)>")
 PLANNER_RE = re.compile(r"plan_decode_tasks_kernel<\d+>")  # the decode work planner (kernels/common/task_plan.hpp)
-KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz"}
+KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz", "3": "e4m3fn_q8", "4": "e4m3fnuz_q8"}
+# The q8 kinds (the fp8 matrix path): QK^T by the target's fp8 MFMA, one format per target.
+Q8_KINDS = {"3": "gfx950", "4": "gfx942"}
 TARGET_NAMES = {"0": "host", "1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
 
 
@@ -416,7 +418,22 @@ def main(argv=None):
                         required += [r"buffer_load_dwordx4" if target == "gfx950" else r"buffer_load_dword"]
                     else:
                         forbidden += [r"buffer_load_\w+"]
-                    if m["kv"] != "0":  # fp8 KV: decoded in registers, packed to the 16-bit operand
+                    fp8_mfma = [mfma("16x16x32", "fp8_fp8"), r"v_mfma_f32_16x16x128_f8f6f4"]
+                    if m["kv"] in Q8_KINDS:  # the fp8 matrix path: QK^T by the fp8 MFMA of the format the target reads
+                        if Q8_KINDS[m["kv"]] != target:
+                            fail(sym, f"{KV_NAMES[m['kv']]} built for {target}")
+                        d = int(m["d"])
+                        # gfx950: 16x16x128 f8f6f4 (unscaled) per 128 head columns, 16x16x32 for the rest
+                        if target == "gfx950" and d >= 128:
+                            required += [fp8_mfma[1]]
+                        if target != "gfx950" or d % 128:
+                            required += [fp8_mfma[0]]
+                        if target != "gfx950":
+                            forbidden += [fp8_mfma[1]]
+                        forbidden += [r"v_mfma_scale\w+"]
+                    else:
+                        forbidden += fp8_mfma
+                    if m["kv"] != "0":  # fp8 KV: decoded in registers (V only on the fp8 matrix path), packed to the 16-bit operand
                         pack = fp8_pack_rule(target, m["bf16"] == "true")
                         if pack:
                             required += [pack]
@@ -464,7 +481,8 @@ def main(argv=None):
                 failures.append(f"{pbase}: paged_decode_kernel<{c}>: the rocm layout loads register-staged (CopyModel 1)")
         rocm_keys = {tile_key(c) for c in rocm}
         for c in sorted(dcfgs):
-            if tile_key(c) not in rocm_keys:
+            # (the fp8 matrix path never takes the rocm layout: paged_decode_instance_key converts there)
+            if tile_key(c)[1] not in Q8_KINDS and tile_key(c) not in rocm_keys:
                 failures.append(f"{pbase}: no rocm-layout paged_decode_kernel for {c} (a configuration of {dbase})")
         for c in sorted(dcfgs - pcfgs):
             failures.append(f"{pbase}: no paged_decode_kernel<{c}> (a configuration of {dbase})")

@@ -92,10 +92,12 @@ constexpr CopyModel kv_copy_model(Target t, bool fp8, int head_size, bool warps_
   return dma ? CopyModel::lds_dma : CopyModel::register_staged;
 }
 
-// ... for a KvKind: the fp8 matrix path (e4m3fn_q8, sm_90) reads its code tiles by ldmatrix from
-// cp.async stages on every tile.
+// ... for a KvKind: the fp8 matrix path (the q8 kinds) on sm_90 reads its code tiles by ldmatrix
+// from cp.async stages on every tile; on CDNA it is register-staged like every fp8 cache (K stored
+// as codes, V converted in registers).
 constexpr CopyModel kv_copy_model(Target t, KvKind kv, int head_size, bool warps_share_keys) {
-  return kv_fp8_matmul(kv) ? CopyModel::async : kv_copy_model(t, kv != KvKind::same16, head_size, warps_share_keys);
+  if (kv_fp8_matmul(kv)) return is_cdna(t) ? CopyModel::register_staged : CopyModel::async;
+  return kv_copy_model(t, kv != KvKind::same16, head_size, warps_share_keys);
 }
 
 // The architecture: target, wave size, the warp tile family, its copy model; copies global -> LDS

@@ -100,7 +100,9 @@ void for_each_unified_instance(TargetList<kTs...>, G&& g) {
     heads.template operator()<kT, kBf16, KvKind::same16>();
     heads.template operator()<kT, kBf16, KvKind::e4m3fn>();
     heads.template operator()<kT, kBf16, KvKind::e4m3fnuz>();
-    if constexpr (kT == Target::sm90) heads.template operator()<kT, kBf16, KvKind::e4m3fn_q8>();  // the fp8 matrix path
+    // the fp8 matrix path: the q8 kind of the format the target's fp8 MMA reads
+    if constexpr (kv_kind_on_target(KvKind::e4m3fn_q8, kT)) heads.template operator()<kT, kBf16, KvKind::e4m3fn_q8>();
+    if constexpr (kv_kind_on_target(KvKind::e4m3fnuz_q8, kT)) heads.template operator()<kT, kBf16, KvKind::e4m3fnuz_q8>();
   };
   (kvs.template operator()<kTs, false>(), ...);
   (kvs.template operator()<kTs, true>(), ...);

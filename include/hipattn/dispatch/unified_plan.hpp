@@ -121,12 +121,19 @@ constexpr KvKind unified_kv_kind(DType kv) {
   return kv == DType::fp8_e4m3fn ? KvKind::e4m3fn : kv == DType::fp8_e4m3fnuz ? KvKind::e4m3fnuz : KvKind::same16;
 }
 
-// The KvKind of the instance a problem runs on: the cache's storage, or e4m3fn_q8 (the fp8 matrix
-// path) for e4m3fn queries with an e4m3fn cache on sm_90 unless the call asks to convert
-// (problem/fp8_io.hpp Fp8Math).
+// The KvKind of the instance a problem runs on: the cache's storage, or a q8 kind (the fp8 matrix
+// path) unless the call asks to convert (problem/fp8_io.hpp Fp8Math), where the target's fp8 MMA
+// reads the cache's format:
+//   sm_90, gfx950: e4m3fn queries with an e4m3fn cache -> e4m3fn_q8
+//   gfx942: fp8 queries of either format with an e4m3fnuz cache -> e4m3fnuz_q8 (e4m3fn queries are
+//           re-encoded as they load: kernels/common/kv_kind.hpp)
 inline KvKind unified_operand_kind(DType q_dtype, DType kv_dtype, Fp8Math math, Target target) {
-  if (target == Target::sm90 && q_dtype == DType::fp8_e4m3fn && kv_dtype == DType::fp8_e4m3fn && math != Fp8Math::convert)
-    return KvKind::e4m3fn_q8;
+  if (math != Fp8Math::convert && is_fp8(q_dtype)) {
+    if ((target == Target::sm90 || target == Target::gfx950) && q_dtype == DType::fp8_e4m3fn &&
+        kv_dtype == DType::fp8_e4m3fn)
+      return KvKind::e4m3fn_q8;
+    if (target == Target::gfx942 && kv_dtype == DType::fp8_e4m3fnuz) return KvKind::e4m3fnuz_q8;
+  }
   return unified_kv_kind(kv_dtype);
 }
 

@@ -52,18 +52,26 @@ struct OutputFormat {
   float group_fp8_max = 0.f;  // 0: the format's largest finite value; vLLM's ROCm path uses 224 for e4m3fnuz
 };
 
-// How fp8 queries meet an fp8 cache of the same format (ALGORITHM.md section 12). On sm_90, e4m3fn
-// queries and an e4m3fn cache (the format its e4m3 MMA reads) take the fp8 matrix path unless
-// `convert`; every other combination, and every CDNA target today, converts the queries exactly to the
-// compute dtype as they load, whatever this field says. sm_90 runs mma.sync's e4m3 shape by converting
-// its operands to f16 for the f16 tensor cores (NVIDIA/cutlass#1986; Hopper's native fp8 rate is
-// wgmma's), so there the path saves the cache's conversion, not matrix time (bench/NOTES.md run v15).
+// How fp8 queries meet an fp8 cache (ALGORITHM.md section 12). The fp8 matrix path is taken unless
+// `convert`, where the target's fp8 MMA reads the cache's format (dispatch/unified_plan.hpp
+// unified_operand_kind):
+//   sm_90 and gfx950: e4m3fn queries over an e4m3fn cache (mma.sync m16n8k32 e4m3; gfx950's
+//     v_mfma_f32_16x16x32_fp8_fp8 reads OCP e4m3fn);
+//   gfx942: e4m3fnuz or e4m3fn queries over an e4m3fnuz cache (its fp8 MFMA reads e4m3fnuz; e4m3fn
+//     queries are re-encoded exactly as the e4m3fnuz codes of half their values, 2 into the score
+//     scale).
+// Every other combination converts the queries exactly to the compute dtype as they load, whatever
+// this field says. sm_90 runs mma.sync's e4m3 shape by converting its operands to f16 for the f16
+// tensor cores (NVIDIA/cutlass#1986; Hopper's native fp8 rate is wgmma's), so there the path saves
+// the cache's conversion, not matrix time (bench/NOTES.md run v15). The CDNA MFMAs run fp8 at twice
+// their 16-bit rate.
 enum class Fp8Math : uint8_t {
   // Scores by the e4m3 MMA (exact products, fp32 sums); P V by the e4m3 MMA with P quantized to e4m3
   // (scaled by 2^8: relative error up to 2^-4 a weight) on tiles whose warps take 32 keys or more
   // (prefill tiles), P in f16 with V's codes converted exactly elsewhere (decode tiles) and with
   // per-(token, head) V scales (P then carries the scales). On sm_90 slower than fp8_qk and less
-  // exact (P goes to e4m3 and back to f16 in the MMA's conversion).
+  // exact (P goes to e4m3 and back to f16 in the MMA's conversion). sm_90 only: the CDNA tiles
+  // compute P V in 16-bit (V converted by the loader), so on gfx942 / gfx950 this is fp8_qk.
   fp8_pv,
   // Scores by the e4m3 MMA; P V with P in f16 (11 significant bits) and V's codes converted exactly.
   // The default.

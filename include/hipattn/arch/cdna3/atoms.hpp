@@ -133,6 +133,10 @@ HIPATTN_DEVICE void mfma_32x32x16_fp8(f32x16&, A, B) {
 HIPATTN_DEVICE HIPATTN_FORCEINLINE b16x8 lds_read_b128(const uint16_t* p) {
   return *to_lds(reinterpret_cast<const b16x8*>(p));
 }
+// 8 bytes at an 8-byte-aligned LDS address: ds_read_b64 (an fp8 MFMA operand of 8 codes).
+HIPATTN_DEVICE HIPATTN_FORCEINLINE uint64_t lds_read_b64(const uint16_t* p) {
+  return *to_lds(reinterpret_cast<const uint64_t*>(p));
+}
 // Four 16-bit values at four LDS addresses (a column of a row-major tile), element j from p[j].
 HIPATTN_DEVICE HIPATTN_FORCEINLINE b16x4 lds_gather4_b16(const uint16_t* p0, const uint16_t* p1, const uint16_t* p2,
                                                          const uint16_t* p3) {

@@ -21,8 +21,18 @@
 // 16-byte chunk per lane (chunk 4 * kc + l / 16 of a row: D columns 32 * kc + 8 * (l / 16) + 0..7);
 // PV gives P^T's k = 4 g + j (g = l / 16) the key key_perm(4 g + j) that the S^T accumulators hold,
 // and reads V^T accordingly.
+// The fp8 matrix path (kQ8: Q and K tiles of fp8 codes, SwizzledTile<1, kD / 2> of code pairs, 16
+// codes a chunk; V 16-bit, converted by the loader): QK^T by the 16x16x32 fp8 MFMA (8 codes a lane
+// and operand, k = 8 * (l / 16) + e), in the format the target reads (Ops::mma_fp8). Per 64 head
+// columns j a lane reads one 16-byte chunk, 4 * j + l / 16 (D columns 64 j + 16 (l / 16) + 0..15), of
+// its K row and its Q row: codes 0..7 feed the MFMA of step 2 j, 8..15 that of step 2 j + 1; a last
+// step of 32 columns (kD % 64 == 32) reads 8 bytes, D columns 64 j + 8 (l / 16) + 0..7. Where the
+// target has a 128-deep fp8 MFMA (Ops::kFp8K128, gfx950's 16x16x128 f8f6f4), each 128 columns take
+// one MFMA whose 32 codes a lane are its chunks of both 64-column halves (any k order serves that
+// both operands share).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "hipattn/arch/cdna3/atoms.hpp"
 #include "hipattn/tile/lds_layout.hpp"
@@ -30,8 +40,8 @@
 namespace hipattn::cdna3 {
 
 // The 16-row MFMA attention tile; `Ops` is the ISA's MFMA / V-read / lane-op policy.
-// Q and K tiles are [*, kD] (d_qk), V tiles and O are [*, kDv] (d_v).
-template <class Ops, bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
+// Q and K tiles are [*, kD] (d_qk), V tiles and O are [*, kDv] (d_v); kQ8: Q and K tiles of fp8 codes.
+template <class Ops, bool kBf16, int kD, int kMT, int kKN, int kDv = kD, bool kQ8 = false>
 struct Mfma16WarpTile {
   static_assert(kKN % 16 == 0 && kD % 32 == 0 && kDv % 16 == 0,
                 "keys per wave must be a multiple of 16, d_qk of 32, d_v of 16");
@@ -44,10 +54,12 @@ struct Mfma16WarpTile {
   static constexpr int kQK = kD / 32;     // 32-column steps of QK^T (one 16-byte chunk per lane)
 
 #if defined(HIPATTN_BACKEND_HIP)
-  struct QFrag { b16x8 r[kMT][kQK]; };
+  struct QFrag16 { b16x8 r[kMT][kQK]; };
 #else
-  struct QFrag { uint32_t r[kMT][kQK][4]; };
+  struct QFrag16 { uint32_t r[kMT][kQK][4]; };
 #endif
+  struct QFrag8 { uint64_t r[kMT][kQK]; };  // kQ8: 8 codes a 32-column step
+  using QFrag = std::conditional_t<kQ8, QFrag8, QFrag16>;
   struct SFrag { float r[kSElems]; };
   struct OFrag { float r[kOElems]; };
 
@@ -78,29 +90,27 @@ struct Mfma16WarpTile {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void load_q(QFrag& q, const uint16_t* lds, int row0) {
     const int lane = lane_id();
 #pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
+    for (int mt = 0; mt < kMT; ++mt) {
+      if constexpr (kQ8) {
 #pragma unroll
-      for (int kc = 0; kc < kQK; ++kc)
-        q.r[mt][kc] = read_chunk(lds, row0 + mt * 16, q_chunk(lane, kc));
+        for (int kc = 0; kc < kQK; kc += 2) {
+          const CodeStep c = read_codes(lds, row0 + mt * 16 + lane % 16, lane, kc);
+          q.r[mt][kc] = c.lo;
+          if (kc + 1 < kQK) q.r[mt][kc + 1] = c.hi;
+        }
+      } else {
+#pragma unroll
+        for (int kc = 0; kc < kQK; ++kc) q.r[mt][kc] = read_chunk(lds, row0 + mt * 16, q_chunk(lane, kc));
+      }
+    }
   }
 
   // S = Q K^T for keys [key0, key0 + kKN) of a swizzled [*, kD] LDS tile.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void qk(SFrag& s, const QFrag& q, const uint16_t* lds_k, int key0) {
-    const int lane = lane_id();
-    f32x4 acc[kMT][kSN];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-      for (int nb = 0; nb < kSN; ++nb) acc[mt][nb] = f32x4{0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int kc = 0; kc < kQK; ++kc)
-#pragma unroll
-      for (int nb = 0; nb < kSN; ++nb) {
-        const b16x8 a = read_chunk(lds_k, key0 + nb * 16, k_chunk(lane, kc));
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][nb], a, q.r[mt][kc]);
-      }
-    store_s(s, acc);
+    if constexpr (kQ8)
+      qk_codes(s, lds_k, key0, [&](int mt, int kc) { return CodeStep{q.r[mt][kc], kc + 1 < kQK ? q.r[mt][kc + 1] : 0}; });
+    else
+      qk16(s, lds_k, key0, [&](int mt, int kc) { return q.r[mt][kc]; });
   }
 
   // S = Q K^T with Q read from LDS at each k step (for large heads, where holding Q in registers
@@ -108,25 +118,10 @@ struct Mfma16WarpTile {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void qk_lds(SFrag& s, const uint16_t* lds_q, int row0, const uint16_t* lds_k,
                                                         int key0) {
     const int lane = lane_id();
-    f32x4 acc[kMT][kSN];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-      for (int nb = 0; nb < kSN; ++nb) acc[mt][nb] = f32x4{0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int kc = 0; kc < kQK; ++kc) {
-      b16x8 b[kMT];
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt)
-        b[mt] = read_chunk(lds_q, row0 + mt * 16, q_chunk(lane, kc));
-#pragma unroll
-      for (int nb = 0; nb < kSN; ++nb) {
-        const b16x8 a = read_chunk(lds_k, key0 + nb * 16, k_chunk(lane, kc));
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][nb], a, b[mt]);
-      }
-    }
-    store_s(s, acc);
+    if constexpr (kQ8)  // Q's codes read at each 64-column step, like K's
+      qk_codes(s, lds_k, key0, [&](int mt, int kc) { return read_codes(lds_q, row0 + mt * 16 + lane % 16, lane, kc); });
+    else
+      qk16(s, lds_k, key0, [&](int mt, int kc) { return read_chunk(lds_q, row0 + mt * 16, q_chunk(lane, kc)); });
   }
 
   // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kDv] LDS tile; P given as floats in the
@@ -197,6 +192,93 @@ struct Mfma16WarpTile {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static b16x8 read_chunk(const uint16_t* lds, int row0, LaneElem rc) {
     return lds_read_b128(lds + L::chunk_index(row0 + rc.row, rc.col));
   }
+
+  // S = Q K^T on 16-bit tiles; qb(mt, kc) gives the Q (B) chunk of row slot mt at 32-column step kc.
+  template <class QB>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void qk16(SFrag& s, const uint16_t* lds_k, int key0, QB&& qb) {
+    const int lane = lane_id();
+    f32x4 acc[kMT][kSN];
+    zero_s(acc);
+#pragma unroll
+    for (int kc = 0; kc < kQK; ++kc) {
+      b16x8 b[kMT];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) b[mt] = qb(mt, kc);
+#pragma unroll
+      for (int nb = 0; nb < kSN; ++nb) {
+        const b16x8 a = read_chunk(lds_k, key0 + nb * 16, k_chunk(lane, kc));
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][nb], a, b[mt]);
+      }
+    }
+    store_s(s, acc);
+  }
+
+  // ---- the fp8 matrix path (kQ8) ----
+  using L8 = SwizzledTile<1, kD / 2>;  // Q and K: code pairs, 16 codes a chunk
+  struct CodeStep { uint64_t lo, hi; };  // the codes of 32-column steps kc and kc + 1
+  struct Codes32 { uint64_t w[4]; };     // 32 codes: a 128-deep fp8 MFMA operand
+  // The codes lane supplies at steps kc (even) and kc + 1 from `row` of a tile of code pairs: chunk
+  // 2 * kc + l / 16 (16 codes), or, for a last step of 32 columns, 8 codes at pair 16 * kc + 4 * (l / 16).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static CodeStep read_codes(const uint16_t* lds, int row, int lane, int kc) {
+    const int g = lane / 16;
+    if (kc + 1 < kQK) {
+      const u32x4 w = __builtin_bit_cast(u32x4, lds_read_b128(lds + L8::chunk_index(row, 2 * kc + g)));
+      return {uint64_t(w[0]) | uint64_t(w[1]) << 32, uint64_t(w[2]) | uint64_t(w[3]) << 32};
+    }
+    const int pair = 16 * kc + 4 * g;
+    return {lds_read_b64(lds + L8::chunk_index(row, pair / 8) + pair % 8), 0};
+  }
+  // S = Q K^T on codes; qb(mt, kc) gives the Q (B) codes of row slot mt at steps kc (even) and kc + 1.
+  template <class QB>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void qk_codes(SFrag& s, const uint16_t* lds_k, int key0, QB&& qb) {
+    const int lane = lane_id();
+    f32x4 acc[kMT][kSN];
+    zero_s(acc);
+    // 128-column steps where the target has a 128-deep fp8 MFMA (Ops::kFp8K128: gfx950's
+    // v_mfma_f32_16x16x128_f8f6f4, twice the fp8 rate of its 16x16x32): a lane's 32 codes are its
+    // chunks of the step's two 64-column halves, in both operands alike
+    constexpr int kQK128 = Ops::kFp8K128 ? kQK / 4 * 4 : 0;
+    if constexpr (kQK128 > 0) {
+#pragma unroll
+      for (int kc = 0; kc < kQK128; kc += 4) {
+        CodeStep b0[kMT], b1[kMT];
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) b0[mt] = qb(mt, kc), b1[mt] = qb(mt, kc + 2);
+#pragma unroll
+        for (int nb = 0; nb < kSN; ++nb) {
+          const int row = key0 + nb * 16 + Ops::key_perm(lane % 16);
+          const CodeStep a0 = read_codes(lds_k, row, lane, kc), a1 = read_codes(lds_k, row, lane, kc + 2);
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt)
+            Ops::mma_fp8_k128(acc[mt][nb], Codes32{a0.lo, a0.hi, a1.lo, a1.hi},
+                              Codes32{b0[mt].lo, b0[mt].hi, b1[mt].lo, b1[mt].hi});
+        }
+      }
+    }
+#pragma unroll
+    for (int kc = kQK128; kc < kQK; kc += 2) {
+      CodeStep b[kMT];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) b[mt] = qb(mt, kc);
+#pragma unroll
+      for (int nb = 0; nb < kSN; ++nb) {
+        const CodeStep a = read_codes(lds_k, key0 + nb * 16 + Ops::key_perm(lane % 16), lane, kc);
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          Ops::mma_fp8(acc[mt][nb], a.lo, b[mt].lo);
+          if (kc + 1 < kQK) Ops::mma_fp8(acc[mt][nb], a.hi, b[mt].hi);
+        }
+      }
+    }
+    store_s(s, acc);
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void zero_s(f32x4 (&acc)[kMT][kSN]) {
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int nb = 0; nb < kSN; ++nb) acc[mt][nb] = f32x4{0.f, 0.f, 0.f, 0.f};
+  }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store_s(SFrag& s, const f32x4 (&acc)[kMT][kSN]) {
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt)
@@ -211,6 +293,7 @@ struct Mfma16WarpTile {
 // The gfx942 policy: QK^T k-steps of 32 as two 16x16x16 MFMAs, V^T by 16-bit column gathers.
 struct Gfx942TileOps {
   static constexpr bool kPvK32 = false;  // PV in 16-key steps (16x16x16)
+  static constexpr bool kFp8K128 = false;  // the fp8 matrix path: 16x16x32 fp8 only
   // The key held by MFMA row m of S^T (and k index m of P^T) within a 16-key block. Rows 0..7 and
   // 8..15 stay permutations of 8 consecutive keys, so the 8 lanes of a 16-byte K-row read pass hit
   // 8 different chunk slots of the swizzled tile; the 4 lane groups of a V column gather (keys
@@ -228,6 +311,12 @@ struct Gfx942TileOps {
   }
   template <bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_k16(f32x4& c, b16x4 a, b16x4 b) { mfma_16x16x16<kBf16>(c, a, b); }
+  // The fp8 matrix path's 32-deep step: 8 e4m3fnuz codes a lane and operand (what gfx942 reads; a
+  // template so that only a gfx942 pass instantiates the atom).
+  template <class Codes = E4m3fnuzCodes<8>>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_fp8(f32x4& c, uint64_t a, uint64_t b) {
+    mfma_16x16x32_fp8(c, Codes::from_bits(a), Codes::from_bits(b));
+  }
   // A operand of O^T: lane l gets V[row0 + 4 * (l / 16) + j][col0 + l % 16], j = 0..3.
   template <class L>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static b16x4 v_cols4(const uint16_t* v, int row0, int col0, int lane) {
@@ -245,7 +334,7 @@ struct Gfx942TileOps {
 };
 
 // The gfx942 attention warp tile (interface of sm90::WarpTile; layout in the header comment).
-template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
-struct WarpTile : Mfma16WarpTile<Gfx942TileOps, kBf16, kD, kMT, kKN, kDv> {};
+template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, bool kQ8 = false>
+struct WarpTile : Mfma16WarpTile<Gfx942TileOps, kBf16, kD, kMT, kKN, kDv, kQ8> {};
 
 }  // namespace hipattn::cdna3

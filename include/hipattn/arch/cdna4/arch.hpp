@@ -21,9 +21,11 @@ namespace hipattn::cdna4 {
 // shapes, ds_read_b64_tr_b16, permlane swaps) and a hardware bf16 pack (v_cvt_pk_bf16_f32).
 struct Arch : cdna3::Arch {
   static constexpr Target kTarget = Target::gfx950;
-  // The CDNA warp tiles read 16-bit K / V tiles only (fp8 is converted by the register-staged loader).
+  // The CDNA warp tiles read 16-bit K / V tiles (fp8 caches are converted by the register-staged
+  // loader), or, on the fp8 matrix path (the target's q8 kind), Q and K as fp8 codes and V 16-bit.
   template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16>
-  using WarpTile = std::enable_if_t<kKv == KvKind::same16, cdna4::WarpTile<kBf16, kD, kMT, kKN, kDv>>;
+  using WarpTile = std::enable_if_t<kKv == KvKind::same16 || (kv_fp8_matmul(kKv) && kv_kind_on_target(kKv, Target::gfx950)),
+                                    cdna4::WarpTile<kBf16, kD, kMT, kKN, kDv, kv_fp8_matmul(kKv)>>;
 
 #if defined(HIPATTN_BACKEND_HIP)
   template <bool kBf16>

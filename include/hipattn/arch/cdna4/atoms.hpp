@@ -67,6 +67,7 @@ using cdna3::to_global;
 using cdna3::to_lds;
 using cdna3::lane_id;
 using cdna3::lds_read_b128;
+using cdna3::lds_read_b64;
 using cdna3::mfma_16x16x16;
 using cdna3::mfma_32x32x8;
 using cdna3::fast_exp2;

@@ -8,6 +8,8 @@
 //         i.e. the two 16-key S^T blocks the lane already holds; the V^T operand is two
 //         ds_read_b64_tr_b16 of 4 x 16 blocks (rows = keys, columns = head columns).
 //   Row reductions: v_permlane32_swap + v_permlane16_swap.
+//   The fp8 matrix path (e4m3fn_q8): QK^T by v_mfma_f32_16x16x128_f8f6f4 per 128 head columns (the
+//         rest, d % 128, by 16x16x32 fp8), in the format gfx950 reads (OCP e4m3fn).
 #pragma once
 #include <cstdint>
 
@@ -19,6 +21,7 @@ namespace hipattn::cdna4 {
 // The gfx950 policy of cdna3::Mfma16WarpTile.
 struct Gfx950TileOps {
   static constexpr bool kPvK32 = true;
+  static constexpr bool kFp8K128 = true;  // the fp8 matrix path: 16x16x128 f8f6f4 per 128 columns
   // The key held by MFMA row m of S^T within a 16-key block: 2 * (m % 4) + (m / 4) % 2 + 8 * (m / 8).
   // Rows 0..7 (8..15) stay a permutation of keys 0..7 (8..15), so the 8 lanes of a 16-byte K-row
   // read pass hit 8 different chunk slots of the swizzled tile; the 4 keys key_perm(4 g + 0..3) of
@@ -36,6 +39,17 @@ struct Gfx950TileOps {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_k32(f32x4& c, b16x8 a, b16x8 b) { mfma_16x16x32<kBf16>(c, a, b); }
   template <bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_k16(f32x4& c, b16x4 a, b16x4 b) { mfma_16x16x16<kBf16>(c, a, b); }
+  // The fp8 matrix path's 32-deep step: 8 e4m3fn codes a lane and operand (what gfx950 reads; a
+  // template so that only a gfx950 pass instantiates the atom).
+  template <class Codes = E4m3fnCodes<8>>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_fp8(f32x4& c, uint64_t a, uint64_t b) {
+    mfma_16x16x32_fp8(c, Codes::from_bits(a), Codes::from_bits(b));
+  }
+  // ... 128 deep (v_mfma_f32_16x16x128_f8f6f4, fp8 e4m3 x e4m3, unscaled): 32 codes a lane and operand.
+  template <class Bits, class Codes = E4m3fnCodes<32>>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_fp8_k128(f32x4& c, const Bits& a, const Bits& b) {
+    mfma_16x16x128_fp8(c, Codes::from_bits(a), Codes::from_bits(b));
+  }
   // A operand of O^T for 16 keys: lane l gets V[row0 + 4 * (l / 16) + j][col0 + l % 16], j = 0..3.
   template <class L>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static b16x4 v_cols4(const uint16_t* v, int row0, int col0, int lane) {
@@ -59,7 +73,7 @@ struct Gfx950TileOps {
 };
 
 // The gfx950 attention warp tile (interface of sm90::WarpTile; layout in cdna3/warp_tile.hpp).
-template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD>
-struct WarpTile : cdna3::Mfma16WarpTile<Gfx950TileOps, kBf16, kD, kMT, kKN, kDv> {};
+template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, bool kQ8 = false>
+struct WarpTile : cdna3::Mfma16WarpTile<Gfx950TileOps, kBf16, kD, kMT, kKN, kDv, kQ8> {};
 
 }  // namespace hipattn::cdna4

@@ -78,7 +78,9 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
     // ---- per-tensor fp8 scales (K, and fp8 Q's) fold into the score scale, V's into the output factor ----
     const float k_scale_t = a.k_scale_tensor != nullptr ? *a.k_scale_tensor : a.k_scale_value;
     const float v_scale_t = a.v_scale_tensor != nullptr ? *a.v_scale_tensor : a.v_scale_value;
-    const float qk_scale = a.scale * k_scale_t * (a.q_scale_tensor != nullptr ? *a.q_scale_tensor : a.q_scale_value);
+    // (the fp8 matrix path: times the factor of how the loader re-encoded the queries, kv_kind.hpp)
+    float qk_scale = a.scale * k_scale_t * (a.q_scale_tensor != nullptr ? *a.q_scale_tensor : a.q_scale_value);
+    if constexpr (Cfg::kQ8) qk_scale *= q8_query_factor(Cfg::kKv, a.q_kind == KvKind::e4m3fn);
     LogitsTile lt{0, false, work.kv_len, a.causal, a.window_left, qk_scale, qk_scale * kLog2e};
     // The fp8 matrix path's P V in e4m3 (P scaled by WT::kP8Scale, divided out with V's scale) when the
     // call asks for it and no per-key V scale rides on P.

@@ -89,11 +89,42 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE bool load_q_if_fp8(const Args& a, const Atten
   return true;
 }
 
+// The fp8 matrix path on CDNA (Cfg::kQ8): Q's codes, 16 a chunk, through registers into the swizzled
+// tile of code pairs (Cfg::QLds), zero for invalid rows. A gfx942 instance (e4m3fnuz_q8, its MFMA
+// reads e4m3fnuz) re-encodes e4m3fn queries as the fnuz codes of half their values, exactly
+// (numeric/fp8.hpp fp8_e4m3fn_codes_as_fnuz_half; the kernel multiplies the scores by
+// q8_query_factor).
+template <class Cfg, class Arch, class Args>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_codes_via_registers(const Args& a, const AttentionWork& w,
+                                                                    uint16_t* lds_q, int tid) {
+  using Q8Tile = SwizzledTile<1, Cfg::kDqk / 2>;
+  constexpr int kPerRow = Cfg::kDqk / 16, kChunks = Cfg::kBM * kPerRow;
+  const bool halve = Cfg::kKv == KvKind::e4m3fnuz_q8 && a.q_kind == KvKind::e4m3fn;
+  const uint8_t* q8 = reinterpret_cast<const uint8_t*>(a.q);
+  for (int idx = tid; idx < kChunks; idx += Cfg::kThreads) {
+    const int row = idx / kPerRow, c = idx % kPerRow;
+    const RowCoord rc = row_coord(a, w, row);
+    const uint8_t* src = q8 + (rc.valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
+                                              static_cast<int64_t>(rc.q_head) * a.q_stride_head + c * 16
+                                        : 0);
+    u32x4 v = Arch::load_16(src, rc.valid);
+    if (halve)
+      v = u32x4{fp8_e4m3fn_codes_as_fnuz_half(v.x), fp8_e4m3fn_codes_as_fnuz_half(v.y),
+                fp8_e4m3fn_codes_as_fnuz_half(v.z), fp8_e4m3fn_codes_as_fnuz_half(v.w)};
+    Arch::store_16(lds_q + Q8Tile::chunk_index(row, c), v);
+  }
+}
+
 // Q of a work item (kBM rows x kDqk, zero-filled for invalid rows) into its swizzled LDS tile,
-// through registers: every load issued, then the stores (the CDNA loaders).
+// through registers: every load issued, then the stores (the CDNA loaders). fp8 queries are
+// converted (load_q_if_fp8), or kept as codes on the fp8 matrix path.
 template <class Cfg, class Arch, class Args>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_via_registers(const Args& a, const AttentionWork& w, uint16_t* lds_q,
                                                               int tid) {
+  if constexpr (Cfg::kQ8) {
+    load_q_codes_via_registers<Cfg, Arch>(a, w, lds_q, tid);
+    return;
+  }
   if (load_q_if_fp8<Cfg, Arch>(a, w, lds_q, tid)) return;
   using QTile = SwizzledTile<1, Cfg::kDqk>;
   constexpr int kDqk = Cfg::kDqk, kThreads = Cfg::kThreads;
@@ -643,12 +674,17 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
       u32x4 vc = zero;
       if constexpr (!kTransposedV) vc = ok ? v_[i] : zero;
       if constexpr (Cfg::kFp8) {
+        constexpr KvKind kStorage = kv_storage(Cfg::kKv);
         u32x4 lo, hi;
-        detail::dequant_regs16<Cfg::kKv, Cfg::kBf16, Arch>(kc, lo, hi);
-        Arch::store_16(kd + KTile::chunk_index(r, 2 * c), lo);
-        Arch::store_16(kd + KTile::chunk_index(r, 2 * c + 1), hi);
+        if constexpr (Cfg::kQ8) {  // the fp8 matrix path: K's codes as they are (the tile of code pairs)
+          Arch::store_16(kd + SwizzledTile<1, kDqk / 2>::chunk_index(r, c), kc);
+        } else {
+          detail::dequant_regs16<kStorage, Cfg::kBf16, Arch>(kc, lo, hi);
+          Arch::store_16(kd + KTile::chunk_index(r, 2 * c), lo);
+          Arch::store_16(kd + KTile::chunk_index(r, 2 * c + 1), hi);
+        }
         if constexpr (!kTransposedV) {
-          detail::dequant_regs16<Cfg::kKv, Cfg::kBf16, Arch>(vc, lo, hi);
+          detail::dequant_regs16<kStorage, Cfg::kBf16, Arch>(vc, lo, hi);
           Arch::store_16(vd + VTile::chunk_index(r, 2 * c), lo);
           Arch::store_16(vd + VTile::chunk_index(r, 2 * c + 1), hi);
         }

@@ -47,7 +47,8 @@ constexpr bool fp8_at_fragment(bool fp8, CopyModel copy, int warps_m, bool q8 = 
 struct UnifiedLdsLayout {
   int q, k_stage, v_stage, kv, scales, merge, main, total;
 };
-// kv: the instance's KvKind (e4m3fn_q8: Q is a tile of code pairs as well).
+// kv: the instance's KvKind (the q8 kinds: Q and K are tiles of code pairs; V too on sm_90, where the
+// warp tile reads V's codes at the fragment, while CDNA's register-staged loader converts V).
 constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, int kn, int stages, int d_qk, int d_v,
                                               KvKind kv, Target /*target*/, CopyModel copy) {
   const int bm = warps_m * 16 * mt, bn = warps_n * kn;
@@ -57,7 +58,7 @@ constexpr UnifiedLdsLayout unified_lds_layout(int warps_m, int warps_n, int mt, 
   const bool staging = fp8 && copy == CopyModel::async && !fragment;
   UnifiedLdsLayout l{};
   l.q = bm * pitch(q8 ? d_qk / 2 : d_qk) * 2;
-  l.k_stage = fragment ? bn * pitch(d_qk / 2) * 2 : staging ? bn * d_qk : bn * pitch(d_qk) * 2;
+  l.k_stage = fragment || q8 ? bn * pitch(d_qk / 2) * 2 : staging ? bn * d_qk : bn * pitch(d_qk) * 2;
   l.v_stage = fragment ? bn * pitch(d_v / 2) * 2 : staging ? bn * d_v : bn * pitch(d_v) * 2;
   l.kv = stages * (l.k_stage + l.v_stage) + (staging ? bn * (pitch(d_qk) + pitch(d_v)) * 2 : 0);
   l.scales = 2 * stages * bn * 4;
@@ -92,10 +93,11 @@ struct UnifiedConfig {
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
   static constexpr bool kFp8 = kKv_ != KvKind::same16;
-  // The fp8 matrix path (e4m3fn queries and cache: scores by the e4m3 MMA; P V too where a warp's
-  // keys are a multiple of 32, kP8, and the call asks for it: AttentionKernelArgs::p8).
+  // The fp8 matrix path (fp8 queries and cache: scores by the fp8 MMA; on sm_90 P V too where a
+  // warp's keys are a multiple of 32, kP8, and the call asks for it: AttentionKernelArgs::p8; the
+  // CDNA tiles compute P V in 16-bit, V converted by the loader).
   static constexpr bool kQ8 = kv_fp8_matmul(kKv_);
-  static constexpr bool kP8 = kQ8 && kKN_ % 32 == 0;
+  static constexpr bool kP8 = kQ8 && kKN_ % 32 == 0 && kTarget_ == Target::sm90;
   static constexpr int kDqk = kD_, kDv = kD_;
   static constexpr int kD = kD_;  // the problem's head size (kDqk == kDv here)
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kMT = kMT_, kKN = kKN_, kStages = kStages_;
@@ -116,8 +118,10 @@ struct UnifiedConfig {
   using KvLayout = KvLayout_;
   static constexpr bool kRowLayout = !KvLayout::kChunkedKeys && !KvLayout::kTransposedValues;
   static_assert(kRowLayout || kCopy_ == CopyModel::register_staged, "the ROCm cache layout loads register-staged");
-  static_assert(!kQ8 || (kTarget_ == Target::sm90 && kCopy_ == CopyModel::async && kRowLayout),
-                "the fp8 matrix path: sm_90, cp.async stages of row-layout caches");
+  static_assert(!kQ8 || (kv_kind_on_target(kKv_, kTarget_) && kRowLayout &&
+                         kCopy_ == (is_cdna(kTarget_) ? CopyModel::register_staged : CopyModel::async)),
+                "the fp8 matrix path: the target's q8 kind; row-layout caches in cp.async stages (sm_90) or "
+                "register-staged (CDNA)");
   static_assert(!kRowLayout || kCopy == kv_copy_model(kTarget_, kKv_, kD_, kWarpsM_ > 1) ||
                     (is_cdna(kTarget_) && !kFp8 && (kCopy == CopyModel::register_staged || kCopy == CopyModel::lds_dma)) ||
                     (!is_cdna(kTarget_) && (kCopy == CopyModel::register_staged || kCopy == CopyModel::async)),
@@ -139,8 +143,9 @@ struct UnifiedConfig {
   static constexpr bool kFp8AtFragment = fp8_at_fragment(kFp8, kCopy, kWarpsM, kQ8);
   static constexpr bool kFp8Staging = kFp8 && kCopy == CopyModel::async && !kFp8AtFragment;
   static_assert(!kFp8AtFragment || kTarget_ == Target::sm90, "fp8 is converted at the fragment on sm_90");
-  // The KV storage the warp tile reads: fp8 codes (converted at the fragment) or 16-bit tiles.
-  static constexpr KvKind kTileKv = kFp8AtFragment ? kKv_ : KvKind::same16;
+  // The KV storage the warp tile reads: fp8 codes (converted at the fragment, or the fp8 matrix
+  // path's) or 16-bit tiles.
+  static constexpr KvKind kTileKv = kFp8AtFragment || kQ8 ? kKv_ : KvKind::same16;
   using K8Lds = SwizzledTile<kBN, kDqk / 2>;  // an fp8 K stage read at the fragment: 16 codes a chunk
   using V8Lds = SwizzledTile<kBN, kDv / 2>;
   static constexpr UnifiedLdsLayout kLds =
@@ -148,7 +153,8 @@ struct UnifiedConfig {
   static constexpr int kQBytes = kLds.q, kKStageBytes = kLds.k_stage, kVStageBytes = kLds.v_stage;
   static constexpr int kKvBytes = kLds.kv, kScaleBytes = kLds.scales, kMergeBytes = kLds.merge;
   static constexpr int kMainBytes = kLds.main, kSmemBytes = kLds.total;
-  static_assert(kLds.q == QLds::kBytes && ((kFp8 && kCopy == CopyModel::async) || kLds.k_stage == KLds::kBytes), "one LDS formula");
+  static_assert(kLds.q == QLds::kBytes && ((kFp8 && kCopy == CopyModel::async) || kQ8 || kLds.k_stage == KLds::kBytes), "one LDS formula");
+  static_assert(!kQ8 || (kLds.k_stage == K8Lds::kBytes && (kFp8AtFragment || kLds.v_stage == VLds::kBytes)), "one LDS formula");
   static_assert(!kFp8AtFragment || (kLds.k_stage == K8Lds::kBytes && kLds.v_stage == V8Lds::kBytes), "one LDS formula");
 };
 
