@@ -168,11 +168,11 @@ void set_entry_dtypes(P& p, const TableEntry& e, Target t) {
 // The kernel of `parts` keeps the budget its tile's residency assumes (unified_residency, the
 // planners' fill): VGPRs + AGPRs (allocated in granules of 8) within the tile's register budget, and
 // its LDS (static + the configuration's dynamic bytes) lets `residency` workgroups share a CU; no
-// scratch.
+// scratch. The residency is the configuration's own KV kind's (the fp8 matrix path's code tiles take
+// less LDS than a converted cache's, which the planners count: at least as many fit).
 template <class Cfg>
-void expect_tile_budget(const emu::CodeObject& co, const std::vector<std::string>& parts, const UnifiedTile& tile, bool fp8,
+void expect_tile_budget(const emu::CodeObject& co, const std::vector<std::string>& parts, const UnifiedTile& tile,
                         Target target, emu::Gfx gfx) {
-  (void)fp8;  // the configuration's own KV kind (the fp8 matrix path's LDS differs from a converted cache's)
   const int residency = unified_residency(tile, Cfg::kD, Cfg::kKv, target);
   const emu::KernelInfo& k = co.find(parts);
   const int regs = (k.vgpr_count + 7) / 8 * 8 + (k.agpr_count + 7) / 8 * 8;

@@ -610,8 +610,8 @@ TEST(EmuPagedDecodeResidency, KernelsKeepTheTileBudget) {
     const auto co = paged_code_object(*t, why);
     if (!co) GTEST_SKIP() << why;
     int checked = 0;
-    for_each_paged_config(*t, [&]<class Cfg>(const UnifiedTile& tile, bool fp8) {
-      expect_tile_budget<Cfg>(*co, kernel_parts<Cfg>(), tile, fp8, t->target, t->gfx);
+    for_each_paged_config(*t, [&]<class Cfg>(const UnifiedTile& tile, bool) {
+      expect_tile_budget<Cfg>(*co, kernel_parts<Cfg>(), tile, t->target, t->gfx);
       ++checked;
     });
     EXPECT_EQ(checked, paged_configs(*t));

@@ -815,9 +815,9 @@ TEST(EmuUnifiedResidency, KernelsKeepTheTileBudget) {
     const auto co = dispatch_code_object(*t, why);
     if (!co) GTEST_SKIP() << why;
     int checked = 0;
-    for_each_dispatch_config(*t, [&]<class Cfg>(const UnifiedTile& tile, bool fp8) {
+    for_each_dispatch_config(*t, [&]<class Cfg>(const UnifiedTile& tile, bool) {
       for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>()}) {
-        expect_tile_budget<Cfg>(*co, parts, tile, fp8, t->target, t->gfx);
+        expect_tile_budget<Cfg>(*co, parts, tile, t->target, t->gfx);
         ++checked;
       }
     });
