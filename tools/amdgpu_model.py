@@ -10,7 +10,7 @@ both). For every unified 2D / 3D kernel and every paged-decode kernel (paged_dec
 the same configurations; "pd" in the table) built for the object's target (hipattn::UnifiedConfig<...,
 (hipattn::Target)N, (hipattn::CopyModel)C, layout>) it prints, the instance's name ending in its KV loader
 policy (staged: register-staged loads; dma: buffer loads that write LDS):
-  regs        VGPRs + AGPRs per lane (granules of 8), from the notes
+  regs        the unified VGPR count a lane (arch VGPRs and AGPRs, granules of 8), from the notes
   lds         bytes per workgroup: the static LDS of the notes + the dynamic LDS of the configuration
               (the formula of kernels/unified/config.hpp's unified_lds_layout, written again here)
   waves/SIMD  min(8, 512 / regs); WG/CU: the least of what LDS (64 KiB gfx942, 160 KiB gfx950), the
@@ -53,11 +53,16 @@ INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b(?P<rest>[^/]*)(?://\s*(?P<
 VMEM_LOAD_RE = re.compile(r"^(global|buffer|flat)_load_(?:lds_)?(?P<w>dword(?:x(?P<n>\d))?|u?byte|u?short|b\d+|d16\w*)")
 VMCNT_RE = re.compile(r"vmcnt\((\d+)\)")
 KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz", "3": "e4m3fn_q8", "4": "e4m3fnuz_q8"}
-KERNEL_NAMES = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "paged_decode_kernel": "pd", "dense_prefill_kernel": "dense"}
+KERNEL_NAMES = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "paged_decode_kernel": "pd", "dense_prefill_kernel": "dense",
+                "mla_decode_cdna_kernel": "mla"}
 COPY_NAMES = {"0": "async", "1": "staged", "2": "dma"}  # hipattn::CopyModel: the KV loader policy
 # llvm-mca 21 crashes on MUBUF loads (buffer_load_*, with or without `lds`); for its cycle count a
 # buffer load is replaced by the global load of the same width (same issue cost, a VGPR destination).
 MCA_BUFFER_RE = re.compile(r"^buffer_load_(?P<w>dword(?:x(?P<n>\d))?)\b.*$")
+# The CDNA MLA decode kernels (issue 12: the skeleton over the latent cache, d_qk 576, V the first 512
+# columns of the K stage): MlaDecodeCdnaConfig<target, bf16, kv, warps_m, keys, stages>.
+MLA_RE = re.compile(r"mla_decode_cdna_kernel<hipattn::MlaDecodeCdnaConfig<\(hipattn::Target\)(?P<tgt>\d), "
+                    r"(?P<bf16>true|false), \(hipattn::KvKind\)(?P<kv>\d), (?P<wm>\d+), (?P<kn>\d+), (?P<st>\d+)>")
 
 
 def load_resources_module():
@@ -222,9 +227,18 @@ def main(argv=None):
         for k in kernels:
             dem = names.get(k["kernel"], k["kernel"])
             c = CONFIG_RE.search(dem)
-            if not c or TARGET_IDS.get(c["tgt"]) != target:
+            ml = MLA_RE.search(dem)
+            if ml and TARGET_IDS.get(ml["tgt"]) == target:
+                # MLA: Q (rows x 576) + stages of keys x 576, 16-bit (V read from the K stage), the loader's scale slots
+                wm, wn, mt, kn, st, d = int(ml["wm"]), 1, 1, int(ml["kn"]), int(ml["st"]), 576
+                c = {"kernel": "mla_decode_cdna_kernel", "bf16": ml["bf16"], "kv": ml["kv"], "v": "plain",
+                     "copy": "1", "layout": "RowKvLayout"}
+                mla_lds = wm * 16 * 576 * 2 + st * kn * 576 * 2 + 2 * st * kn * 4
+            elif not c or TARGET_IDS.get(c["tgt"]) != target:
                 continue  # reduce kernels; the other target's (empty) instances
-            wm, wn, mt, kn, st, d = (int(c[x]) for x in ("wm", "wn", "mt", "kn", "st", "d"))
+            else:
+                wm, wn, mt, kn, st, d = (int(c[x]) for x in ("wm", "wn", "mt", "kn", "st", "d"))
+                mla_lds = None
             fp8 = c["kv"] != "0"
             variant = "full" if "true" in c["v"] else "plain"
             loader = COPY_NAMES.get(c["copy"], c["copy"]) + (" rocm" if c["layout"] == "RocmKvLayout" else " dense" if c["layout"] == "DenseKvLayout" else "")
@@ -232,15 +246,20 @@ def main(argv=None):
             if key in seen:
                 continue
             seen.add(key)
-            regs = (k["vgpr"] + 7) // 8 * 8 + (k["agpr"] + 7) // 8 * 8
-            lds = (k["lds"] or 0) + lds_layout(wm, wn, mt, kn, st, d, fp8, args.fp8_lds_staging, q8=c["kv"] in ("3", "4"))
+            # the notes' .vgpr_count of gfx90a and later is the unified count (arch VGPRs, then AGPRs):
+            # .agpr_count is part of it, not more
+            regs = (max(k["vgpr"], k["agpr"]) + 7) // 8 * 8
+            lds = (k["lds"] or 0) + (mla_lds if mla_lds is not None else
+                                     lds_layout(wm, wn, mt, kn, st, d, fp8, args.fp8_lds_staging, q8=c["kv"] in ("3", "4")))
             waves = wm * wn
             per_simd = min(8, 512 // max(regs, 1))
             wg_cu = max(0, min(lds_cu // max(lds, 1), 4 * per_simd // waves, 2048 // (waves * 64)))
             insns = funcs.get(k["kernel"], (0, []))[1]
             loop = main_loop(insns)
-            decode = wm * 16 * mt == 16
-            kind = "decode" if decode else "prefill"
+            mla = mla_lds is not None
+            # MLA rows are q_len x heads (16 to 1024): both rows are reported, neither gated (no AMD target in issue 12)
+            decode = wm * 16 * mt == 16 and not mla
+            kind = "mla" if mla else "decode" if decode else "prefill"
             name = (f"{KERNEL_NAMES[c['kernel']]} {'bf16' if c['bf16'] == 'true' else 'f16'} "
                     f"{KV_NAMES[c['kv']]} d{d} {kind} {wm}x{wn}x{mt}x{kn}x{st} {variant} {loader}")
             if loop is None:

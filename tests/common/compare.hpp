@@ -10,14 +10,9 @@
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"
 #include "paged_problem.hpp"
+#include "tolerance.hpp"
 
 namespace hipattn::testing {
-
-// Per-dtype tolerances: |out - ref| <= atol + rtol * |ref|. P is rounded to the Q dtype before PV
-// and the output is rounded once more, so bf16 (8 significant bits) gets about 8x fp16's bound.
-struct Tolerance { double atol, rtol; };
-inline Tolerance out_tolerance(bool bf16) { return bf16 ? Tolerance{1.6e-2, 1.6e-2} : Tolerance{3e-3, 3e-3}; }
-inline constexpr Tolerance kLseTolerance{2e-3, 1e-3};
 
 struct CompareStats {
   int64_t bad = 0, checked = 0;

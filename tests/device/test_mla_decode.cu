@@ -17,9 +17,9 @@
 // the synchronization), and then every group scale and owned element is compared with the reference
 // (rows without keys: exactly 0 and LSE -inf) and every padding element must still hold the poison.
 //
-// MLA decode has a kernel on sm_90 only (the CDNA targets throw ErrorCode::unsupported): the parity
-// tests skip themselves, saying why, on any other device, without sm_90a device code, and without a
-// GPU.
+// MLA decode has kernels on sm_90, gfx942 and gfx950 (the CDNA ones also run on the emulator tier:
+// tests/emu/test_emu_mla_decode.cpp): the parity tests skip themselves, saying why, on any other
+// device, without sm_90a device code (CUDA builds), and without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,6 +37,7 @@
 #include "../common/compare.hpp"
 #include "../common/fp8_output_check.hpp"
 #include "../common/gpu.hpp"
+#include "../common/mla_problem.hpp"
 #include "../common/paged_problem.hpp"
 #include "hipattn/dispatch/merge_attention_states.hpp"
 #include "hipattn/dispatch/mla_decode.hpp"
@@ -48,13 +49,13 @@
 namespace hipattn::testing {
 namespace {
 
-constexpr int DK = kMlaQkDim, DV = kMlaLatentDim, DR = kMlaRopeDim;
+using namespace mla_test;
 
 std::string mla_unavailable() {
   if (!gpu_present()) return "no GPU present: device test skipped";
   const rt::DeviceProperties& dev = rt::cached_device_properties();
-  if (dev.target != Target::sm90)
-    return "MLA decode has a kernel on sm_90 only; this device is " + dev.arch_name + ": skipped";
+  if (!mla_decode_target_supported(dev.target))
+    return "MLA decode has kernels on sm_90, gfx942 and gfx950; this device is " + dev.arch_name + ": skipped";
 #if defined(HIPATTN_BACKEND_CUDA)
   static const std::string code = sm90_check::unavailable(3);
   if (!code.empty()) return code;
@@ -66,198 +67,6 @@ std::string mla_unavailable() {
     const std::string why_ = ::hipattn::testing::mla_unavailable(); \
     if (!why_.empty()) GTEST_SKIP() << why_;                     \
   } while (0)
-
-bool is_bf16(DType d) { return d == DType::bf16; }
-
-// The output format of a launch (problem/fp8_io.hpp).
-struct OutSpec {
-  std::optional<DType> dtype;  // unset: q_dtype
-  int group = 0;               // fp8: 0 per tensor, else the group size
-  bool ue8m0 = false;
-  float group_max = 0.f;         // out_format.group_fp8_max (0: the format's)
-  bool scale_on_device = false;  // fp8 per tensor: the scale as a device scalar (else the host float)
-  bool col_major_scales = false;  // group scales [groups][tokens] (token stride 1), else [tokens][groups]
-  std::string str() const {
-    if (!dtype) return "";
-    std::string s = " out " + std::string(dtype_name(*dtype));
-    if (!is_fp8(*dtype)) return s;
-    if (group == 0) return s + (scale_on_device ? " tensor(dev)" : " tensor(host)");
-    return s + " group " + std::to_string(group) + (ue8m0 ? " ue8m0" : "") +
-           (group_max > 0.f ? " max " + std::to_string(int(group_max)) : "") + (col_major_scales ? " col-major" : "");
-  }
-};
-
-struct MlaSpec {
-  DType q_dtype = DType::bf16;
-  DType kv_dtype = DType::bf16;
-  int heads = 16, q_len = 1, page_size = 64;
-  std::vector<int> lens;
-  bool split_q = false;   // q [.., 512] + q_rope [.., 64]
-  int q_pad = 8, o_pad = 8;  // elements after each head row
-  bool lse = true;
-  bool scale_on_device = true;  // fp8: kv_scale as a device scalar (else the host float)
-  float kv_scale = 0.5f;
-  MlaDecodeSplit split = MlaDecodeSplit::automatic;
-  OutSpec out;
-  uint64_t seed = 1;
-  std::string str() const {
-    std::string s = std::string(dtype_name(q_dtype)) + "/" + std::string(dtype_name(kv_dtype)) + " h" +
-                    std::to_string(heads) + " q" + std::to_string(q_len) + " page" + std::to_string(page_size) +
-                    (split_q ? " split-q" : "") + " lens(";
-    for (size_t i = 0; i < lens.size() && i < 8; ++i) s += (i ? "," : "") + std::to_string(lens[i]);
-    if (lens.size() > 8) s += ",.. " + std::to_string(lens.size()) + " seqs";
-    return s + ")" + out.str();
-  }
-};
-
-// The output of a problem of T tokens and H heads in a format: its dtype, scales and their layout.
-struct MlaOutput {
-  OutSpec spec;
-  DType dtype = DType::bf16;
-  int64_t T = 0, H = 0, groups = 0;
-  float tensor_scale = 1.f;  // fp8 per tensor: outputs within |O| < ~3 land near the top of the format
-  MlaOutput() = default;
-  MlaOutput(const OutSpec& s, DType q_dtype, int64_t tokens, int64_t heads) : spec(s), T(tokens), H(heads) {
-    dtype = s.dtype.value_or(q_dtype);
-    if (is_fp8(dtype) && s.group == 0) tensor_scale = dtype == DType::fp8_e4m3fnuz ? 1.f / 64.f : 1.f / 128.f;
-    groups = is_fp8(dtype) && s.group > 0 ? DV / s.group : 0;
-  }
-  int64_t gs_stride_token() const { return spec.col_major_scales ? 1 : H * groups; }
-  int64_t gs_stride_group() const { return spec.col_major_scales ? T : 1; }
-  size_t gs_count() const { return size_t(T * H * groups); }
-  float scale_of(const std::vector<float>& gs, int64_t t, int64_t h, int d) const {
-    return groups > 0 ? gs[size_t(t * gs_stride_token() + (h * groups + d / spec.group) * gs_stride_group())] : tensor_scale;
-  }
-  // The format with the group scales at `group_scale` and the per-tensor scale at `scale_device` when
-  // the spec puts it on the device (pointers of either side).
-  OutputFormat format(float* group_scale, const float* scale_device) const {
-    OutputFormat f;
-    f.dtype = spec.dtype;
-    if (is_fp8(dtype) && spec.group == 0) {
-      if (spec.scale_on_device) f.scale.device = scale_device;
-      else f.scale.host = tensor_scale;
-    }
-    if (groups > 0) {
-      f.group_size = spec.group;
-      f.group_ue8m0 = spec.ue8m0;
-      f.group_fp8_max = spec.group_max;
-      f.group_scale = group_scale;
-      f.group_scale_stride_token = gs_stride_token();
-      f.group_scale_stride_group = gs_stride_group();
-    }
-    return f;
-  }
-};
-
-float nonzero_uniform(std::mt19937_64& g, float lo, float hi) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (;;) {
-    const float v = u(g);
-    if (std::fabs(v) > 1e-3f) return v;
-  }
-}
-
-// The host side of a problem: storage, the reference's params, the reference's result.
-struct MlaHost {
-  MlaSpec s;
-  int batch = 0, max_pages = 0, num_pages = 0, max_len = 0;
-  int64_t q_st = 0, q_sh = 0, qr_st = 0, qr_sh = 0, o_st = 0, o_sh = 0;
-  std::vector<uint16_t> q, q_nope, q_rope;  // q joined (the reference's); q_nope / q_rope when split
-  std::vector<uint8_t> kv;                  // [num_pages, page_size, 576] of kv_dtype
-  std::vector<int32_t> bt, lens;
-  float kv_scale = 1.f;
-  MlaOutput output;  // the launches' output format (set_output: the same inputs in another format)
-
-  explicit MlaHost(const MlaSpec& spec) : s(spec) {
-    std::mt19937_64 g(s.seed);
-    batch = int(s.lens.size());
-    lens.assign(s.lens.begin(), s.lens.end());
-    for (int l : lens) max_len = std::max(max_len, l);
-    max_pages = (max_len + s.page_size - 1) / s.page_size + 1;  // one padded entry at least
-    int used = 0;
-    for (int l : lens) used += (l + s.page_size - 1) / s.page_size;
-    num_pages = used + 3;  // unused pages (NaN)
-    const int T = batch * s.q_len;
-    q_sh = DK + s.q_pad;
-    q_st = int64_t(s.heads) * q_sh;
-    o_sh = DV + s.o_pad;
-    o_st = int64_t(s.heads) * o_sh;
-    set_output(s.out);
-    const uint16_t nan16 = 0x7FFF;
-    q.assign(size_t(std::max<int64_t>(1, T * q_st)), nan16);
-    for (int t = 0; t < T; ++t)
-      for (int h = 0; h < s.heads; ++h)
-        for (int d = 0; d < DK; ++d) store_from_float(q.data(), s.q_dtype, t * q_st + h * q_sh + d, nonzero_uniform(g, -1.f, 1.f));
-    if (s.split_q) {
-      qr_sh = DR + 8;
-      qr_st = int64_t(s.heads) * qr_sh + 8;
-      const int64_t qn_sh = DV + 8, qn_st = int64_t(s.heads) * qn_sh;
-      q_nope.assign(size_t(std::max<int64_t>(1, T * qn_st)), nan16);
-      q_rope.assign(size_t(std::max<int64_t>(1, T * qr_st)), nan16);
-      for (int t = 0; t < T; ++t)
-        for (int h = 0; h < s.heads; ++h) {
-          for (int d = 0; d < DV; ++d) q_nope[size_t(t * qn_st + h * qn_sh + d)] = q[size_t(t * q_st + h * q_sh + d)];
-          for (int d = 0; d < DR; ++d) q_rope[size_t(t * qr_st + h * qr_sh + d)] = q[size_t(t * q_st + h * q_sh + DV + d)];
-        }
-    }
-    // cache: NaN everywhere, then every owned slot
-    const size_t es = dtype_size(s.kv_dtype);
-    const size_t elems = size_t(num_pages) * s.page_size * DK;
-    kv.assign(elems * es, 0);
-    for (size_t i = 0; i < elems; ++i) store_from_float(kv.data(), s.kv_dtype, int64_t(i), std::numeric_limits<float>::quiet_NaN());
-    std::vector<int32_t> perm(static_cast<size_t>(num_pages));
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), g);
-    const int32_t nan_page = perm[size_t(num_pages - 1)];  // never owned: padded entries point at it
-    bt.assign(size_t(batch) * max_pages, nan_page);
-    int next = 0;
-    const bool fp8 = is_fp8(s.kv_dtype);
-    kv_scale = fp8 ? s.kv_scale : 1.f;
-    for (int b = 0; b < batch; ++b)
-      for (int j = 0; j * s.page_size < lens[size_t(b)]; ++j) {
-        const int32_t page = perm[size_t(next++)];
-        bt[size_t(b) * max_pages + j] = page;
-        for (int slot = 0; slot < s.page_size && j * s.page_size + slot < lens[size_t(b)]; ++slot)
-          for (int d = 0; d < DK; ++d)
-            store_from_float(kv.data(), s.kv_dtype, (int64_t(page) * s.page_size + slot) * DK + d,
-                             fp8 ? nonzero_uniform(g, -2.f, 2.f) : nonzero_uniform(g, -1.f, 1.f));
-      }
-  }
-  int tokens() const { return batch * s.q_len; }
-  float scale() const { return 1.f / std::sqrt(float(DK)); }
-  void set_output(const OutSpec& o) {
-    s.out = o;
-    output = MlaOutput(o, s.q_dtype, tokens(), s.heads);
-  }
-
-  reference::AttentionResult reference() const {
-    reference::MlaDecodeParams r;
-    r.q = q.data();
-    r.q_dtype = s.q_dtype;
-    r.q_stride_token = q_st;
-    r.q_stride_batch = q_st * s.q_len;
-    r.q_stride_head = q_sh;
-    r.kv_cache = kv.data();
-    r.kv_dtype = s.kv_dtype;
-    r.kv_stride_page = int64_t(s.page_size) * DK;
-    r.kv_stride_slot = DK;
-    r.num_pages = num_pages;
-    r.page_size = s.page_size;
-    r.kv_scale = is_fp8(s.kv_dtype) ? &kv_scale : nullptr;
-    r.block_table = bt.data();
-    r.block_table_stride = max_pages;
-    r.max_pages = max_pages;
-    r.seq_lens_k = lens.data();
-    r.batch = batch;
-    r.q_len = s.q_len;
-    r.num_heads = s.heads;
-    r.scale = scale();
-    return reference::mla_decode(r);
-  }
-};
-
-// Group scales past the tensor's last element, which must stay poisoned.
-constexpr size_t kScaleGuard = 16;
 
 struct MlaDevice {
   const MlaHost& h;
@@ -272,56 +81,26 @@ struct MlaDevice {
       q_rope = DeviceBuffer::from(hp.q_rope);
     }
     scale = DeviceBuffer::from(std::vector<float>{hp.kv_scale});
-    out = DeviceBuffer(std::max<size_t>(16, size_t(hp.tokens()) * hp.o_st * dtype_size(hp.output.dtype)));
-    lse = DeviceBuffer(std::max<size_t>(16, size_t(hp.tokens()) * hp.s.heads * 4));
+    out = DeviceBuffer(hp.out_bytes());
+    lse = DeviceBuffer(hp.lse_bytes());
     out_scale = DeviceBuffer::from(std::vector<float>{hp.output.tensor_scale});
-    group_scale = DeviceBuffer((hp.output.gs_count() + kScaleGuard) * sizeof(float));
+    group_scale = DeviceBuffer(hp.group_scale_bytes());
     if (ws_bytes > 0) ws = DeviceBuffer(ws_bytes);
   }
   MlaDecodeParams params() const {
-    MlaDecodeParams p;
-    if (h.s.split_q) {
-      p.q = q_nope.ptr;
-      p.q_stride_head = DV + 8;
-      p.q_stride_token = int64_t(h.s.heads) * (DV + 8);
-      p.q_rope = q_rope.ptr;
-      p.q_rope_stride_head = h.qr_sh;
-      p.q_rope_stride_token = h.qr_st;
-    } else {
-      p.q = q.ptr;
-      p.q_stride_token = h.q_st;
-      p.q_stride_head = h.q_sh;
-    }
-    p.q_dtype = h.s.q_dtype;
-    p.q_len = h.s.q_len;
-    p.kv_cache = kv.ptr;
-    p.kv_dtype = h.s.kv_dtype;
-    p.kv_stride_page = int64_t(h.s.page_size) * DK;
-    p.kv_stride_slot = DK;
-    p.num_pages = h.num_pages;
-    p.page_size = h.s.page_size;
-    if (is_fp8(h.s.kv_dtype)) {
-      if (h.s.scale_on_device) p.kv_scale = scale.as<float>();
-      else p.kv_scale_value = h.kv_scale;
-    }
-    p.block_table = bt.as<int32_t>();
-    p.block_table_stride = h.max_pages;
-    p.max_pages_per_seq = h.max_pages;
-    p.seq_lens_k = lens.as<int32_t>();
-    p.batch = h.batch;
-    p.max_seqlen_k = h.max_len;
-    p.num_heads = h.s.heads;
-    p.scale = h.scale();
-    p.out = out.ptr;
-    p.o_stride_token = h.o_st;
-    p.o_stride_head = h.o_sh;
-    p.out_format = h.output.format(group_scale.as<float>(), out_scale.as<float>());
-    if (h.s.lse) {
-      p.lse = lse.as<float>();
-      p.lse_stride_token = h.s.heads;
-      p.lse_stride_head = 1;
-    }
-    return p;
+    MlaBuffers b;
+    b.q = q.ptr;
+    b.q_nope = q_nope.ptr;
+    b.q_rope = q_rope.ptr;
+    b.kv = kv.ptr;
+    b.block_table = bt.as<int32_t>();
+    b.seq_lens_k = lens.as<int32_t>();
+    b.kv_scale = scale.as<float>();
+    b.out = out.ptr;
+    b.lse = lse.as<float>();
+    b.out_scale = out_scale.as<float>();
+    b.group_scale = group_scale.as<float>();
+    return h.params(b);
   }
   void poison(rt::stream_t st) {
     HIPATTN_CHECK(rt::memset_async(out.ptr, output_poison_byte(h.output.dtype), out.bytes, st));
@@ -339,10 +118,6 @@ MlaDecodeTraits traits_of(const MlaHost& h) {
   return t;
 }
 
-struct MlaOut {
-  std::vector<uint8_t> out;  // raw, in the output's dtype
-  std::vector<float> group_scale, lse;
-};
 MlaOut fetch(const MlaDevice& d) {
   MlaOut r;
   r.out.resize(d.out.bytes);
@@ -352,67 +127,6 @@ MlaOut fetch(const MlaDevice& d) {
   HIPATTN_CHECK(rt::memcpy_d2h(r.group_scale.data(), d.group_scale.ptr, d.group_scale.bytes));
   HIPATTN_CHECK(rt::memcpy_d2h(r.lse.data(), d.lse.ptr, d.lse.bytes));
   return r;
-}
-
-// Every group scale and owned element against the reference (fp8 elements decoded with the scale
-// they were written with: tests/common/fp8_output_check.hpp), every padding element still poisoned.
-void expect_matches(const MlaHost& h, const MlaOut& got, const reference::AttentionResult& ref, const std::string& what) {
-  const MlaOutput& o = h.output;
-  const Tolerance base = out_tolerance(is_bf16(h.s.q_dtype));
-  const int T = h.tokens(), H = h.s.heads;
-  int bad = 0;
-  double worst = 0.0;
-  if (o.groups > 0) {
-    const std::vector<double> want = reference::output_group_scales(ref, T, H, DV, o.dtype, o.format(nullptr, nullptr));
-    for (int t = 0; t < T && bad < 10; ++t)
-      for (int hh = 0; hh < H && bad < 10; ++hh)
-        for (int64_t g = 0; g < o.groups; ++g) {
-          const double s = o.scale_of(got.group_scale, t, hh, int(g * o.spec.group));
-          const double w = want[size_t((int64_t(t) * H + hh) * o.groups + g)];
-          if (!group_scale_matches(s, w, o.spec.ue8m0, base.rtol)) {
-            ADD_FAILURE() << what << ": group_scale[" << t << "][" << hh << "][" << g << "] = " << s << ", reference " << w;
-            ++bad;
-          }
-        }
-  }
-  for (size_t i = o.gs_count(); i < got.group_scale.size(); ++i)
-    if (!std::isnan(got.group_scale[i])) {
-      ADD_FAILURE() << what << ": group scale written past the tensor (element " << i << ")";
-      ++bad;
-      break;
-    }
-  for (int t = 0; t < T && bad < 10; ++t)
-    for (int hh = 0; hh < H && bad < 10; ++hh) {
-      const double lr = ref.lse[size_t(hh * T + t)];
-      for (int d = 0; d < int(h.o_sh); ++d) {
-        const size_t i = size_t(t * h.o_st + hh * h.o_sh + d);
-        if (d >= DV) {
-          if (!output_poisoned(o.dtype, got.out.data(), i)) {
-            ADD_FAILURE() << what << ": padding written at token " << t << " head " << hh << " col " << d;
-            ++bad;
-          }
-          continue;
-        }
-        const double scale = o.scale_of(got.group_scale, t, hh, d);
-        const double v = decode_output(o.dtype, got.out.data(), i) * scale, r = ref.out[size_t((int64_t(t) * H + hh) * DV + d)];
-        const OutputElementCheck c = check_output_element(o.dtype, base, v, r, scale);
-        if (lr == -std::numeric_limits<double>::infinity() ? !(v == 0.0) : !c.ok) {
-          ADD_FAILURE() << what << ": out[" << t << "][" << hh << "][" << d << "] = " << v << ", reference " << r
-                        << (is_fp8(o.dtype) ? " (scale " + std::to_string(scale) + ")" : std::string());
-          ++bad;
-        }
-        if (std::isfinite(c.err)) worst = std::max(worst, c.err);
-      }
-      if (h.s.lse) {
-        const double l = got.lse[size_t(t * H + hh)];
-        const bool ok = std::isinf(lr) ? (l == lr) : std::fabs(l - lr) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(lr);
-        if (!ok) {
-          ADD_FAILURE() << what << ": lse[" << t << "][" << hh << "] = " << l << ", reference " << lr;
-          ++bad;
-        }
-      }
-    }
-  EXPECT_EQ(bad, 0) << what << " (worst |err| " << worst << ")";
 }
 
 MlaOut run_checked(MlaDevice& d, const MlaDecodeOptions& opt, rt::stream_t st = nullptr) {

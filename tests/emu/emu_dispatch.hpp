@@ -25,6 +25,7 @@
 #include "hipattn/numeric/dtype.hpp"
 #include "hipattn/numeric/numeric.hpp"
 #include "../common/fp8_output_check.hpp"
+#include "../common/tolerance.hpp"
 #include "hipattn/problem/fp8_io.hpp"
 #include "hipattn/reference/reference.hpp"
 
@@ -183,12 +184,10 @@ void expect_tile_budget(const emu::CodeObject& co, const std::vector<std::string
   EXPECT_EQ(k.private_segment_fixed_size, 0u) << parts[0] << ": scratch";
 }
 
-// The device suites' tolerances (tests/common/compare.hpp): |out - ref| <= atol + rtol |ref|.
-struct Tolerance {
-  double atol, rtol;
-};
-inline Tolerance out_tolerance(bool bf16) { return bf16 ? Tolerance{1.6e-2, 1.6e-2} : Tolerance{3e-3, 3e-3}; }
-inline constexpr Tolerance kLseTolerance{2e-3, 1e-3};
+// The device suites' tolerances (tests/common/tolerance.hpp).
+using ::hipattn::testing::kLseTolerance;
+using ::hipattn::testing::out_tolerance;
+using ::hipattn::testing::Tolerance;
 
 
 // ---- the output in every format, and fp8 queries (problem/fp8_io.hpp) ----

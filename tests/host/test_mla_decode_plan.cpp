@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 
 #include "hipattn/dispatch/mla_decode.hpp"
 #include "hipattn/kernels/common/output_store.hpp"
@@ -67,7 +68,7 @@ TEST(MlaDecodePlan, TraitsWorkspaceCoversEveryCallWithin) {
 }
 
 TEST(MlaDecodePlan, TargetsWithoutAKernelAreRefused) {
-  for (Target t : {Target::gfx942, Target::gfx950}) {
+  for (Target t : {Target::host, Target::other}) {
     try {
       (void)plan_mla_decode(problem(1, 1, 16), {}, PlanDevice{t, 304});
       ADD_FAILURE() << "planned for " << target_name(t);
@@ -84,6 +85,42 @@ TEST(MlaDecodePlan, TargetsWithoutAKernelAreRefused) {
   } catch (const Error& e) {
     EXPECT_EQ(e.field(), "options.workgroup_budget");
   }
+}
+
+// The CDNA kernels' row blocks (MlaDecodeCdnaConfig over the skeleton's row map): min(heads, rows)
+// heads of a token, then tokens; head chunks when the heads exceed the tile's rows (gfx942: 32 rows
+// and 16-key tiles, gfx950: 64 rows and 32-key tiles); the split rule of sm_90 over the CUs.
+TEST(MlaDecodePlan, CdnaRowMap) {
+  const PlanDevice mi300{Target::gfx942, 304}, mi355{Target::gfx950, 256};
+  struct Row {
+    PlanDevice dev;
+    int q_len, heads;
+    int rows_per_token, block_q, head_chunks, q_blocks, tile_keys;
+  };
+  const Row rows[] = {
+      {mi300, 1, 16, 16, 2, 1, 1, 16},  {mi300, 2, 16, 16, 2, 1, 1, 16},  {mi300, 3, 16, 16, 2, 1, 2, 16},
+      {mi300, 1, 128, 32, 1, 4, 1, 16}, {mi300, 8, 128, 32, 1, 4, 8, 16}, {mi300, 1, 20, 20, 1, 1, 1, 16},
+      {mi355, 1, 16, 16, 4, 1, 1, 32},  {mi355, 8, 16, 16, 4, 1, 2, 32},  {mi355, 4, 128, 64, 1, 2, 4, 32},
+      {mi355, 1, 48, 48, 1, 1, 1, 32},
+  };
+  for (const Row& r : rows) {
+    const MlaDecodePlan p = plan_mla_decode(problem(8, r.q_len, r.heads), {}, r.dev);
+    SCOPED_TRACE(std::string(target_name(r.dev.target)) + " q_len " + std::to_string(r.q_len) + " heads " +
+                 std::to_string(r.heads));
+    EXPECT_EQ(p.rows_per_token, r.rows_per_token);
+    EXPECT_EQ(p.block_q, r.block_q);
+    EXPECT_EQ(p.head_chunks, r.head_chunks);
+    EXPECT_EQ(p.q_blocks, r.q_blocks);
+    EXPECT_EQ(p.row_blocks, r.head_chunks * r.q_blocks);
+    EXPECT_EQ(p.tile_keys, r.tile_keys);
+    EXPECT_EQ(mla_decode_tile(r.dev.target).keys, r.tile_keys);
+  }
+  // batch 8 x 1 row block < 0.75 x 304 CUs: planned over one wave of slots
+  const MlaDecodePlan a = plan_mla_decode(problem(8, 1, 16), {}, mi300);
+  EXPECT_TRUE(a.planned);
+  EXPECT_EQ(a.capacity, 304);
+  // batch 64 x 4 head chunks = 256 >= 0.75 x 304: one task a sequence
+  EXPECT_FALSE(plan_mla_decode(problem(64, 1, 128), {}, mi300).planned);
 }
 
 // The kernel's epilogue and the reduce write the same output (mla_decode_output_args: the format of

@@ -27,6 +27,11 @@ both). <name> says what the object holds:
                of dispatch_all's unified_2d_kernels and a paged_decode_reduce_kernel for every
                split_kv_reduce_kernel (same template arguments), and the planner; so both objects
                of a target must be given together.
+  *mla_decode*  the CDNA MLA decode kernels (tests/isa/mla_decode_all.hip, issue 12):
+               mla_decode_cdna_kernel<MlaDecodeCdnaConfig<target, bf16, kv, ...>> under the rules of a
+               unified kernel (the target's 16-bit MFMA and V read, no fp8 MFMA, no LDS DMA, the fp8
+               decode for fp8 caches; empty in the other target's object), the reduce and the planner
+               (no MFMA); every (dtype, cache kind) of the object's target must be there: 6 kernels.
 In every function of every object, each v_permlane16_swap_b32 / v_permlane32_swap_b32 must have both
 of its results read: the swap writes its vdst AND its src0 VGPR, and a reduction that reads only one
 (issue 7: __builtin_bit_cast(float, h[1]) of the swap pair reads element 0, llvm#95673) leaves the
@@ -255,6 +260,8 @@ KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz", "3": "e4m3fn_q8", "4"
 # The q8 kinds (the fp8 matrix path): QK^T by the target's fp8 MFMA, one format per target.
 Q8_KINDS = {"3": "gfx950", "4": "gfx942"}
 TARGET_NAMES = {"0": "host", "1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
+MLA_RE = re.compile(r"mla_decode_cdna_kernel<hipattn::MlaDecodeCdnaConfig<\(hipattn::Target\)(?P<tgt>\d), "
+                    r"(?P<bf16>true|false), \(hipattn::KvKind\)(?P<kv>\d), (?P<wm>\d+), (?P<kn>\d+), (?P<st>\d+)>")
 
 
 def short_name(name):
@@ -265,6 +272,10 @@ def short_name(name):
         return (f"{kind} {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d{m['d']} "
                 f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant}"
                 f"{' rocm' if m['layout'] == 'RocmKvLayout' else ''} @{TARGET_NAMES.get(m['tgt'], m['tgt'])}")
+    m = MLA_RE.search(name)
+    if m:
+        return (f"mla {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d576/512 "
+                f"{m['wm']}x1x1x{m['kn']}x{m['st']} @{TARGET_NAMES.get(m['tgt'], m['tgt'])}")
     m = REDUCE_RE.search(name)
     if m:
         return f"reduce {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} t{m.group(3)}"
@@ -327,7 +338,7 @@ def main(argv=None):
             return 2
         target = m.group(1)
         kind = "atoms" if "atoms" in base else "warp_tile" if "warp_tile" in base else \
-            "paged_decode" if "paged_decode" in base else \
+            "mla" if "mla_decode" in base else "paged_decode" if "paged_decode" in base else \
             "unified" if ("unified" in base or "dispatch_all" in base or "dense_prefill" in base) else None
         if kind is None:
             print(f"check_isa: error: {path}: cannot tell atoms / warp_tile / unified / paged_decode from the name",
@@ -366,6 +377,7 @@ def main(argv=None):
             swap_totals[1] += unknown
 
         seen_atoms = set()
+        mla_seen = set()
         for k in kernels:
             sym = k["kernel"]
             dem = names[sym]
@@ -388,6 +400,25 @@ def main(argv=None):
                     fail(sym, f"built for {target}, expected only on {sorted(targets)}")
                 required += req
                 forbidden += forb
+            elif kind == "mla":
+                m = MLA_RE.search(dem)
+                if m and TARGET_NAMES.get(m["tgt"]) != target:
+                    forbidden += [r"v_mfma\w+", r"ds_\w+", r"global_\w+", r"buffer_\w+"]
+                elif m:
+                    mla_seen.add((m["bf16"], m["kv"]))
+                    required += [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
+                    required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
+                    forbidden += [r"buffer_load_\w+", mfma("16x16x32", "fp8_fp8"), r"v_mfma_f32_16x16x128_f8f6f4"]
+                    if m["kv"] != "0":
+                        pack = fp8_pack_rule(target, m["bf16"] == "true")
+                        if pack:
+                            required += [pack]
+                        if not has_operands(func_insns[sym], *FP8_DECODE):
+                            fail(sym, f"missing the fp8 decode ({FP8_DECODE[0]} ..., 20, ...)")
+                elif PLANNER_RE.search(dem) or PD_REDUCE_RE.search(dem):
+                    forbidden += [r"v_mfma\w+"]
+                else:
+                    fail(sym, f"unexpected kernel in a {kind} object")
             elif kind == "warp_tile":
                 m = WARP_TILE_RE.search(dem)
                 if not m:
@@ -454,6 +485,10 @@ def main(argv=None):
                     fail(sym, f"{n} x forbidden {pat}")
             rows.append([short_name(dem), target, k["vgpr"], k["agpr"], k["sgpr"], k["lds"], k["vgpr_spill"],
                          k["sgpr_spill"], k["scratch"], count(ops, r"v_mfma\w+"), swaps.get(sym, (0, 0))[0]])
+        if kind == "mla":
+            want = {(b, kv) for b in ("true", "false") for kv in ("0", "1", "2")}
+            for b, kv in sorted(want - mla_seen):
+                failures.append(f"{base}: no mla_decode_cdna_kernel for {target}, bf16 {b}, kv {KV_NAMES[kv]}")
         if kind == "atoms":
             want = {n for n, (t, _, _) in ATOM_RULES.items() if t is None or target in t}
             for missing in sorted(want - seen_atoms):

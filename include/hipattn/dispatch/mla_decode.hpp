@@ -15,13 +15,16 @@
 // the reduce write every format from the same instances.
 //
 // The plan (ALGORITHM.md section 11): the workgroups are (task slot, row block) pairs, row blocks of
-// 64 of a sequence's q_len x num_heads rows, one workgroup an SM (the kernel's 227 KiB of shared
-// memory). When the sequences alone give fewer than three quarters of the SMs
-// (batch x row blocks < 0.75 x SMs), the call is planned: floor(SMs / row blocks) task slots, over
-// which the device planner cuts the contexts (the min-max split); otherwise one task a sequence.
+// the target's tile rows (mla_decode_tile) of a sequence's q_len x num_heads rows, one workgroup an SM
+// or CU (the kernels' shared memory: 227 KiB on sm_90; 55 of gfx942's 64 KiB, 145 of gfx950's 160).
+// When the sequences alone give fewer than three quarters of the SMs (batch x row blocks < 0.75 x
+// SMs), the call is planned: floor(SMs / row blocks) task slots, over which the device planner cuts
+// the contexts (the min-max split); otherwise one task a sequence.
 //
-// Targets: sm_90 (the warp-specialised kernel of kernels/mla_decode/kernels.hpp). The CDNA MLA kernel
-// is not written yet: gfx942 / gfx950 calls throw ErrorCode::unsupported naming the target.
+// Targets: sm_90 (the warp-specialised kernel of kernels/mla_decode/kernels.hpp, 64 rows a row block
+// in order i x num_heads + h), gfx942 and gfx950 (the attention skeleton with paged decode's scheduler,
+// MlaDecodeCdnaConfig: its row map packs min(num_heads, rows) heads of a token, so a row block is
+// (head chunk, q-block) of the skeleton's row map).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -53,17 +56,31 @@ struct MlaDecodeOptions {
 };
 
 struct MlaDecodePlan {
-  int32_t row_blocks = 1;  // ceil(q_len x num_heads / 64)
+  int32_t row_blocks = 1;  // workgroups a task slot: sm_90 ceil(q_len x num_heads / 64); CDNA head_chunks x q_blocks
+  int32_t tile_keys = 32;  // keys a KV tile (the planner's tile)
+  // CDNA's row map (kernels/common/work.hpp row_coord): heads of a token a row block, tokens a row
+  // block, head chunks and q-blocks of a sequence (row_blocks = head_chunks x q_blocks)
+  int32_t rows_per_token = 1, block_q = 1, head_chunks = 1, q_blocks = 1;
   bool planned = false;
   int32_t capacity = 0;  // task slots (planned) or sequences
   size_t workspace_bytes = 0;
   std::string reason;
 };
 
-inline constexpr int32_t kMlaBlockRows = 64, kMlaTileKeys = 32;  // MlaDecodeSm90Config's kBM, kBN
+// The tile of a target's MLA kernel: query rows a workgroup and keys a KV tile (MlaDecodeSm90Config,
+// MlaDecodeCdnaConfig; the launchers check that they agree).
+struct MlaTile {
+  int32_t rows = 64, keys = 32;
+};
+constexpr MlaTile mla_decode_tile(Target t) {
+  if (t == Target::gfx942) return {32, 16};
+  return {64, 32};  // sm_90, gfx950
+}
 
 // Whether `target` has an MLA decode kernel.
-inline bool mla_decode_target_supported(Target t) { return t == Target::sm90; }
+inline bool mla_decode_target_supported(Target t) {
+  return t == Target::sm90 || t == Target::gfx942 || t == Target::gfx950;
+}
 
 inline SlotWorkspace mla_decode_workspace(int32_t capacity, int32_t batch, int32_t q_len, int32_t num_heads) {
   return slot_workspace(capacity, batch, int64_t(q_len) * num_heads, kMlaLatentDim);
@@ -73,12 +90,23 @@ inline MlaDecodePlan plan_mla_decode(const MlaDecodeParams& p, const MlaDecodeOp
   if (!mla_decode_target_supported(dev.target))
     throw Error(ErrorCode::unsupported, "target",
                 std::string("no MLA decode kernel for target ") + std::string(target_name(dev.target)) +
-                    " yet (sm_90 only; the CDNA kernel is open work, docs/NEXT.md)");
+                    " (sm_90, gfx942, gfx950)");
   if (opt.workgroup_budget < 0)
     throw Error(ErrorCode::invalid_argument, "options.workgroup_budget", std::to_string(opt.workgroup_budget) + " < 0");
   MlaDecodePlan plan;
-  const int64_t rows = int64_t(p.q_len) * p.num_heads;
-  plan.row_blocks = static_cast<int32_t>(std::max<int64_t>(1, (rows + kMlaBlockRows - 1) / kMlaBlockRows));
+  const MlaTile tile = mla_decode_tile(dev.target);
+  plan.tile_keys = tile.keys;
+  if (is_cdna(dev.target)) {
+    const int32_t heads = std::max(1, p.num_heads), q_len = std::max(1, p.q_len);
+    plan.rows_per_token = std::min(heads, tile.rows);
+    plan.block_q = tile.rows / plan.rows_per_token;
+    plan.head_chunks = (heads + plan.rows_per_token - 1) / plan.rows_per_token;
+    plan.q_blocks = (q_len + plan.block_q - 1) / plan.block_q;
+    plan.row_blocks = plan.head_chunks * plan.q_blocks;
+  } else {
+    const int64_t rows = int64_t(p.q_len) * p.num_heads;
+    plan.row_blocks = static_cast<int32_t>(std::max<int64_t>(1, (rows + tile.rows - 1) / tile.rows));
+  }
   const int64_t budget = opt.workgroup_budget > 0 ? opt.workgroup_budget : std::max(1, dev.multiprocessor_count);
   const int64_t base = int64_t(p.batch) * plan.row_blocks;
   switch (opt.split) {
@@ -109,7 +137,7 @@ inline size_t mla_decode_workspace_size(const MlaDecodeTraits& t, const PlanDevi
   throw_if_error(validate(t));
   if (!mla_decode_target_supported(dev.target))
     throw Error(ErrorCode::unsupported, "target",
-                std::string("no MLA decode kernel for target ") + std::string(target_name(dev.target)) + " yet");
+                std::string("no MLA decode kernel for target ") + std::string(target_name(dev.target)));
   if (opt.split == MlaDecodeSplit::one_partition) return 0;
   const int64_t budget = opt.workgroup_budget > 0 ? opt.workgroup_budget : std::max(1, dev.multiprocessor_count);
   const int64_t slots = std::max<int64_t>(std::max(1, t.max_batch), budget) + budget;  // whole waves of <= budget
@@ -177,7 +205,7 @@ inline DecodePlanArgs make_mla_decode_plan_args(const MlaDecodeParams& p, const 
   DecodePlanArgs a;
   a.seq_lens_k = p.seq_lens_k;
   a.num_items = p.batch;
-  a.shape = DecodeItemShape{p.q_len, kMlaTileKeys, true, -1};
+  a.shape = DecodeItemShape{p.q_len, plan.tile_keys, true, -1};
   a.capacity = plan.capacity;
   a.fixed_tiles = 0;
   a.tasks = b.tasks;
@@ -207,14 +235,69 @@ inline PagedDecodeReduceArgs make_mla_decode_reduce_args(const MlaDecodeParams& 
   return r;
 }
 
+// The CDNA kernel's arguments (MlaDecodeCdnaConfig: the skeleton's, as paged decode fills them, over a
+// view of the latent cache as one KV head whose V rows are its K rows). Strides are validated < 2^31.
+template <class Cfg>
+mla_cdna_args_t<Cfg> make_mla_decode_cdna_args(const MlaDecodeParams& p, const MlaDecodePlan& plan, void* workspace) {
+  static_assert(is_cdna(Cfg::kTarget), "a CDNA configuration");
+  mla_cdna_args_t<Cfg> a;
+  a.q = static_cast<const uint16_t*>(p.q);
+  a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
+  a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
+  if (p.q_rope != nullptr) {
+    a.q_rope = static_cast<const uint16_t*>(p.q_rope);
+    a.q_rope_stride_token = static_cast<int32_t>(p.q_rope_stride_token);
+    a.q_rope_stride_head = static_cast<int32_t>(p.q_rope_stride_head);
+  } else {
+    a.q_rope = a.q + kMlaLatentDim;
+    a.q_rope_stride_token = a.q_stride_token;
+    a.q_rope_stride_head = a.q_stride_head;
+  }
+  a.kv.k = a.kv.v = p.kv_cache;
+  a.kv.k_stride_block = a.kv.v_stride_block = static_cast<int32_t>(p.kv_stride_page);
+  a.kv.k_stride_slot = a.kv.v_stride_slot = static_cast<int32_t>(p.kv_stride_slot);
+  a.kv.block_table = p.block_table;
+  a.kv.block_table_stride = static_cast<int32_t>(p.block_table_stride);
+  a.kv.page_size = p.page_size;
+  a.kv.page_div = FastDivmod(static_cast<uint32_t>(std::max(1, p.page_size)));
+  if (is_fp8(p.kv_dtype)) {  // one per-tensor scale: K's (the scores) and V's (the output)
+    a.k_scale_tensor = a.v_scale_tensor = p.kv_scale;
+    a.k_scale_value = a.v_scale_value = p.kv_scale_value;
+  }
+  a.seq_lens_k = p.seq_lens_k;
+  a.num_seqs = p.batch;
+  a.num_q_heads = p.num_heads;
+  a.group = p.num_heads;  // one KV head
+  a.rows_per_token = plan.rows_per_token;
+  a.block_q = plan.block_q;
+  a.head_chunks = plan.head_chunks;
+  a.rows_div = FastDivmod(static_cast<uint32_t>(plan.rows_per_token));
+  a.scale = p.scale;
+  a.causal = true;  // the q_len rows of a sequence, bottom-right
+  a.window_left = -1;
+  a.out = mla_decode_output_args(p);
+  a.lse = p.lse;
+  a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
+  a.lse_stride_token = static_cast<int32_t>(p.lse_stride_token);
+  a.q_len = p.q_len;
+  a.q_blocks = plan.q_blocks;
+  a.grid_y_div = FastDivmod(static_cast<uint32_t>(plan.row_blocks));
+  a.num_segments = 1;
+  if (plan.planned) {
+    const SlotBuffers b = slot_buffers(mla_decode_workspace(plan.capacity, p.batch, p.q_len, p.num_heads), workspace);
+    a.tasks = b.tasks;
+    a.ws_o = b.o;
+    a.ws_lse = b.lse;
+  }
+  return a;
+}
+
 }  // namespace hipattn
 
 #if defined(HIPATTN_HAS_DEVICE)
 #include "hipattn/dispatch/unified_attention.hpp"
-#include "hipattn/kernels/paged_decode/kernels.hpp"
-#if defined(HIPATTN_BACKEND_CUDA)
 #include "hipattn/kernels/mla_decode/kernels.hpp"
-#endif
+#include "hipattn/kernels/paged_decode/kernels.hpp"
 
 namespace hipattn {
 
@@ -225,22 +308,16 @@ inline size_t mla_decode_workspace_size(const MlaDecodeTraits& traits, const Mla
 
 namespace detail {
 
-template <bool kBf16, KvKind kKv>
-void launch_mla_decode(const MlaDecodeParams& p, const MlaDecodePlan& plan, void* workspace, rt::stream_t stream) {
-#if defined(HIPATTN_BACKEND_CUDA)
-  using Cfg = MlaDecodeSm90Config<kBf16, kKv>;
-  static_assert(Cfg::kBM == kMlaBlockRows && Cfg::kBN == kMlaTileKeys, "the plan's tiles are the kernel's");
-  const MlaDecodeKernelArgs a = make_mla_decode_kernel_args(p, plan, workspace);
-  rt::ensure_max_dynamic_shared(mla_decode_sm90_kernel<Cfg>, Cfg::kSmemBytes, [] {
-    return std::string("mla_decode_sm90_kernel<") + (kBf16 ? "bf16" : "f16") + ", kv " +
-           std::to_string(static_cast<int>(kKv)) + ">";
-  });
+// The planner (planned calls), `kernel(grid)` (the target's MLA kernel over capacity x row blocks
+// workgroups), then paged decode's reduce (planned calls).
+template <bool kBf16, class Kernel>
+void run_mla_decode(const MlaDecodeParams& p, const MlaDecodePlan& plan, void* workspace, rt::stream_t stream,
+                    Kernel&& kernel) {
   if (plan.planned) {
     plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_mla_decode_plan_args(p, plan, workspace));
     HIPATTN_CHECK_LAUNCH();
   }
-  const int64_t grid = int64_t(plan.capacity) * plan.row_blocks;
-  mla_decode_sm90_kernel<Cfg><<<dim3(static_cast<uint32_t>(grid), 1, 1), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+  kernel(dim3(static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1));
   HIPATTN_CHECK_LAUNCH();
   if (plan.planned) {
     constexpr int kThreads = split_kv_reduce_threads(kMlaLatentDim);
@@ -251,10 +328,52 @@ void launch_mla_decode(const MlaDecodeParams& p, const MlaDecodePlan& plan, void
             make_mla_decode_reduce_args(p, plan, workspace));
     HIPATTN_CHECK_LAUNCH();
   }
-#else
-  (void)p, (void)plan, (void)workspace, (void)stream;
-  throw Error(ErrorCode::unsupported, "target", "no MLA decode kernel for this backend's targets yet (sm_90 only)");
+}
+
+template <bool kBf16, KvKind kKv>
+std::string mla_kernel_name(const char* kernel, Target t) {
+  return std::string(kernel) + "<" + std::string(target_name(t)) + ", " + (kBf16 ? "bf16" : "f16") + ", kv " +
+         std::to_string(static_cast<int>(kKv)) + ">";
+}
+
+template <Target kT, bool kBf16, KvKind kKv>
+void launch_mla_decode(const MlaDecodeParams& p, const MlaDecodePlan& plan, void* workspace, rt::stream_t stream) {
+  if constexpr (kT == Target::sm90) {
+#if defined(HIPATTN_BACKEND_CUDA)
+    using Cfg = MlaDecodeSm90Config<kBf16, kKv>;
+    static_assert(Cfg::kBM == mla_decode_tile(kT).rows && Cfg::kBN == mla_decode_tile(kT).keys,
+                  "the plan's tiles are the kernel's (mla_decode_tile)");
+    const MlaDecodeKernelArgs a = make_mla_decode_kernel_args(p, plan, workspace);
+    rt::ensure_max_dynamic_shared(mla_decode_sm90_kernel<Cfg>, Cfg::kSmemBytes,
+                                  [] { return mla_kernel_name<kBf16, kKv>("mla_decode_sm90_kernel", kT); });
+    run_mla_decode<kBf16>(p, plan, workspace, stream, [&](dim3 grid) {
+      mla_decode_sm90_kernel<Cfg><<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+    });
 #endif
+  } else {
+    using Cfg = MlaDecodeCdnaConfig<kT, kBf16, kKv>;
+    const auto a = make_mla_decode_cdna_args<Cfg>(p, plan, workspace);
+    static_assert(Cfg::kBM == mla_decode_tile(kT).rows && Cfg::kBN == mla_decode_tile(kT).keys,
+                  "the plan's tiles are the kernel's (mla_decode_tile)");
+    rt::ensure_max_dynamic_shared(mla_decode_cdna_kernel<Cfg>, Cfg::kSmemBytes,
+                                  [] { return mla_kernel_name<kBf16, kKv>("mla_decode_cdna_kernel", kT); });
+    run_mla_decode<kBf16>(p, plan, workspace, stream, [&](dim3 grid) {
+      mla_decode_cdna_kernel<Cfg><<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+    });
+  }
+}
+
+// The instance of (target, dtype, cache kind) for this backend's targets.
+template <bool kBf16, KvKind kKv>
+void launch_mla_decode_on(Target t, const MlaDecodeParams& p, const MlaDecodePlan& plan, void* ws, rt::stream_t s) {
+#if defined(HIPATTN_BACKEND_CUDA)
+  if (t == Target::sm90) return launch_mla_decode<Target::sm90, kBf16, kKv>(p, plan, ws, s);
+#else
+  if (t == Target::gfx942) return launch_mla_decode<Target::gfx942, kBf16, kKv>(p, plan, ws, s);
+  if (t == Target::gfx950) return launch_mla_decode<Target::gfx950, kBf16, kKv>(p, plan, ws, s);
+#endif
+  throw Error(ErrorCode::unsupported, "device",
+              std::string(target_name(t)) + " is not a target of this build (" + target_list_name(BackendTargets{}) + ")");
 }
 
 }  // namespace detail
@@ -278,16 +397,17 @@ void mla_decode(const MlaDecodeParams& p, void* workspace, size_t workspace_byte
       throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
   }
   const bool bf16 = p.q_dtype == DType::bf16;
+  const Target t = props.target;
   switch (p.kv_dtype) {
     case DType::fp8_e4m3fn:
-      return bf16 ? detail::launch_mla_decode<true, KvKind::e4m3fn>(p, plan, workspace, stream)
-                  : detail::launch_mla_decode<false, KvKind::e4m3fn>(p, plan, workspace, stream);
+      return bf16 ? detail::launch_mla_decode_on<true, KvKind::e4m3fn>(t, p, plan, workspace, stream)
+                  : detail::launch_mla_decode_on<false, KvKind::e4m3fn>(t, p, plan, workspace, stream);
     case DType::fp8_e4m3fnuz:
-      return bf16 ? detail::launch_mla_decode<true, KvKind::e4m3fnuz>(p, plan, workspace, stream)
-                  : detail::launch_mla_decode<false, KvKind::e4m3fnuz>(p, plan, workspace, stream);
+      return bf16 ? detail::launch_mla_decode_on<true, KvKind::e4m3fnuz>(t, p, plan, workspace, stream)
+                  : detail::launch_mla_decode_on<false, KvKind::e4m3fnuz>(t, p, plan, workspace, stream);
     default:
-      return bf16 ? detail::launch_mla_decode<true, KvKind::same16>(p, plan, workspace, stream)
-                  : detail::launch_mla_decode<false, KvKind::same16>(p, plan, workspace, stream);
+      return bf16 ? detail::launch_mla_decode_on<true, KvKind::same16>(t, p, plan, workspace, stream)
+                  : detail::launch_mla_decode_on<false, KvKind::same16>(t, p, plan, workspace, stream);
   }
 }
 

@@ -2,7 +2,8 @@
 //
 // Interface (every arch/<isa>/arch.hpp provides the same names):
 //   kTarget, kWaveSize
-//   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
+//   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk, KvKind, int kVRow = kDv> using WarpTile
+//                                                   (see warp_tile.hpp; kVRow: V's LDS row length)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   load_16(gmem, valid) / store_16(lds, chunk), load_8, load_4 / store_4   register-staged copies
 //   kCopyModel                                                        the plain copies' model
@@ -48,9 +49,9 @@ struct Arch {
   static constexpr CopyModel kCopyModel = CopyModel::register_staged;
   // The CDNA warp tiles read 16-bit K / V tiles (fp8 caches are converted by the register-staged
   // loader), or, on the fp8 matrix path (the target's q8 kind), Q and K as fp8 codes and V 16-bit.
-  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16>
+  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16, int kVRow = kDv>
   using WarpTile = std::enable_if_t<kKv == KvKind::same16 || (kv_fp8_matmul(kKv) && kv_kind_on_target(kKv, Target::gfx942)),
-                                    cdna3::WarpTile<kBf16, kD, kMT, kKN, kDv, kv_fp8_matmul(kKv)>>;
+                                    cdna3::WarpTile<kBf16, kD, kMT, kKN, kDv, kv_fp8_matmul(kKv), kVRow>>;
 
 #if defined(HIPATTN_BACKEND_HIP)
   // 16 bytes global -> LDS; zeros (and no global access) when !valid. Both addresses 16-byte aligned.

@@ -128,6 +128,12 @@ HIPATTN_DEVICE void mfma_32x32x16_fp8(f32x16&, A, B) {
                 "(re-encode e4m3fn codes; wrap bare bits by E4m3fnuzCodes<8>::from_bits)");
 }
 
+// ---- scheduling ----
+// No instruction is moved across this point by the compiler's scheduler (s_sched_barrier 0): bounds
+// how far LDS reads are hoisted ahead of the MFMAs that use them, where hoisting them all would hold
+// more operands than the register file (MLA's 576-deep QK^T and 512-column P V).
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void sched_fence() { __builtin_amdgcn_sched_barrier(0); }
+
 // ---- LDS reads ----
 // 16 bytes (8 x 16-bit) at a 16-byte-aligned LDS address: ds_read_b128.
 HIPATTN_DEVICE HIPATTN_FORCEINLINE b16x8 lds_read_b128(const uint16_t* p) {

@@ -41,10 +41,13 @@ namespace hipattn::cdna3 {
 
 // The 16-row MFMA attention tile; `Ops` is the ISA's MFMA / V-read / lane-op policy.
 // Q and K tiles are [*, kD] (d_qk), V tiles and O are [*, kDv] (d_v); kQ8: Q and K tiles of fp8 codes.
-template <class Ops, bool kBf16, int kD, int kMT, int kKN, int kDv = kD, bool kQ8 = false>
+// kVRow: the row length of the LDS tile V is read from (kDv, or kD where V is the first kDv columns of
+// the K tile: MLA's latent rows, kernels/mla_decode/config.hpp).
+template <class Ops, bool kBf16, int kD, int kMT, int kKN, int kDv = kD, bool kQ8 = false, int kVRow = kDv>
 struct Mfma16WarpTile {
   static_assert(kKN % 16 == 0 && kD % 32 == 0 && kDv % 16 == 0,
                 "keys per wave must be a multiple of 16, d_qk of 32, d_v of 16");
+  static_assert(kVRow == kDv || (kVRow == kD && kDv < kD && !kQ8), "V is its own tile, or the leading columns of K's");
   static constexpr int kRowSlots = kMT;   // rows held per lane
   static constexpr int kRows = 16 * kMT;  // rows per wave
   static constexpr int kSN = kKN / 16;    // 16-key blocks of S
@@ -52,6 +55,22 @@ struct Mfma16WarpTile {
   static constexpr int kSElems = kMT * kSN * 4;
   static constexpr int kOElems = kMT * kON * 4;
   static constexpr int kQK = kD / 32;     // 32-column steps of QK^T (one 16-byte chunk per lane)
+  // Heads beyond 256 (MLA: d_qk 576, d_v 512): a scheduling fence (sched_fence) every kFenceSteps
+  // k steps of QK^T and every kFenceSteps 16-column blocks of P V, so that the compiler does not hoist
+  // every LDS operand of the loop ahead of its MFMAs (gfx942's d 576 tile spilled 125 VGPRs
+  // without them). Smaller heads are scheduled as before (0: no fence).
+  static constexpr int kFenceSteps = (kD > 256 || kDv > 256) ? 4 : 0;
+  HIPATTN_HOST_DEVICE static constexpr bool fence_after(int step) { return kFenceSteps > 0 && (step + 1) % kFenceSteps == 0; }
+  // ... and their LDS addresses formed per 64-column group: a swizzled tile's element (row, 64 g + c)
+  // is (row, c) + 64 g (the swizzle permutes chunks within groups of 8), so every group's reads take
+  // the first group's addresses plus a constant (the ds_read offset). Formed per column, the
+  // compiler hoisted each read's address out of the key loop: 500 address VGPRs held across it at d 576.
+  static constexpr bool kGroupAddr = kFenceSteps > 0;
+  template <class Tile>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static const uint16_t* group_base(const uint16_t* lds, int col) {
+    return kGroupAddr ? lds + 64 * (col / 64) : lds;
+  }
+  HIPATTN_HOST_DEVICE static constexpr int group_col(int col) { return kGroupAddr ? col % 64 : col; }
 
 #if defined(HIPATTN_BACKEND_HIP)
   struct QFrag16 { b16x8 r[kMT][kQK]; };
@@ -80,7 +99,7 @@ struct Mfma16WarpTile {
 
 #if defined(HIPATTN_BACKEND_HIP)
   using L = SwizzledTile<1, kD>;     // Q and K
-  using LV = SwizzledTile<1, kDv>;   // V
+  using LV = SwizzledTile<1, kVRow>;  // V (rows of kVRow: V's own tile, or K's)
 
   // Reductions over the lanes that share a row.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_max(float v) { return Ops::row_max(v); }
@@ -121,7 +140,9 @@ struct Mfma16WarpTile {
     if constexpr (kQ8)  // Q's codes read at each 64-column step, like K's
       qk_codes(s, lds_k, key0, [&](int mt, int kc) { return read_codes(lds_q, row0 + mt * 16 + lane % 16, lane, kc); });
     else
-      qk16(s, lds_k, key0, [&](int mt, int kc) { return read_chunk(lds_q, row0 + mt * 16, q_chunk(lane, kc)); });
+      qk16(s, lds_k, key0, [&](int mt, int kc) {
+        return read_chunk(group_base<L>(lds_q, 32 * kc), row0 + mt * 16, q_chunk(lane, group_col(32 * kc) / 32));
+      });
   }
 
   // O += P V for keys [key0, key0 + kKN) of a swizzled [*, kDv] LDS tile; P given as floats in the
@@ -152,9 +173,11 @@ struct Mfma16WarpTile {
         }
 #pragma unroll
         for (int dn = 0; dn < kON; ++dn) {
-          const b16x8 a = Ops::template v_cols8<LV>(lds_v, key0 + kk * 32, dn * 16, lane);
+          const b16x8 a = Ops::template v_cols8<LV>(group_base<LV>(lds_v, dn * 16), key0 + kk * 32, group_col(dn * 16), lane);
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][dn], a, bp[mt]);
+          if constexpr (kFenceSteps > 0)
+            if (fence_after(dn)) sched_fence();
         }
       }
     } else {
@@ -170,9 +193,11 @@ struct Mfma16WarpTile {
         }
 #pragma unroll
         for (int dn = 0; dn < kON; ++dn) {
-          const b16x4 a = Ops::template v_cols4<LV>(lds_v, key0 + kb * 16, dn * 16, lane);
+          const b16x4 a = Ops::template v_cols4<LV>(group_base<LV>(lds_v, dn * 16), key0 + kb * 16, group_col(dn * 16), lane);
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k16<kBf16>(acc[mt][dn], a, bp[mt]);
+          if constexpr (kFenceSteps > 0)
+            if (fence_after(dn)) sched_fence();
         }
       }
     }
@@ -206,10 +231,12 @@ struct Mfma16WarpTile {
       for (int mt = 0; mt < kMT; ++mt) b[mt] = qb(mt, kc);
 #pragma unroll
       for (int nb = 0; nb < kSN; ++nb) {
-        const b16x8 a = read_chunk(lds_k, key0 + nb * 16, k_chunk(lane, kc));
+        const b16x8 a = read_chunk(group_base<L>(lds_k, 32 * kc), key0 + nb * 16, k_chunk(lane, group_col(32 * kc) / 32));
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][nb], a, b[mt]);
       }
+      if constexpr (kFenceSteps > 0)
+        if (fence_after(kc)) sched_fence();
     }
     store_s(s, acc);
   }
@@ -334,7 +361,7 @@ struct Gfx942TileOps {
 };
 
 // The gfx942 attention warp tile (interface of sm90::WarpTile; layout in the header comment).
-template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, bool kQ8 = false>
-struct WarpTile : Mfma16WarpTile<Gfx942TileOps, kBf16, kD, kMT, kKN, kDv, kQ8> {};
+template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, bool kQ8 = false, int kVRow = kDv>
+struct WarpTile : Mfma16WarpTile<Gfx942TileOps, kBf16, kD, kMT, kKN, kDv, kQ8, kVRow> {};
 
 }  // namespace hipattn::cdna3

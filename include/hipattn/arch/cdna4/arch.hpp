@@ -2,7 +2,8 @@
 //
 // Interface (every arch/<isa>/arch.hpp provides the same names):
 //   kTarget, kWaveSize
-//   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
+//   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk, KvKind, int kVRow = kDv> using WarpTile
+//                                                   (see warp_tile.hpp; kVRow: V's LDS row length)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   load_16 / store_16 / load_4 / store_4, kCopyModel, dequant_fp8x4         (see cdna3/arch.hpp)
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi)
@@ -23,9 +24,9 @@ struct Arch : cdna3::Arch {
   static constexpr Target kTarget = Target::gfx950;
   // The CDNA warp tiles read 16-bit K / V tiles (fp8 caches are converted by the register-staged
   // loader), or, on the fp8 matrix path (the target's q8 kind), Q and K as fp8 codes and V 16-bit.
-  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16>
+  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16, int kVRow = kDv>
   using WarpTile = std::enable_if_t<kKv == KvKind::same16 || (kv_fp8_matmul(kKv) && kv_kind_on_target(kKv, Target::gfx950)),
-                                    cdna4::WarpTile<kBf16, kD, kMT, kKN, kDv, kv_fp8_matmul(kKv)>>;
+                                    cdna4::WarpTile<kBf16, kD, kMT, kKN, kDv, kv_fp8_matmul(kKv), kVRow>>;
 
 #if defined(HIPATTN_BACKEND_HIP)
   template <bool kBf16>

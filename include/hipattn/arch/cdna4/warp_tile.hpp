@@ -73,7 +73,7 @@ struct Gfx950TileOps {
 };
 
 // The gfx950 attention warp tile (interface of sm90::WarpTile; layout in cdna3/warp_tile.hpp).
-template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, bool kQ8 = false>
-struct WarpTile : cdna3::Mfma16WarpTile<Gfx950TileOps, kBf16, kD, kMT, kKN, kDv, kQ8> {};
+template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, bool kQ8 = false, int kVRow = kDv>
+struct WarpTile : cdna3::Mfma16WarpTile<Gfx950TileOps, kBf16, kD, kMT, kKN, kDv, kQ8, kVRow> {};
 
 }  // namespace hipattn::cdna4

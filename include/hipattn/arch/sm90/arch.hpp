@@ -2,7 +2,8 @@
 //
 // Interface (every arch/<isa>/arch.hpp provides the same names):
 //   kTarget, kWaveSize
-//   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk> using WarpTile   (see warp_tile.hpp)
+//   template <bool kBf16, int kDqk, int kMT, int kKN, int kDv = kDqk, KvKind, int kVRow = kDv> using WarpTile
+//                                                   (see warp_tile.hpp; kVRow: V's LDS row length)
 //   copy_16(lds, gmem, valid), copy_4(...) / copy_commit() / copy_wait<N>()    16-byte global -> LDS copies
 //   load_16(gmem, valid) / store_16(lds, chunk), load_8, load_4 / store_4   register-staged copies
 //   kCopyModel                                                        which of the two the loaders use
@@ -27,8 +28,8 @@ struct Arch {
   static constexpr int kWaveSize = 32;
   static constexpr CopyModel kCopyModel = CopyModel::async;
   // kKv: what the K / V tiles hold (same16, or fp8 codes converted at the fragment).
-  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16>
-  using WarpTile = sm90::WarpTile<kBf16, kD, kMT, kKN, kDv, kKv>;
+  template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16, int kVRow = kDv>
+  using WarpTile = sm90::WarpTile<kBf16, kD, kMT, kKN, kDv, kKv, kVRow>;
 
 #if defined(HIPATTN_BACKEND_CUDA)
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_16(void* lds, const void* g, bool valid) { cp_async_16(lds, g, valid); }

@@ -3,7 +3,8 @@
 // One warp owns kMT * 16 query rows and, per KV tile, kKN keys. It computes
 //   S[rows, keys] = Q[rows, Dqk] K[keys, Dqk]^T   (A = Q from LDS by ldmatrix, B = K by ldmatrix)
 //   O[rows, Dv]  += P[rows, keys] V[keys, Dv]     (A = P from the S accumulators, B = V by ldmatrix.trans)
-// Q and K tiles are [*, kD] (kD = d_qk), V tiles [*, kDv] (d_v, e.g. 512 of MLA's 576, 128 of 192).
+// Q and K tiles are [*, kD] (kD = d_qk), V tiles [*, kDv] (d_v, e.g. 512 of MLA's 576, 128 of 192;
+// kVRow = kD: V read from the K tile's first kDv columns).
 // Each lane holds 2 rows per 16-row block (the C layout of atoms.hpp): "row slots". The S and O
 // fragments are flat float arrays; s_slot / s_col (o_slot / o_col) map an element to its row slot and
 // its column, so tile-level code (softmax, masks, variants, epilogues) is written once for every ISA.
@@ -40,7 +41,7 @@
 
 namespace hipattn::sm90 {
 
-template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16>
+template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16, int kVRow = kDv>
 struct WarpTile {
   static_assert(kKN % 16 == 0 && kD % 16 == 0 && kDv % 16 == 0, "keys per warp and head sizes must be multiples of 16");
   static constexpr bool kFp8Kv = kKv != KvKind::same16;  // K and V tiles hold fp8 codes
@@ -49,6 +50,9 @@ struct WarpTile {
   static constexpr bool kP8 = kQ8 && kKN % 32 == 0;       // P V by the e4m3 MMA (pv_p8) possible
   static constexpr float kP8Scale = 256.f;                // P's scale in pv_p8 (the epilogue divides it out)
   static_assert(!kFp8Kv || (kD % 32 == 0 && kDv % 32 == 0), "fp8 tiles are read two 16-code chunks at a time");
+  // kVRow: the row length of the 16-bit LDS tile V is read from (kDv, or kD where V is the leading
+  // columns of the K tile, as MLA's latent rows are); fp8 tiles read at the fragment keep V apart.
+  static_assert(kVRow == kDv || (kVRow == kD && kDv < kD && !kFp8Kv), "V is its own tile, or the leading columns of K's");
   static constexpr int kRowSlots = 2 * kMT;   // rows held per lane
   static constexpr int kRows = 16 * kMT;      // rows per warp
   static constexpr int kSN = kKN / 8;         // n8 tiles of S
@@ -240,7 +244,7 @@ struct WarpTile {
   }
   template <bool kF16P>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void pv_impl(OFrag& o, const SFrag& p, const uint16_t* lds_v, int key0) {
-    using L = SwizzledTile<1, kDv>;
+    using L = SwizzledTile<1, kVRow>;
     const int lane = lane_id();
     const int mi = lane / 8;
 #pragma unroll

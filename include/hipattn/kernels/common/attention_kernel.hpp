@@ -29,7 +29,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
   if constexpr (Arch::kTarget != Cfg::kTarget) {
     return;  // this instance is built for another target; never launched on this device
   } else {
-    using WT = typename Arch::template WarpTile<Cfg::kBf16, Cfg::kDqk, Cfg::kMT, Cfg::kKN, Cfg::kDv, Cfg::kTileKv>;
+    using WT = typename Arch::template WarpTile<Cfg::kBf16, Cfg::kDqk, Cfg::kMT, Cfg::kKN, Cfg::kDv, Cfg::kTileKv, Cfg::kVRow>;
     using Variant = typename Cfg::Variant;
     constexpr int kBN = Cfg::kBN, kStages = Cfg::kStages;
 

@@ -176,7 +176,8 @@ struct NormalizedStore {
       factor[r] = finalize_with_sink(sm.m[r], sm.l[r], sink2, lse2, [](float x) { return Arch::exp2(x); },
                                      [](float x) { return __log2f(x); }) * v_scale;
       if (a.lse != nullptr && rcs[r].valid && WT::row_leader(lane))
-        a.lse[static_cast<int64_t>(rcs[r].q_head) * a.lse_stride_head + rcs[r].token] = lse2 * kLn2;
+        a.lse[static_cast<int64_t>(rcs[r].q_head) * a.lse_stride_head + static_cast<int64_t>(rcs[r].token) * a.lse_stride_token] =
+            lse2 * kLn2;
     }
     store_output_fragment<Cfg, WT, Arch>(a.out, rcs, o, factor, lane);
   }

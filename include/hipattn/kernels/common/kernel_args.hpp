@@ -47,8 +47,8 @@ struct AttentionKernelArgs {
   Variant variant;
   const float* sinks = nullptr;  // [num_q_heads] natural units
   OutputArgs out;                // [tokens, num_q_heads, d_v] in its format (kernels/common/output_store.hpp)
-  float* lse = nullptr;  // [num_q_heads, lse_stride_head]
-  int32_t lse_stride_head = 0;
+  float* lse = nullptr;  // [num_q_heads, lse_stride_head] (tokens lse_stride_token apart: 1, MLA's [tokens, heads] more)
+  int32_t lse_stride_head = 0, lse_stride_token = 1;
   // split-KV partial states (fp32 O, LSE in log2 units), laid out by the family
   float* ws_o = nullptr;
   float* ws_lse = nullptr;

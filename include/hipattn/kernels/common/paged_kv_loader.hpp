@@ -115,6 +115,18 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_codes_via_registers(const Args& a
   }
 }
 
+// Element `col` of the query of row `rc`: a.q's row, or, for arguments with a second query tensor
+// (MLA's rope part: Args::kQRopeCol, q_rope and its strides), that tensor's from column kQRopeCol on.
+template <class Args>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE const uint16_t* query_element(const Args& a, const RowCoord& rc, int col) {
+  if constexpr (requires { a.q_rope; }) {
+    if (col >= Args::kQRopeCol)
+      return a.q_rope + static_cast<int64_t>(rc.token) * a.q_rope_stride_token +
+             static_cast<int64_t>(rc.q_head) * a.q_rope_stride_head + (col - Args::kQRopeCol);
+  }
+  return a.q + static_cast<int64_t>(rc.token) * a.q_stride_token + static_cast<int64_t>(rc.q_head) * a.q_stride_head + col;
+}
+
 // Q of a work item (kBM rows x kDqk, zero-filled for invalid rows) into its swizzled LDS tile,
 // through registers: every load issued, then the stores (the CDNA loaders). fp8 queries are
 // converted (load_q_if_fp8), or kept as codes on the fp8 matrix path.
@@ -137,10 +149,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_via_registers(const Args& a, cons
     const int row = (idx < kChunks ? idx : 0) / (kDqk / 8), c = idx % (kDqk / 8);
     const RowCoord rc = row_coord(a, w, row);
     const bool valid = idx < kChunks && rc.valid;
-    const uint16_t* src = a.q + (valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
-                                             static_cast<int64_t>(rc.q_head) * a.q_stride_head + c * 8
-                                       : 0);
-    q[i] = Arch::load_16(src, valid);
+    q[i] = Arch::load_16(valid ? query_element(a, rc, c * 8) : a.q, valid);
   }
 #pragma unroll
   for (int i = 0; i < kQIters; ++i) {
@@ -193,7 +202,10 @@ class PagedTileWalk {
   using Arch = DeviceArch;
   static constexpr int kDqk = Cfg::kDqk, kDv = Cfg::kDv, kBN = Cfg::kBN, kBM = Cfg::kBM;
   static constexpr int kStages = Cfg::kStages, kThreads = Cfg::kThreads;
-  static_assert(kDqk == kDv, "the paged loader maps K and V rows alike: one head size");
+  // V rows are K's (one head size), or V is the first kDv columns of each K row (Cfg::kVInK: MLA's
+  // latent cache; no V is loaded, the warp tile reads V from the K stage, rows of kDqk)
+  static constexpr bool kVInK = Cfg::kVInK;
+  static_assert(kDqk == kDv || (kVInK && kDv < kDqk), "the paged loader maps K and V rows alike: one head size");
   static_assert(kDqk % 16 == 0, "rows are whole 16-byte chunks: 8 16-bit elements, 16 fp8 codes");
   using QTile = SwizzledTile<1, kDqk>;
   using KTile = SwizzledTile<1, kDqk>;
@@ -317,6 +329,7 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
   using Walk::kStages;
   using Walk::kThreads;
   static_assert(kStages >= 2, "the cp.async pipeline needs at least two stages");
+  static_assert(!Walk::kVInK, "V read from the K stage: the register-staged loader");
   static_assert(!Params::Layout::kChunkedKeys && !Params::Layout::kTransposedValues,
                 "cp.async copies whole rows: the ROCm cache layout loads register-staged");
 
@@ -547,10 +560,12 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   // Q (stored by load_q) is visible to the workgroup.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void wait_oldest() { Arch::sync(); }
 
-  // Stage `stage` (stored by advance) is visible: its K and V as 16-bit swizzled tiles.
+  // Stage `stage` (stored by advance) is visible: its K and V as 16-bit swizzled tiles (kVInK: V is
+  // the K tile, its rows kDqk long).
   HIPATTN_DEVICE HIPATTN_FORCEINLINE KvTile wait(int stage) {
     Arch::sync();
-    return {reinterpret_cast<const uint16_t*>(k_stage(stage)), reinterpret_cast<const uint16_t*>(v_stage(stage))};
+    return {reinterpret_cast<const uint16_t*>(k_stage(stage)),
+            reinterpret_cast<const uint16_t*>(Walk::kVInK ? k_stage(stage) : v_stage(stage))};
   }
 
   // One stage: every wave must be done with it before the next advance() rewrites it. Two stages:
@@ -576,6 +591,8 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   // visible key range are zeroed after the transpose (bit moves only: nothing of an unowned slot
   // reaches another row).
   static constexpr bool kTransposedV = Params::Layout::kTransposedValues;
+  static_assert(!kTransposedV || !Walk::kVInK, "V in K: row layouts only");
+  static constexpr bool kRowV = !kTransposedV && !Walk::kVInK;  // V rows loaded like K's
   static constexpr int kVSlots = 4;
   static constexpr int kVGroups = kBN / kVSlots;  // slot groups of a tile
   static_assert(!kTransposedV || (kBN % kVSlots == 0 && kDv % 8 == 0), "whole units of kVSlots slots x 8 dimensions");
@@ -625,7 +642,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
       Offset ko, vo;
       this->kv_offsets(i, ko, vo);
       k_[i] = Arch::load_16(kb + (ko + this->kv_.template k_chunk<Walk::kChunkElems>(c)) * kElemBytes, true);
-      if constexpr (!kTransposedV) {
+      if constexpr (kRowV) {
         const auto* vb = static_cast<const uint8_t*>(static_cast<const void*>(this->kv_.v));
         v_[i] = Arch::load_16(vb + (vo + c * Walk::kChunkElems) * kElemBytes, true);
       }
@@ -663,7 +680,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   // to be read store zeros, whatever the cache held there.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void store(int stage, [[maybe_unused]] int32_t t) {
     uint16_t* kd = reinterpret_cast<uint16_t*>(k_stage(stage));
-    uint16_t* vd = reinterpret_cast<uint16_t*>(v_stage(stage));
+    [[maybe_unused]] uint16_t* vd = reinterpret_cast<uint16_t*>(v_stage(stage));
     const u32x4 zero{0u, 0u, 0u, 0u};
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
@@ -672,7 +689,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
       const bool ok = (ok_ >> i) & 1u;
       const u32x4 kc = ok ? k_[i] : zero;
       u32x4 vc = zero;
-      if constexpr (!kTransposedV) vc = ok ? v_[i] : zero;
+      if constexpr (kRowV) vc = ok ? v_[i] : zero;
       if constexpr (Cfg::kFp8) {
         constexpr KvKind kStorage = kv_storage(Cfg::kKv);
         u32x4 lo, hi;
@@ -683,7 +700,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
           Arch::store_16(kd + KTile::chunk_index(r, 2 * c), lo);
           Arch::store_16(kd + KTile::chunk_index(r, 2 * c + 1), hi);
         }
-        if constexpr (!kTransposedV) {
+        if constexpr (kRowV) {
           detail::dequant_regs16<kStorage, Cfg::kBf16, Arch>(vc, lo, hi);
           Arch::store_16(vd + VTile::chunk_index(r, 2 * c), lo);
           Arch::store_16(vd + VTile::chunk_index(r, 2 * c + 1), hi);
@@ -694,7 +711,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
         }
       } else {
         Arch::store_16(kd + KTile::chunk_index(r, c), kc);
-        if constexpr (!kTransposedV) Arch::store_16(vd + VTile::chunk_index(r, c), vc);
+        if constexpr (kRowV) Arch::store_16(vd + VTile::chunk_index(r, c), vc);
       }
     }
     if constexpr (kTransposedV) store_values(vd, t);
@@ -728,7 +745,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
     }
   }
 
-  u32x4 k_[kIters], v_[kTransposedV ? 1 : kIters];
+  u32x4 k_[kIters], v_[kRowV ? kIters : 1];
   using VLoad = std::conditional_t<Cfg::kFp8, uint32_t, u32x2>;  // 4 slots of one dimension
   VLoad vt_[kTransposedV ? kVIters : 1][kTransposedV ? 8 : 1];   // transposed layout: the units' loads
   int32_t vblk_[kVIters];                                        // their pages (-1: not read)
@@ -794,6 +811,7 @@ class LdsDmaPagedKvLoader
   static_assert(!Params::Layout::kChunkedKeys && !Params::Layout::kTransposedValues,
                 "the DMA writes whole rows: the ROCm cache layout loads register-staged");
   static_assert(kStages == 2, "the DMA of tile t + 1 lands in the other of two LDS stages");
+  static_assert(!Walk::kVInK, "V read from the K stage: the register-staged loader");
   static constexpr int kB = lds_dma_bytes(Cfg::kTarget);
   static_assert(kB > 0, "a target with LDS DMA");
   template <class A>

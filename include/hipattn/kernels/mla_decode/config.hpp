@@ -27,6 +27,7 @@
 #include "hipattn/kernels/common/kv_kind.hpp"
 #include "hipattn/kernels/common/output_store.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
+#include "hipattn/kernels/paged_decode/config.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/problem/mla_decode_params.hpp"
 
@@ -123,5 +124,73 @@ struct MlaDecodeKernelArgs {
   float* ws_o = nullptr;
   float* ws_lse = nullptr;
 };
+
+// ---- CDNA (gfx942, gfx950) ----
+//
+// The CDNA kernel is the attention skeleton (kernels/common/attention_kernel.hpp) with paged decode's
+// scheduler, store and reduce (kernels/common/work.hpp DecodeTaskScheduler, epilogue.hpp DecodeStore):
+// MLA is paged decode with one KV head of d_qk 576 whose value is the first 512 columns of the same
+// row. So the workgroup's rows are the q_len x num_heads rows of one sequence (the row map of the
+// skeleton: min(num_heads, kBM) heads of a token, then tokens; head chunks when the heads exceed kBM),
+// kWarpsM 16-row waves each hold their rows' O (16 x 512 in 128 accumulator registers a lane) and
+// share every KV tile of kBN keys, which the register-staged loader brings into LDS once: K's 576
+// columns only (kVInK: the warp tile reads V from the K stage's first 512 columns, kVRow = 576; no
+// second read of the cache); fp8 caches converted to the query's 16-bit type on their way to LDS, the
+// per-tensor scale folded into the score scale and the output factor. Q (kBM x 576) stays in LDS and
+// is read at every k step (qk_lds). Tiles per target (LDS: Q + the K stages):
+//   gfx942 (64 KiB a CU): 2 waves (32 rows), 16-key tiles, one stage: 36 + 18 KiB
+//   gfx950 (160 KiB a CU): 4 waves (64 rows), 32-key tiles, two stages: 72 + 72 KiB
+template <Target kTarget_, bool kBf16_, KvKind kKv_, int kWarpsM_ = (kTarget_ == Target::gfx942 ? 2 : 4),
+          int kKN_ = (kTarget_ == Target::gfx942 ? 16 : 32), int kStages_ = (kTarget_ == Target::gfx942 ? 1 : 2)>
+struct MlaDecodeCdnaConfig {
+  static_assert(is_cdna(kTarget_), "the skeleton MLA kernel is the CDNA one (sm_90: MlaDecodeSm90Config)");
+  static_assert(kKv_ == KvKind::same16 || kKv_ == KvKind::e4m3fn || kKv_ == KvKind::e4m3fnuz,
+                "a 16-bit cache, or an fp8 one converted by the loader");
+  static constexpr bool kBf16 = kBf16_;
+  static constexpr KvKind kKv = kKv_;
+  static constexpr bool kFp8 = kKv_ != KvKind::same16;
+  static constexpr bool kQ8 = false, kP8 = false;
+  static constexpr int kDqk = kMlaQkDim, kDv = kMlaLatentDim;
+  static constexpr bool kVInK = true;  // V: the first kDv columns of the K stage
+  static constexpr int kVRow = kDqk;
+  static constexpr int kWarpsM = kWarpsM_, kWarpsN = 1, kMT = 1, kKN = kKN_, kStages = kStages_;
+  static constexpr Target kTarget = kTarget_;
+  static constexpr int kWaveSize = target_wave_size(kTarget_);
+  static constexpr int kWarps = kWarpsM * kWarpsN;
+  static constexpr int kThreads = kWarps * kWaveSize;
+  static constexpr int kBM = kWarpsM * 16 * kMT;
+  static constexpr int kBN = kWarpsN * kKN;
+  static constexpr int kPageSize = 0;  // any page size (FastDivmod)
+  using Variant = PlainVariant;
+  using Offset = int64_t;
+  using KvLayout = RowKvLayout;
+  static constexpr CopyModel kCopy = CopyModel::register_staged;
+  static constexpr bool kStagedLoads = true;
+  static constexpr bool kFp8AtFragment = false, kFp8Staging = false;
+  static constexpr KvKind kTileKv = KvKind::same16;  // the warp tile reads 16-bit tiles
+  using Loader = StagedPagedKvLoader<MlaDecodeCdnaConfig>;
+  using QLds = SwizzledTile<kBM, kDqk>;
+  using KLds = SwizzledTile<kBN, kDqk>;
+  static constexpr int kQBytes = QLds::kBytes;
+  static constexpr int kKStageBytes = KLds::kBytes, kVStageBytes = 0;
+  static constexpr int kKvBytes = kStages * kKStageBytes;
+  static constexpr int kScaleBytes = 2 * kStages * kBN * 4;  // the loader's per-key scale slots (unused: per-tensor only)
+  static constexpr int kMergeBytes = 0;                      // one wave a row band: nothing to merge
+  static constexpr int kMainBytes = kQBytes + kKvBytes + kScaleBytes;
+  static constexpr int kSmemBytes = kMainBytes;
+  static_assert(kSmemBytes <= (kTarget_ == Target::gfx942 ? 65536 : 163840), "the target's LDS a workgroup");
+};
+
+// The CDNA kernel's arguments: paged decode's (one KV head: group = num_heads), with the rope part of
+// the queries as a second tensor (q_rope: q + 512 with q's strides when the query is joined); Q's
+// columns from kQRopeCol on are read there (kernels/common/paged_kv_loader.hpp query_element).
+template <class KvParams, class Variant>
+struct MlaDecodeCdnaArgs : PagedDecodeKernelArgs<KvParams, Variant> {
+  static constexpr int kQRopeCol = kMlaLatentDim;
+  const uint16_t* q_rope = nullptr;
+  int32_t q_rope_stride_token = 0, q_rope_stride_head = 0;
+};
+template <class Cfg>
+using mla_cdna_args_t = MlaDecodeCdnaArgs<typename Cfg::Loader::Params, typename Cfg::Variant>;
 
 }  // namespace hipattn

@@ -1,5 +1,6 @@
-// hipattn/kernels/mla_decode/kernels.hpp: the MLA decode kernel of sm_90 (kernels/mla_decode/config.hpp
-// states the roles and the shared memory; ALGORITHM.md section 11 the schedule).
+// hipattn/kernels/mla_decode/kernels.hpp: the MLA decode kernels: sm_90's warp-specialised kernel
+// (kernels/mla_decode/config.hpp states the roles and the shared memory; ALGORITHM.md section 11 the
+// schedule), and the CDNA kernel at the end (the attention skeleton, MlaDecodeCdnaConfig).
 //
 // The consumers' turns. Tile m of the workgroup's task is owned by consumer m % 2, which computes
 // S_m = Q K_m^T (wgmma from shared memory), applies the mask and the online softmax step with the
@@ -372,3 +373,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const
 
 }  // namespace hipattn
 #endif  // HIPATTN_HAS_DEVICE && HIPATTN_BACKEND_CUDA
+
+#if defined(HIPATTN_HAS_DEVICE)
+#include "hipattn/kernels/common/attention_kernel.hpp"
+
+namespace hipattn {
+
+// The CDNA kernel (MlaDecodeCdnaConfig, kernels/mla_decode/config.hpp): the attention skeleton with paged
+// decode's scheduler and store over the latent cache (V read from the K stage). Empty in the device
+// passes of other targets (the skeleton returns there).
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads) mla_decode_cdna_kernel(const mla_cdna_args_t<Cfg> args) {
+  extern __shared__ __align__(16) char hipattn_smem[];
+  attention_kernel<Cfg, DecodeTaskScheduler, DecodeStore>(args, hipattn_smem);
+}
+
+}  // namespace hipattn
+#endif  // HIPATTN_HAS_DEVICE

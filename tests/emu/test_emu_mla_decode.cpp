@@ -1,0 +1,328 @@
+// tests/emu/test_emu_mla_decode.cpp: the CDNA MLA decode kernels of gfx942 and gfx950
+// (mla_decode_cdna_kernel<MlaDecodeCdnaConfig>: the attention skeleton with paged decode's scheduler
+// and store over the latent cache, V read from the K stage; dispatch/mla_decode.hpp), executed on the
+// emulator (emu.hpp) and compared with the float64 reference (reference/mla_decode.hpp).
+//
+// The kernels come from tests/isa/mla_decode_all.hip (mla_decode<>: f16 / bf16 queries over a 16-bit,
+// e4m3fn or e4m3fnuz cache, for both targets; each target's kernels are empty in the other target's
+// object, with the device planner and paged decode's reduce at d = 512). Each case plans like
+// mla_decode() (plan_mla_decode with the target's CU count), builds the dispatcher's own arguments
+// (make_mla_decode_cdna_args, make_mla_decode_plan_args, make_mla_decode_reduce_args) over the emulated
+// buffers and launches what mla_decode() launches: the planner (planned), the kernel over
+// capacity x row blocks workgroups, the reduce (planned). The planner's tasks are checked against the
+// host plan of the same lengths.
+//
+// Problems (tests/common/mla_problem.hpp, the device suite's): tiny (the emulator runs some tens of
+// millions of instructions a second) but reaching heads 16 / 32 / 128 (head chunks of the row map on
+// both tiles), MTP q_len 1-4 with contexts shorter than q_len (rows with no key: exactly 0, LSE
+// -inf), pages of 1, 17 and 64 slots, empty sequences, joined and split (nope / rope) queries, bf16 /
+// f16 caches and both fp8 formats on both targets with the scale on the device or the host, one
+// partition and planned (the reduce), and fp8 outputs per tensor and per group. Unowned slots, unused
+// pages and padded block-table entries hold NaN, so any read of them poisons an output. Outputs, LSE,
+// group scales and the workspace are poisoned before every run; every element is compared with the
+// device suite's tolerances and every padding element must still hold the poison.
+//
+// Code objects: $HIPATTN_EMU_MLA_DECODE_GFX942 / $HIPATTN_EMU_MLA_DECODE_GFX950 (each test skips,
+// saying so, when its variable is unset).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../common/mla_problem.hpp"
+#include "emu.hpp"
+#include "emu_dispatch.hpp"
+#include "hipattn/dispatch/mla_decode.hpp"
+
+namespace hipattn::testing {
+namespace {
+
+using namespace emu_dispatch;
+using namespace mla_test;
+
+const EmuTarget kGfx942{emu::Gfx::gfx942, Target::gfx942, 304, DType::fp8_e4m3fnuz, "HIPATTN_EMU_MLA_DECODE_GFX942"};
+const EmuTarget kGfx950{emu::Gfx::gfx950, Target::gfx950, 256, DType::fp8_e4m3fn, "HIPATTN_EMU_MLA_DECODE_GFX950"};
+
+std::shared_ptr<const emu::CodeObject> mla_code_object(const EmuTarget& t, std::string& why) {
+  return env_code_object(t, "hipattn_isa_mla_decode_all", why);
+}
+
+// llvm-cxxfilt's spelling of the kernel of a configuration (its name holds the configuration twice
+// more, in the arguments' type).
+template <class Cfg>
+std::vector<std::string> kernel_parts() {
+  return {"void hipattn::mla_decode_cdna_kernel<hipattn::MlaDecodeCdnaConfig<(hipattn::Target)" +
+          std::to_string(int(Cfg::kTarget)) + ", " + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" +
+          std::to_string(int(Cfg::kKv)) + ", " + std::to_string(Cfg::kWarpsM) + ", " + std::to_string(Cfg::kKN) + ", " +
+          std::to_string(Cfg::kStages) + ">>("};
+}
+std::vector<std::string> reduce_parts(bool bf16) {
+  return {"void hipattn::paged_decode_reduce_kernel<" + bool_name(bf16) + ", 512, " +
+          std::to_string(split_kv_reduce_threads(kMlaLatentDim)) + ">(hipattn::PagedDecodeReduceArgs)"};
+}
+const std::vector<std::string> kPlannerParts = {"void hipattn::plan_decode_tasks_kernel<"};
+
+// The configuration mla_decode() launches for (target, q dtype, cache dtype).
+template <class F>
+void visit_config(Target t, DType q, DType kv, F&& f) {
+  const auto on = [&]<Target kT>() {
+    const auto with = [&]<bool kBf16>() {
+      if (kv == DType::fp8_e4m3fn) f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, KvKind::e4m3fn>>();
+      else if (kv == DType::fp8_e4m3fnuz) f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, KvKind::e4m3fnuz>>();
+      else f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, KvKind::same16>>();
+    };
+    if (q == DType::bf16) with.template operator()<true>();
+    else with.template operator()<false>();
+  };
+  if (t == Target::gfx950) on.template operator()<Target::gfx950>();
+  else on.template operator()<Target::gfx942>();
+}
+
+void* dev_ptr(uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t>(a)); }
+
+// The problem's storage in the emulator's memory.
+struct EmuMla {
+  const MlaHost& h;
+  emu::Memory mem;
+  uint64_t q = 0, q_nope = 0, q_rope = 0, kv = 0, bt = 0, lens = 0, scale = 0, out = 0, lse = 0, out_scale = 0, gs = 0;
+  explicit EmuMla(const MlaHost& hp) : h(hp) {
+    q = mem.upload(h.q, "q");
+    if (h.s.split_q) {
+      q_nope = mem.upload(h.q_nope, "q_nope");
+      q_rope = mem.upload(h.q_rope, "q_rope");
+    }
+    kv = mem.upload(h.kv, "kv_cache");
+    bt = mem.upload(h.bt, "block_table");
+    lens = mem.upload(h.lens, "seq_lens_k");
+    scale = mem.upload(std::vector<float>{h.kv_scale}, "kv_scale");
+    out = mem.alloc(h.out_bytes(), "out");
+    lse = mem.alloc(h.lse_bytes(), "lse");
+    out_scale = mem.upload(std::vector<float>{h.output.tensor_scale}, "out_scale");
+    gs = mem.alloc(h.group_scale_bytes(), "group_scale");
+  }
+  MlaDecodeParams params() const {
+    MlaBuffers b;
+    b.q = dev_ptr(q);
+    b.q_nope = dev_ptr(q_nope);
+    b.q_rope = dev_ptr(q_rope);
+    b.kv = dev_ptr(kv);
+    b.block_table = static_cast<const int32_t*>(dev_ptr(bt));
+    b.seq_lens_k = static_cast<const int32_t*>(dev_ptr(lens));
+    b.kv_scale = static_cast<const float*>(dev_ptr(scale));
+    b.out = dev_ptr(out);
+    b.lse = static_cast<float*>(dev_ptr(lse));
+    b.out_scale = static_cast<const float*>(dev_ptr(out_scale));
+    b.group_scale = static_cast<float*>(dev_ptr(gs));
+    return h.params(b);
+  }
+  void fill(uint64_t addr, size_t bytes, uint8_t byte) {
+    const std::vector<uint8_t> v(bytes, byte);
+    if (bytes > 0) mem.write(addr, v.data(), bytes);
+  }
+};
+
+struct RunResult {
+  MlaOut got;
+  std::string plan;
+  uint64_t instructions = 0;
+  double seconds = 0;
+};
+
+// Plans like mla_decode() on target t, poisons the outputs and the workspace, launches the planner
+// (planned), the kernel and the reduce (planned), and returns what they wrote.
+RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla& em, const MlaDecodeOptions& opt) {
+  RunResult res;
+  const MlaDecodeParams p = em.params();
+  throw_if_error(validate(p));
+  const MlaDecodePlan plan = plan_mla_decode(p, opt, PlanDevice{t.target, t.cus});
+  res.plan = std::to_string(plan.rows_per_token) + "x" + std::to_string(plan.block_q) + " rows, " +
+             std::to_string(plan.row_blocks) + " row blocks, " +
+             (plan.planned ? "planned/" + std::to_string(plan.capacity) : std::string("one partition"));
+  uint64_t ws = 0;
+  if (plan.workspace_bytes > 0) ws = em.mem.alloc(plan.workspace_bytes, "workspace");
+  em.fill(em.out, em.h.out_bytes(), output_poison_byte(em.h.output.dtype));
+  em.fill(em.lse, em.h.lse_bytes(), 0xFF);
+  em.fill(em.gs, em.h.group_scale_bytes(), 0xFF);
+  em.fill(ws, plan.workspace_bytes, 0xFF);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (plan.planned) {
+    const DecodePlanArgs pa = make_mla_decode_plan_args(p, plan, dev_ptr(ws));
+    res.instructions +=
+        launch_kernel(co, kPlannerParts, UnifiedLaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), em.mem).instructions;
+    // the device plan equals the host plan of the same lengths
+    const std::vector<int32_t>& lens = em.h.lens;
+    std::vector<PlanTask> want(size_t(plan.capacity));
+    std::vector<int32_t> want0(lens.size()), n(lens.size()), first(lens.size());
+    const int32_t want_status = plan_decode_tasks_host(lens.data(), pa.num_items, pa.shape, pa.capacity, pa.fixed_tiles,
+                                                       want.data(), want0.data(), n.data(), first.data());
+    EXPECT_EQ(want_status, kPlanOk) << plan.reason;
+    EXPECT_EQ(em.mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.status), 1)[0], want_status);
+    const auto tasks = em.mem.download<PlanTask>(reinterpret_cast<uint64_t>(pa.tasks), size_t(plan.capacity));
+    for (int32_t s = 0; s < plan.capacity; ++s) {
+      const PlanTask &x = tasks[size_t(s)], &y = want[size_t(s)];
+      EXPECT_TRUE(x.item == y.item && x.tile_begin == y.tile_begin && x.tile_end == y.tile_end && x.parts == y.parts)
+          << "slot " << s << " differs from the host plan";
+    }
+  }
+  visit_config(t.target, p.q_dtype, p.kv_dtype, [&]<class Cfg>() {
+    const auto a = make_mla_decode_cdna_args<Cfg>(p, plan, dev_ptr(ws));
+    const UnifiedLaunchDim grid{static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1};
+    res.instructions +=
+        launch_kernel(co, kernel_parts<Cfg>(), grid, Cfg::kThreads, Cfg::kSmemBytes, &a, sizeof(a), em.mem).instructions;
+  });
+  if (plan.planned) {
+    const PagedDecodeReduceArgs r = make_mla_decode_reduce_args(p, plan, dev_ptr(ws));
+    const int64_t items = int64_t(p.batch) * p.q_len * p.num_heads;
+    const int64_t per = split_kv_reduce_items_per_block(kMlaLatentDim);
+    const UnifiedLaunchDim grid{static_cast<uint32_t>((items + per - 1) / per), 1, 1};
+    res.instructions += launch_kernel(co, reduce_parts(p.q_dtype == DType::bf16), grid,
+                                      uint32_t(split_kv_reduce_threads(kMlaLatentDim)), 0, &r, sizeof(r), em.mem)
+                            .instructions;
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.got.out = em.mem.download<uint8_t>(em.out, em.h.out_bytes());
+  res.got.lse = em.mem.download<float>(em.lse, em.h.lse_bytes() / 4);
+  res.got.group_scale = em.mem.download<float>(em.gs, em.h.group_scale_bytes() / 4);
+  return res;
+}
+
+// ---- the cases ----
+
+enum class Fp8 { none, target, other };  // the cache: 16-bit, the target's fp8 format, the other one
+struct Case {
+  const char* name;
+  MlaSpec spec;  // kv_dtype of an fp8 case is set per target (fp8)
+  Fp8 fp8 = Fp8::none;
+  bool fp8_out = false;  // the output in the target's fp8 format (spec.out.group: per tensor or per group)
+  std::vector<MlaDecodeSplit> splits = {MlaDecodeSplit::automatic};
+};
+
+MlaSpec spec(DType q, int heads, int q_len, int page, std::vector<int> lens, uint64_t seed) {
+  MlaSpec s;
+  s.q_dtype = s.kv_dtype = q;
+  s.heads = heads;
+  s.q_len = q_len;
+  s.page_size = page;
+  s.lens = std::move(lens);
+  s.seed = seed;
+  return s;
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> v = [] {
+    std::vector<Case> c;
+    const auto one_and_planned = std::vector<MlaDecodeSplit>{MlaDecodeSplit::one_partition, MlaDecodeSplit::planned};
+    c.push_back({"bf16_h16_page64", spec(DType::bf16, 16, 1, 64, {37, 0, 70}, 11), Fp8::none, false, one_and_planned});
+    {
+      Case x{"f16_h16_mtp2_page1_split_q", spec(DType::f16, 16, 2, 1, {5, 19}, 12)};
+      x.spec.split_q = true;
+      c.push_back(x);
+    }
+    c.push_back({"bf16_h32_page17_fp8", spec(DType::bf16, 32, 1, 17, {50, 3}, 13), Fp8::target});
+    {
+      Case x{"f16_h16_page64_other_fp8_host_scale", spec(DType::f16, 16, 1, 64, {41}, 14), Fp8::other};
+      x.spec.scale_on_device = false;
+      c.push_back(x);
+    }
+    c.push_back({"bf16_h128_head_chunks", spec(DType::bf16, 128, 1, 64, {20}, 15)});
+    c.push_back({"bf16_h16_mtp4_short_contexts", spec(DType::bf16, 16, 4, 64, {3, 40, 0}, 16)});
+    c.push_back({"bf16_h16_long_planned", spec(DType::bf16, 16, 1, 64, {300, 10}, 17), Fp8::none, false,
+                 {MlaDecodeSplit::planned}});
+    {
+      Case x{"bf16_h16_fp8_out_group64", spec(DType::bf16, 16, 1, 64, {60, 25}, 18), Fp8::target, true, one_and_planned};
+      x.spec.out.group = 64;
+      x.spec.out.ue8m0 = true;
+      x.spec.o_pad = 16;  // fp8 rows: strides of 16 bytes
+      c.push_back(x);
+    }
+    {
+      Case x{"f16_h16_fp8_out_tensor", spec(DType::f16, 16, 2, 64, {33}, 19), Fp8::none, true};
+      x.spec.o_pad = 16;
+      c.push_back(x);
+    }
+    return c;
+  }();
+  return v;
+}
+
+const char* split_name(MlaDecodeSplit s) {
+  return s == MlaDecodeSplit::planned ? "planned" : s == MlaDecodeSplit::one_partition ? "one" : "auto";
+}
+
+struct Param {
+  const EmuTarget* target;
+  int index;
+};
+void PrintTo(const Param& p, std::ostream* os) { *os << emu::gfx_name(p.target->gfx) << " " << cases()[size_t(p.index)].name; }
+
+class EmuMlaDecode : public ::testing::TestWithParam<Param> {};
+
+TEST_P(EmuMlaDecode, MatchesReference) {
+  const Param prm = GetParam();
+  const EmuTarget& t = *prm.target;
+  const Case& c = cases()[size_t(prm.index)];
+  std::string why;
+  const auto co = mla_code_object(t, why);
+  if (!co) GTEST_SKIP() << why;
+  MlaSpec s = c.spec;
+  const DType other = t.fp8 == DType::fp8_e4m3fn ? DType::fp8_e4m3fnuz : DType::fp8_e4m3fn;
+  if (c.fp8 != Fp8::none) s.kv_dtype = c.fp8 == Fp8::target ? t.fp8 : other;
+  if (c.fp8_out) s.out.dtype = t.fp8;
+  const MlaHost h(s);
+  const reference::AttentionResult ref = h.reference();
+  EmuMla em(h);
+  for (MlaDecodeSplit split : c.splits) {
+    const std::string what = std::string(emu::gfx_name(t.gfx)) + " " + c.name + " " + split_name(split) + " (" + s.str() + ")";
+    SCOPED_TRACE(what);
+    MlaDecodeOptions opt;
+    opt.split = split;
+    RunResult r;
+    try {
+      r = run_on_emulator(*co, t, em, opt);
+    } catch (const emu::Error& e) {
+      ADD_FAILURE() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
+      continue;
+    }
+    expect_matches(h, r.got, ref, what + " [" + r.plan + "]");
+    std::printf("  %-7s %-38s %-8s %-44s %10llu instr %6.2f s\n", emu::gfx_name(t.gfx), c.name, split_name(split),
+                r.plan.c_str(), static_cast<unsigned long long>(r.instructions), r.seconds);
+  }
+}
+
+std::vector<Param> all_params(const EmuTarget& t) {
+  std::vector<Param> v;
+  for (int i = 0; i < int(cases().size()); ++i) v.push_back({&t, i});
+  return v;
+}
+std::string param_name(const ::testing::TestParamInfo<Param>& i) { return cases()[size_t(i.param.index)].name; }
+
+INSTANTIATE_TEST_SUITE_P(Gfx942, EmuMlaDecode, ::testing::ValuesIn(all_params(kGfx942)), param_name);
+INSTANTIATE_TEST_SUITE_P(Gfx950, EmuMlaDecode, ::testing::ValuesIn(all_params(kGfx950)), param_name);
+
+// Every configuration mla_decode() can launch on a target is in its code object, with the planner
+// and both reduces, and keeps the LDS of one workgroup within the CU's.
+TEST(EmuMlaDecodeNames, EveryDispatchedInstanceIsInTheCodeObject) {
+  for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
+    std::string why;
+    const auto co = mla_code_object(*t, why);
+    if (!co) GTEST_SKIP() << why;
+    int n = 0;
+    for (DType q : {DType::f16, DType::bf16})
+      for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
+        visit_config(t->target, q, kv, [&]<class Cfg>() {
+          EXPECT_NO_THROW(co->find(kernel_parts<Cfg>())) << emu::gfx_name(t->gfx) << " " << kernel_parts<Cfg>()[0];
+          EXPECT_EQ(Cfg::kBM, mla_decode_tile(t->target).rows);
+          ++n;
+        });
+    EXPECT_EQ(n, 6);
+    EXPECT_NO_THROW(co->find(kPlannerParts));
+    EXPECT_NO_THROW(co->find(reduce_parts(true)));
+    EXPECT_NO_THROW(co->find(reduce_parts(false)));
+  }
+}
+
+}  // namespace
+}  // namespace hipattn::testing
