@@ -40,7 +40,8 @@ using namespace hipattn::testing;
 struct Case {
   std::string name;
   int heads = 16, batch = 64, ctx = 8192, q_len = 1, page = 1;
-  DType kv = DType::bf16;  // bf16 or fp8_e4m3fn (queries bf16)
+  DType kv = DType::bf16;  // bf16 or fp8_e4m3fn
+  DType q = DType::bf16;   // bf16, or fp8_e4m3fn over an fp8 cache (bf16 output, q_scale 0.5)
   int merge_ranks = 0;     // > 0: also time the merge of this many ranks' partials
 };
 
@@ -54,7 +55,8 @@ Work work(const Case& c) {
   for (int i = 0; i < c.q_len; ++i) pairs += std::max(0, std::min(c.ctx, c.ctx - c.q_len + i + 1));
   pairs *= c.batch;
   w.flops = 2.0 * (kMlaQkDim + kMlaLatentDim) * c.heads * pairs;
-  w.bytes = tokens * c.heads * (kMlaQkDim + kMlaLatentDim) * 2.0 + double(c.batch) * c.ctx * kMlaQkDim * dtype_size(c.kv);
+  w.bytes = tokens * c.heads * (kMlaQkDim * double(dtype_size(c.q)) + kMlaLatentDim * 2.0) +
+            double(c.batch) * c.ctx * kMlaQkDim * dtype_size(c.kv);
   return w;
 }
 
@@ -82,11 +84,11 @@ struct Problem {
     const int64_t tokens = int64_t(c.batch) * c.q_len;
     const int pages_per_seq = (c.ctx + c.page - 1) / c.page;
     const int64_t pages = int64_t(c.batch) * pages_per_seq;
-    q = DeviceBuffer(size_t(tokens) * c.heads * kMlaQkDim * 2);
+    q = DeviceBuffer(size_t(tokens) * c.heads * kMlaQkDim * dtype_size(c.q));
     kv = DeviceBuffer(size_t(pages) * c.page * kMlaQkDim * dtype_size(c.kv));
     out = DeviceBuffer(size_t(tokens) * c.heads * kMlaLatentDim * 2);
     lse = DeviceBuffer(size_t(tokens) * c.heads * 4);
-    fill_kv(q, size_t(tokens) * c.heads * kMlaQkDim, 0x51u, false);
+    fill_kv(q, size_t(tokens) * c.heads * kMlaQkDim, 0x51u, is_fp8(c.q));
     fill_kv(kv, size_t(pages) * c.page * kMlaQkDim, 0x4Bu, is_fp8(c.kv));
     std::vector<int32_t> table(static_cast<size_t>(pages));
     std::iota(table.begin(), table.end(), 0);
@@ -96,7 +98,11 @@ struct Problem {
     p.q = q.ptr;
     p.q_stride_head = kMlaQkDim;
     p.q_stride_token = int64_t(c.heads) * kMlaQkDim;
-    p.q_dtype = DType::bf16;
+    p.q_dtype = c.q;
+    if (is_fp8(c.q)) {
+      p.q_scale.host = 0.5f;
+      p.out_format.dtype = DType::bf16;
+    }
     p.q_len = c.q_len;
     p.kv_cache = kv.ptr;
     p.kv_dtype = c.kv;
@@ -173,7 +179,7 @@ void bench_mla(benchmark::State& state, const Case* c) {
       state.counters["merge_us"] = merge_ms * 1e3;
       state.counters["merge_frac"] = merge_ms / ms;
     }
-    state.SetLabel(std::string("bf16 q, ") + std::string(dtype_name(c->kv)) + " kv, page " + std::to_string(c->page));
+    state.SetLabel(std::string(dtype_name(c->q)) + " q, " + std::string(dtype_name(c->kv)) + " kv, page " + std::to_string(c->page));
   } catch (const Error& e) {
     state.SkipWithError(e.what());
   } catch (const std::exception& e) {
@@ -192,15 +198,16 @@ void add(const Case& c) {
 std::string k_of(int n) { return std::to_string(n / 1024) + "k"; }
 std::string name_of(const Case& c) {
   return "h" + std::to_string(c.heads) + "_b" + std::to_string(c.batch) + "_ctx" + k_of(c.ctx) + "_mtp" +
-         std::to_string(c.q_len) + (is_fp8(c.kv) ? "_fp8" : "_bf16") + (c.page != 1 ? "_page" + std::to_string(c.page) : "");
+         std::to_string(c.q_len) + (is_fp8(c.q) ? "_fp8q" : "") + (is_fp8(c.kv) ? "_fp8" : "_bf16") +
+         (c.page != 1 ? "_page" + std::to_string(c.page) : "");
 }
 
 }  // namespace
 
 void register_mla_decode_benchmarks() {
   // The issue's target rows first (named "target_..."): 128 heads b64 x 8K and b128 x 32K (bf16),
-  // 16 heads b64 x 8K (bf16 and fp8 KV), each also with page 64, and the merge of 8 ranks after the
-  // 128-head call.
+  // 16 heads b64 x 8K (bf16 and fp8 KV), each also with page 64, the merge of 8 ranks after the
+  // 128-head call, and fp8 queries over an fp8 cache at 128 and 16 heads.
   for (int page : {1, 64}) {
     Case c;
     c.page = page;
@@ -218,6 +225,15 @@ void register_mla_decode_benchmarks() {
       c.name = "target_" + name_of(c);
       add(c);
     }
+  }
+  // fp8 queries over an fp8 cache (the issue's 970 TFLOP/s row at 128 heads; 16 heads for bandwidth):
+  // the codes converted to bf16 as Q loads, so the products run at the 16-bit rate
+  for (int heads : {128, 16}) {
+    Case c;
+    c.heads = heads, c.batch = 64, c.ctx = 8192;
+    c.q = c.kv = DType::fp8_e4m3fn;
+    c.name = "target_" + name_of(c);
+    add(c);
   }
   // decode_sweeps.json "mla_decode": heads {16, 32, 64, 96, 128} x ctx {4K, 16K, 64K, 128K} x batch
   // {16, 32, 64, 128} x MTP {1, 2, 4, 8} x {bf16, fp8}, page size 1. Trimmed to (batch, ctx) in

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -55,10 +56,11 @@ struct MlaSpec {
   int heads = 16, q_len = 1, page_size = 64;
   std::vector<int> lens;
   bool split_q = false;   // q [.., 512] + q_rope [.., 64]
-  int q_pad = 8, o_pad = 8;  // elements after each head row
+  int q_pad = 8, o_pad = 8;  // elements after each head row (fp8 queries: rounded up to 16 codes)
   bool lse = true;
   bool scale_on_device = true;  // fp8: kv_scale as a device scalar (else the host float)
   float kv_scale = 0.5f;
+  float q_scale = 1.f / 16.f;  // fp8 queries (codes drawn in [-8, 8]); on the device when scale_on_device
   MlaDecodeSplit split = MlaDecodeSplit::automatic;
   OutSpec out;
   uint64_t seed = 1;
@@ -127,6 +129,7 @@ struct MlaBuffers {
   const void *q = nullptr, *q_nope = nullptr, *q_rope = nullptr, *kv = nullptr;
   const int32_t *block_table = nullptr, *seq_lens_k = nullptr;
   const float* kv_scale = nullptr;  // [1]
+  const float* q_scale = nullptr;   // [1]: fp8 queries
   void* out = nullptr;
   float* lse = nullptr;
   const float* out_scale = nullptr;  // [1]: the per-tensor output scale
@@ -137,11 +140,12 @@ struct MlaBuffers {
 struct MlaHost {
   MlaSpec s;
   int batch = 0, max_pages = 0, num_pages = 0, max_len = 0;
-  int64_t q_st = 0, q_sh = 0, qr_st = 0, qr_sh = 0, o_st = 0, o_sh = 0;
+  int64_t q_st = 0, q_sh = 0, qn_st = 0, qn_sh = 0, qr_st = 0, qr_sh = 0, o_st = 0, o_sh = 0;
   std::vector<uint16_t> q, q_nope, q_rope;  // q joined (the reference's); q_nope / q_rope when split
   std::vector<uint8_t> kv;                  // [num_pages, page_size, 576] of kv_dtype
   std::vector<int32_t> bt, lens;
   float kv_scale = 1.f;
+  float q_scale = 1.f;  // fp8 queries: s.q_scale
   MlaOutput output;  // the launches' output format (set_output: the same inputs in another format)
 
   explicit MlaHost(const MlaSpec& spec) : s(spec) {
@@ -154,7 +158,11 @@ struct MlaHost {
     for (int l : lens) used += (l + s.page_size - 1) / s.page_size;
     num_pages = used + 3;  // unused pages (NaN)
     const int T = batch * s.q_len;
-    q_sh = DK + s.q_pad;
+    const bool q8 = is_fp8(s.q_dtype);
+    const size_t qes = dtype_size(s.q_dtype);
+    const int qpad = q8 ? (s.q_pad + 15) / 16 * 16 : s.q_pad, spad = q8 ? 16 : 8;  // 16-byte strides
+    q_scale = q8 ? s.q_scale : 1.f;
+    q_sh = DK + qpad;
     q_st = int64_t(s.heads) * q_sh;
     o_sh = DV + s.o_pad;
     o_st = int64_t(s.heads) * o_sh;
@@ -163,17 +171,24 @@ struct MlaHost {
     q.assign(size_t(std::max<int64_t>(1, T * q_st)), nan16);
     for (int t = 0; t < T; ++t)
       for (int h = 0; h < s.heads; ++h)
-        for (int d = 0; d < DK; ++d) store_from_float(q.data(), s.q_dtype, t * q_st + h * q_sh + d, nonzero_uniform(g, -1.f, 1.f));
+        for (int d = 0; d < DK; ++d)
+          store_from_float(q.data(), s.q_dtype, t * q_st + h * q_sh + d,
+                           q8 ? nonzero_uniform(g, -8.f, 8.f) : nonzero_uniform(g, -1.f, 1.f));
     if (s.split_q) {
-      qr_sh = DR + 8;
-      qr_st = int64_t(s.heads) * qr_sh + 8;
-      const int64_t qn_sh = DV + 8, qn_st = int64_t(s.heads) * qn_sh;
+      qn_sh = DV + spad;
+      qn_st = int64_t(s.heads) * qn_sh;
+      qr_sh = DR + spad;
+      qr_st = int64_t(s.heads) * qr_sh + spad;
       q_nope.assign(size_t(std::max<int64_t>(1, T * qn_st)), nan16);
       q_rope.assign(size_t(std::max<int64_t>(1, T * qr_st)), nan16);
+      // element copies in the query's dtype (fp8: bytes of the 16-bit storage)
+      const auto copy = [&](std::vector<uint16_t>& dst, int64_t di, int64_t si) {
+        std::memcpy(reinterpret_cast<uint8_t*>(dst.data()) + di * qes, reinterpret_cast<const uint8_t*>(q.data()) + si * qes, qes);
+      };
       for (int t = 0; t < T; ++t)
         for (int h = 0; h < s.heads; ++h) {
-          for (int d = 0; d < DV; ++d) q_nope[size_t(t * qn_st + h * qn_sh + d)] = q[size_t(t * q_st + h * q_sh + d)];
-          for (int d = 0; d < DR; ++d) q_rope[size_t(t * qr_st + h * qr_sh + d)] = q[size_t(t * q_st + h * q_sh + DV + d)];
+          for (int d = 0; d < DV; ++d) copy(q_nope, t * qn_st + h * qn_sh + d, t * q_st + h * q_sh + d);
+          for (int d = 0; d < DR; ++d) copy(q_rope, t * qr_st + h * qr_sh + d, t * q_st + h * q_sh + DV + d);
         }
     }
     // cache: NaN everywhere, then every owned slot
@@ -211,8 +226,8 @@ struct MlaHost {
     MlaDecodeParams p;
     if (s.split_q) {
       p.q = b.q_nope;
-      p.q_stride_head = DV + 8;
-      p.q_stride_token = int64_t(s.heads) * (DV + 8);
+      p.q_stride_head = qn_sh;
+      p.q_stride_token = qn_st;
       p.q_rope = b.q_rope;
       p.q_rope_stride_head = qr_sh;
       p.q_rope_stride_token = qr_st;
@@ -222,6 +237,10 @@ struct MlaHost {
       p.q_stride_head = q_sh;
     }
     p.q_dtype = s.q_dtype;
+    if (is_fp8(s.q_dtype)) {
+      if (s.scale_on_device) p.q_scale.device = b.q_scale;
+      else p.q_scale.host = q_scale;
+    }
     p.q_len = s.q_len;
     p.kv_cache = b.kv;
     p.kv_dtype = s.kv_dtype;
@@ -261,6 +280,7 @@ struct MlaHost {
     reference::MlaDecodeParams r;
     r.q = q.data();
     r.q_dtype = s.q_dtype;
+    r.q_scale = q_scale;
     r.q_stride_token = q_st;
     r.q_stride_batch = q_st * s.q_len;
     r.q_stride_head = q_sh;
@@ -294,7 +314,8 @@ struct MlaOut {
 // they were written with: tests/common/fp8_output_check.hpp), every padding element still poisoned.
 inline void expect_matches(const MlaHost& h, const MlaOut& got, const reference::AttentionResult& ref, const std::string& what) {
   const MlaOutput& o = h.output;
-  const Tolerance base = out_tolerance(is_bf16(h.s.q_dtype));
+  // the instance's 16-bit type (fp8 queries: problem/fp8_io.hpp's compute dtype)
+  const Tolerance base = out_tolerance(is_bf16(compute_dtype(h.s.q_dtype, h.s.kv_dtype, o.dtype)));
   const int T = h.tokens(), H = h.s.heads;
   int bad = 0;
   double worst = 0.0;

@@ -70,7 +70,7 @@ std::string mla_unavailable() {
 
 struct MlaDevice {
   const MlaHost& h;
-  DeviceBuffer q, q_nope, q_rope, kv, bt, lens, scale, out, lse, out_scale, group_scale, ws;
+  DeviceBuffer q, q_nope, q_rope, kv, bt, lens, scale, q_scale, out, lse, out_scale, group_scale, ws;
   size_t ws_bytes = 0;
   explicit MlaDevice(const MlaHost& hp, size_t workspace_bytes)
       : h(hp), q(DeviceBuffer::from(hp.q)), kv(DeviceBuffer::from(hp.kv)), bt(DeviceBuffer::from(hp.bt)),
@@ -81,6 +81,7 @@ struct MlaDevice {
       q_rope = DeviceBuffer::from(hp.q_rope);
     }
     scale = DeviceBuffer::from(std::vector<float>{hp.kv_scale});
+    q_scale = DeviceBuffer::from(std::vector<float>{hp.q_scale});
     out = DeviceBuffer(hp.out_bytes());
     lse = DeviceBuffer(hp.lse_bytes());
     out_scale = DeviceBuffer::from(std::vector<float>{hp.output.tensor_scale});
@@ -96,6 +97,7 @@ struct MlaDevice {
     b.block_table = bt.as<int32_t>();
     b.seq_lens_k = lens.as<int32_t>();
     b.kv_scale = scale.as<float>();
+    b.q_scale = q_scale.as<float>();
     b.out = out.ptr;
     b.lse = lse.as<float>();
     b.out_scale = out_scale.as<float>();
@@ -301,6 +303,35 @@ void run_formats(const MlaSpec& s, const std::vector<OutSpec>& formats) {
       expect_matches(h, run_checked(d, opt), ref, what);
     }
   }
+}
+
+// fp8 queries over fp8 caches (both formats each, the codes converted exactly to the compute dtype as
+// the producer loads them, q_scale on the device and the host): f16, bf16 and fp8 outputs (the compute
+// dtype follows a 16-bit output, fp16 under an fp8 one), joined and split queries, 16 and 128 heads,
+// MTP 1 and 4, one partition and planned (the reduce), contexts shorter than q_len.
+TEST(MlaDecode, Fp8QueriesOverFp8Caches) {
+  REQUIRE_MLA();
+  uint64_t seed = 700;
+  for (DType q : {DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
+    for (DType kv : {DType::fp8_e4m3fn, DType::fp8_e4m3fnuz}) {
+      MlaSpec s;
+      s.q_dtype = q;
+      s.kv_dtype = kv;
+      s.heads = q == kv ? 128 : 16;
+      s.q_len = q == kv ? 1 : 4;
+      s.page_size = q == DType::fp8_e4m3fn ? 64 : 1;
+      s.lens = {3, 200, 1100, 0};
+      s.split_q = q != kv;
+      s.scale_on_device = kv == DType::fp8_e4m3fn;
+      s.o_pad = 16;  // fp8 outputs: 16-byte rows
+      s.seed = seed++;
+      OutSpec f16, bf16, fp8;
+      f16.dtype = DType::f16;
+      bf16.dtype = DType::bf16;
+      fp8.dtype = kv;
+      fp8.group = q == kv ? 0 : 64;
+      run_formats(s, {f16, bf16, fp8});
+    }
 }
 
 // vLLM's fp8 outputs: per tensor (e4m3fn with the host scale, e4m3fnuz with a device scalar), per

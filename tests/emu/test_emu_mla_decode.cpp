@@ -17,7 +17,9 @@
 // both tiles), MTP q_len 1-4 with contexts shorter than q_len (rows with no key: exactly 0, LSE
 // -inf), pages of 1, 17 and 64 slots, empty sequences, joined and split (nope / rope) queries, bf16 /
 // f16 caches and both fp8 formats on both targets with the scale on the device or the host, one
-// partition and planned (the reduce), and fp8 outputs per tensor and per group. Unowned slots, unused
+// partition and planned (the reduce), fp8 outputs per tensor and per group, and fp8 queries of both
+// formats over fp8 caches (converted exactly to the compute dtype as Q loads; f16, bf16 and fp8
+// outputs). Unowned slots, unused
 // pages and padded block-table entries hold NaN, so any read of them poisons an output. Outputs, LSE,
 // group scales and the workspace are poisoned before every run; every element is compared with the
 // device suite's tolerances and every padding element must still hold the poison.
@@ -65,16 +67,16 @@ std::vector<std::string> reduce_parts(bool bf16) {
 }
 const std::vector<std::string> kPlannerParts = {"void hipattn::plan_decode_tasks_kernel<"};
 
-// The configuration mla_decode() launches for (target, q dtype, cache dtype).
+// The configuration mla_decode() launches for (target, compute dtype bf16 or f16, cache dtype).
 template <class F>
-void visit_config(Target t, DType q, DType kv, F&& f) {
+void visit_config(Target t, bool bf16, DType kv, F&& f) {
   const auto on = [&]<Target kT>() {
     const auto with = [&]<bool kBf16>() {
       if (kv == DType::fp8_e4m3fn) f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, KvKind::e4m3fn>>();
       else if (kv == DType::fp8_e4m3fnuz) f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, KvKind::e4m3fnuz>>();
       else f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, KvKind::same16>>();
     };
-    if (q == DType::bf16) with.template operator()<true>();
+    if (bf16) with.template operator()<true>();
     else with.template operator()<false>();
   };
   if (t == Target::gfx950) on.template operator()<Target::gfx950>();
@@ -87,7 +89,8 @@ void* dev_ptr(uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t
 struct EmuMla {
   const MlaHost& h;
   emu::Memory mem;
-  uint64_t q = 0, q_nope = 0, q_rope = 0, kv = 0, bt = 0, lens = 0, scale = 0, out = 0, lse = 0, out_scale = 0, gs = 0;
+  uint64_t q = 0, q_nope = 0, q_rope = 0, kv = 0, bt = 0, lens = 0, scale = 0, q_scale = 0, out = 0, lse = 0, out_scale = 0,
+           gs = 0;
   explicit EmuMla(const MlaHost& hp) : h(hp) {
     q = mem.upload(h.q, "q");
     if (h.s.split_q) {
@@ -98,6 +101,7 @@ struct EmuMla {
     bt = mem.upload(h.bt, "block_table");
     lens = mem.upload(h.lens, "seq_lens_k");
     scale = mem.upload(std::vector<float>{h.kv_scale}, "kv_scale");
+    q_scale = mem.upload(std::vector<float>{h.q_scale}, "q_scale");
     out = mem.alloc(h.out_bytes(), "out");
     lse = mem.alloc(h.lse_bytes(), "lse");
     out_scale = mem.upload(std::vector<float>{h.output.tensor_scale}, "out_scale");
@@ -112,6 +116,7 @@ struct EmuMla {
     b.block_table = static_cast<const int32_t*>(dev_ptr(bt));
     b.seq_lens_k = static_cast<const int32_t*>(dev_ptr(lens));
     b.kv_scale = static_cast<const float*>(dev_ptr(scale));
+    b.q_scale = static_cast<const float*>(dev_ptr(q_scale));
     b.out = dev_ptr(out);
     b.lse = static_cast<float*>(dev_ptr(lse));
     b.out_scale = static_cast<const float*>(dev_ptr(out_scale));
@@ -167,7 +172,8 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
           << "slot " << s << " differs from the host plan";
     }
   }
-  visit_config(t.target, p.q_dtype, p.kv_dtype, [&]<class Cfg>() {
+  const bool bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
+  visit_config(t.target, bf16, p.kv_dtype, [&]<class Cfg>() {
     const auto a = make_mla_decode_cdna_args<Cfg>(p, plan, dev_ptr(ws));
     const UnifiedLaunchDim grid{static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1};
     res.instructions +=
@@ -178,7 +184,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
     const int64_t items = int64_t(p.batch) * p.q_len * p.num_heads;
     const int64_t per = split_kv_reduce_items_per_block(kMlaLatentDim);
     const UnifiedLaunchDim grid{static_cast<uint32_t>((items + per - 1) / per), 1, 1};
-    res.instructions += launch_kernel(co, reduce_parts(p.q_dtype == DType::bf16), grid,
+    res.instructions += launch_kernel(co, reduce_parts(bf16), grid,
                                       uint32_t(split_kv_reduce_threads(kMlaLatentDim)), 0, &r, sizeof(r), em.mem)
                             .instructions;
   }
@@ -240,6 +246,26 @@ const std::vector<Case>& cases() {
     }
     {
       Case x{"f16_h16_fp8_out_tensor", spec(DType::f16, 16, 2, 64, {33}, 19), Fp8::none, true};
+      x.spec.o_pad = 16;
+      c.push_back(x);
+    }
+    // fp8 queries over fp8 caches: codes converted exactly to the compute dtype as Q loads, q_scale
+    // in the score scale (the compute dtype: a 16-bit output's, fp16 under an fp8 output)
+    {
+      Case x{"fp8q_fn_f16_out_mtp2", spec(DType::fp8_e4m3fn, 16, 2, 64, {45, 7}, 20), Fp8::target, false, one_and_planned};
+      x.spec.out.dtype = DType::f16;
+      c.push_back(x);
+    }
+    {
+      Case x{"fp8q_fnuz_bf16_out_split_q_host_scales", spec(DType::fp8_e4m3fnuz, 32, 1, 17, {30}, 21), Fp8::other};
+      x.spec.out.dtype = DType::bf16;
+      x.spec.split_q = true;
+      x.spec.scale_on_device = false;
+      c.push_back(x);
+    }
+    {
+      Case x{"fp8q_fn_fp8_out_group32", spec(DType::fp8_e4m3fn, 16, 1, 64, {52}, 22), Fp8::target, true};
+      x.spec.out.group = 32;
       x.spec.o_pad = 16;
       c.push_back(x);
     }
@@ -310,9 +336,9 @@ TEST(EmuMlaDecodeNames, EveryDispatchedInstanceIsInTheCodeObject) {
     const auto co = mla_code_object(*t, why);
     if (!co) GTEST_SKIP() << why;
     int n = 0;
-    for (DType q : {DType::f16, DType::bf16})
+    for (bool bf16 : {false, true})
       for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
-        visit_config(t->target, q, kv, [&]<class Cfg>() {
+        visit_config(t->target, bf16, kv, [&]<class Cfg>() {
           EXPECT_NO_THROW(co->find(kernel_parts<Cfg>())) << emu::gfx_name(t->gfx) << " " << kernel_parts<Cfg>()[0];
           EXPECT_EQ(Cfg::kBM, mla_decode_tile(t->target).rows);
           ++n;

@@ -1,7 +1,7 @@
 // tests/host/test_mla_decode_rules.cpp: host validation of MlaDecodeParams and MlaDecodeTraits
 // (problem/mla_decode_rules.hpp): one valid problem, a table of single mutations each rejected with its
 // code, field and words of the message (and the error throw_if_error raises), a table of mutations that
-// must stay valid, the split query, the fp8 cache's scale, the output format (problem/fp8_io_rules.hpp's
+// must stay valid, the split query, fp8 queries (over fp8 caches, with q_scale), the fp8 cache's scale, the output format (problem/fp8_io_rules.hpp's
 // rules: fp8 outputs with a per-tensor or per-group scale), the empty batch, several violations
 // reported together, the traits and the host-array checks.
 #include <gtest/gtest.h>
@@ -138,11 +138,23 @@ const std::vector<Rejected>& rejected() {
       {"tokens past 32 bits", V([](auto& p) { p.batch = 1 << 30; }), kInvalid, "batch",
        {"batch (1073741824)", "2147483648"}, 1},
       // ---- dtypes ----
-      {"fp8 queries", V([](auto& p) { p.q_dtype = DType::fp8_e4m3fn; }), kUnsupported, "q_dtype",
-       {"fp8_e4m3fn", "fp8 queries are not served yet"}, 1},
-      {"fp8 fnuz queries", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fnuz; p.kv_scale = at<const float>(1536); }),
-       kUnsupported, "q_dtype", {"fp8_e4m3fnuz", "fp8 queries are not served yet"}, 1},
-      {"fp32 queries", V([](auto& p) { p.q_dtype = DType::f32; }), kUnsupported, "q_dtype", {"fp32", "fp16 or bf16"}, 1},
+      {"fp8 queries over a 16-bit cache", V([](auto& p) { p.q_dtype = DType::fp8_e4m3fn; p.q_scale.host = 0.5f;
+                                                          p.out_format.dtype = DType::bf16; }),
+       kUnsupported, "kv_dtype", {"kv_dtype (bf16)", "with fp8 queries", "fp8_e4m3fn / fp8_e4m3fnuz"}, 1},
+      {"fp8 queries without an output dtype", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fnuz;
+                                                              p.kv_scale = at<const float>(1536); p.q_scale.host = 0.5f; }),
+       kInvalid, "out_format.dtype", {"out_format.dtype (unset)", "fp8 queries need the output dtype set"}, 1},
+      {"fp8 queries with q_scale 0", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fn; p.kv_scale = at<const float>(1536);
+                                                     p.out_format.dtype = DType::f16; p.q_scale.host = 0.f; }),
+       kInvalid, "q_scale.host", {"q_scale.host (0)", "finite and > 0"}, 1},
+      {"fp8 queries with a misaligned q_scale", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fn;
+                                                               p.kv_scale = at<const float>(1536); p.out_format.dtype = DType::f16;
+                                                               p.q_scale.device = at<const float>(1538); }),
+       kInvalid, "q_scale.device", {"not 4-byte aligned"}, 1},
+      {"16-bit queries with a q_scale", V([](auto& p) { p.q_scale.host = 0.5f; }), kInvalid, "q_scale.host",
+       {"q_scale.host (0.5)", "only fp8 queries are scaled"}, 1},
+      {"fp32 queries", V([](auto& p) { p.q_dtype = DType::f32; }), kUnsupported, "q_dtype",
+       {"fp32", "fp16, bf16, fp8_e4m3fn or fp8_e4m3fnuz"}, 1},
       {"unknown q dtype", V([](auto& p) { p.q_dtype = static_cast<DType>(9); }), kUnsupported, "q_dtype", {"DType(9)"}, 1},
       {"fp16 cache with bf16 q", V([](auto& p) { p.kv_dtype = DType::f16; }), kUnsupported, "kv_dtype",
        {"kv_dtype (fp16)", "q_dtype (bf16)"}, 1},
@@ -302,6 +314,15 @@ TEST(MlaDecodeRules, AcceptedCorners) {
       {"fp16 output of fp16 queries", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::f16; p.out_format.dtype = DType::f16; })},
       {"16-bit output over an fp8 cache", V([](auto& p) { p.kv_dtype = DType::fp8_e4m3fn; p.kv_scale_value = 0.5f;
                                                           p.out_format.dtype = DType::bf16; })},
+      // fp8 queries over an fp8 cache: their codes' strides (576 codes: a 16-byte multiple), q_scale on
+      // the device or the host, any 16-bit output (the compute dtype follows it) or an fp8 one
+      {"fp8 queries, f16 output", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fn; p.kv_scale_value = 0.5f;
+                                                  p.q_scale.host = 0.25f; p.out_format.dtype = DType::f16; })},
+      {"fp8 fnuz queries over an e4m3fn cache, bf16 output, device q_scale",
+       V([](auto& p) { p.q_dtype = DType::fp8_e4m3fnuz; p.kv_dtype = DType::fp8_e4m3fn; p.kv_scale_value = 0.5f;
+                       p.q_scale.device = at<const float>(1536); p.q_scale.host = kNan; p.out_format.dtype = DType::bf16; })},
+      {"fp8 queries, fp8 output", T8([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fn; p.kv_scale_value = 0.5f;
+                                                   p.q_scale.host = 0.25f; })},
       {"bf16 out stride of 520 elements (1040 bytes)", V([](auto& p) { p.o_stride_head = 520; p.o_stride_token = kHeads * 520; })},
       {"fp8 output, host scale", T8([](auto&) {})},
       {"fp8 output, device scale (its host value is not read)",
@@ -410,7 +431,7 @@ TEST(MlaDecodeRules, EmptyBatch) {
   p.q_len = 0;
   p.num_heads = 0;
   p.scale = kNan;
-  p.q_dtype = DType::fp8_e4m3fn;
+  p.q_dtype = DType::f32;
   const ValidationReport r = validate(p);
   ASSERT_EQ(r.size(), 4u) << r.summary();
   EXPECT_EQ(r.issues[0].field, "q_len");
@@ -440,7 +461,7 @@ TEST(MlaDecodeRules, IndependentViolationsAreAllReported) {
 TEST(MlaDecodeRules, ThrowIfErrorRaisesTheFirstIssue) {
   EXPECT_NO_THROW(hipattn::throw_if_error(validate(valid())));
   MlaDecodeParams p = valid();
-  p.q_dtype = DType::fp8_e4m3fn;
+  p.q_dtype = DType::f32;
   p.scale = 0.f;
   p.seq_lens_k = nullptr;
   try {
@@ -450,7 +471,7 @@ TEST(MlaDecodeRules, ThrowIfErrorRaisesTheFirstIssue) {
     EXPECT_EQ(e.code(), kUnsupported);
     EXPECT_EQ(e.field(), "q_dtype");
     const std::string what = e.what();
-    EXPECT_NE(what.find("fp8 queries are not served yet"), std::string::npos) << what;
+    EXPECT_NE(what.find("q_dtype (fp32) must be fp16, bf16, fp8_e4m3fn or fp8_e4m3fnuz"), std::string::npos) << what;
     EXPECT_NE(what.find("[+2 more: scale: "), std::string::npos) << what;
     EXPECT_NE(what.find("seq_lens_k: seq_lens_k (nullptr)"), std::string::npos) << what;
   }

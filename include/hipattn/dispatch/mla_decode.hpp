@@ -156,6 +156,11 @@ inline OutputArgs mla_decode_output_args(const MlaDecodeParams& p) {
 inline MlaDecodeKernelArgs make_mla_decode_kernel_args(const MlaDecodeParams& p, const MlaDecodePlan& plan,
                                                        void* workspace) {
   MlaDecodeKernelArgs a;
+  a.q_kind = unified_kv_kind(p.q_dtype);
+  if (is_fp8(p.q_dtype)) {
+    a.q_scale = p.q_scale.device;
+    a.q_scale_value = p.q_scale.host;
+  }
   a.q = static_cast<const uint16_t*>(p.q);
   a.q_stride_token = p.q_stride_token;
   a.q_stride_head = p.q_stride_head;
@@ -163,8 +168,9 @@ inline MlaDecodeKernelArgs make_mla_decode_kernel_args(const MlaDecodeParams& p,
     a.q_rope = static_cast<const uint16_t*>(p.q_rope);
     a.q_rope_stride_token = p.q_rope_stride_token;
     a.q_rope_stride_head = p.q_rope_stride_head;
-  } else {
-    a.q_rope = a.q + kMlaLatentDim;
+  } else {  // (codes: 512 bytes on, the element pointer's half; the kernel reads q_rope as bytes then)
+    a.q_rope = is_fp8(p.q_dtype) ? reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(p.q) + kMlaLatentDim)
+                                 : a.q + kMlaLatentDim;
     a.q_rope_stride_token = p.q_stride_token;
     a.q_rope_stride_head = p.q_stride_head;
   }
@@ -241,6 +247,11 @@ template <class Cfg>
 mla_cdna_args_t<Cfg> make_mla_decode_cdna_args(const MlaDecodeParams& p, const MlaDecodePlan& plan, void* workspace) {
   static_assert(is_cdna(Cfg::kTarget), "a CDNA configuration");
   mla_cdna_args_t<Cfg> a;
+  a.q_kind = unified_kv_kind(p.q_dtype);  // fp8 queries: converted exactly as Q loads
+  if (is_fp8(p.q_dtype)) {
+    a.q_scale_tensor = p.q_scale.device;
+    a.q_scale_value = p.q_scale.host;
+  }
   a.q = static_cast<const uint16_t*>(p.q);
   a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
   a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
@@ -248,8 +259,9 @@ mla_cdna_args_t<Cfg> make_mla_decode_cdna_args(const MlaDecodeParams& p, const M
     a.q_rope = static_cast<const uint16_t*>(p.q_rope);
     a.q_rope_stride_token = static_cast<int32_t>(p.q_rope_stride_token);
     a.q_rope_stride_head = static_cast<int32_t>(p.q_rope_stride_head);
-  } else {
-    a.q_rope = a.q + kMlaLatentDim;
+  } else {  // (codes: 512 bytes on; query_element reads q_rope as codes then)
+    a.q_rope = is_fp8(p.q_dtype) ? reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(p.q) + kMlaLatentDim)
+                                 : a.q + kMlaLatentDim;
     a.q_rope_stride_token = a.q_stride_token;
     a.q_rope_stride_head = a.q_stride_head;
   }
@@ -396,7 +408,8 @@ void mla_decode(const MlaDecodeParams& p, void* workspace, size_t workspace_byte
     if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
       throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
   }
-  const bool bf16 = p.q_dtype == DType::bf16;
+  // the instance's 16-bit type: the query's, or for fp8 queries problem/fp8_io.hpp's compute dtype
+  const bool bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
   const Target t = props.target;
   switch (p.kv_dtype) {
     case DType::fp8_e4m3fn:

@@ -19,6 +19,10 @@
 //     page_size (host bounds; the kernels read the block table below them only).
 //   * fp8 caches (e4m3fn, e4m3fnuz) carry one per-tensor scale (value = code * scale): a device scalar
 //     (kv_scale) or, with it null, the host float kv_scale_value.
+//   * fp8 queries (e4m3fn, e4m3fnuz; over an fp8 cache only) carry q_scale (value = code * q_scale;
+//     problem/fp8_io.hpp TensorScale), and need the output dtype set: the products run in the compute
+//     dtype of problem/fp8_io.hpp (compute_dtype: a 16-bit output's type, fp16 under an fp8 output),
+//     the codes converted to it exactly as they load.
 //   * The output is written in out_format (problem/fp8_io.hpp, vLLM's fp8 output contract as unified
 //     attention and paged decode take it): by default 16-bit of q_dtype; or fp8 e4m3fn / e4m3fnuz with
 //     one per-tensor scale, or with a scale per group of 16 / 32 / 64 / 128 of a row's 512 columns
@@ -45,7 +49,8 @@ struct MlaDecodeParams {
   int64_t q_stride_token = 0, q_stride_head = 0;
   const void* q_rope = nullptr;  // null: q is joined
   int64_t q_rope_stride_token = 0, q_rope_stride_head = 0;
-  DType q_dtype = DType::bf16;  // fp16 or bf16
+  DType q_dtype = DType::bf16;  // fp16, bf16, or fp8_e4m3fn / fp8_e4m3fnuz over an fp8 cache
+  TensorScale q_scale;          // fp8 queries: real Q = code * q_scale (device scalar or host float)
   int32_t q_len = 1;            // 1..kMlaMaxQLen
 
   // ---- latent cache [num_pages, page_size, 576] ----
@@ -73,7 +78,7 @@ struct MlaDecodeParams {
   void* out = nullptr;  // [batch * q_len, num_heads, 512], dtype output_dtype(q_dtype, out_format)
   int64_t o_stride_token = 0, o_stride_head = 0;  // elements of the output dtype
   // The output dtype and its fp8 scales (problem/fp8_io.hpp; head_size 512). A 16-bit output is of
-  // q_dtype (unset: q_dtype); MLA queries are 16-bit, so q_scale does not exist here.
+  // the compute dtype (unset: q_dtype, which must then be 16-bit).
   OutputFormat out_format;
   float* lse = nullptr;  // optional [batch * q_len, num_heads]
   int64_t lse_stride_token = 0, lse_stride_head = 0;

@@ -19,9 +19,10 @@
 //     when batch > 0.
 //   * q_len in [1, kMlaMaxQLen] (unsupported otherwise, as paged decode); the query rows of a
 //     sequence (num_heads * q_len) and the tokens of the call (batch * q_len) fit 32-bit ints.
-//   * q_dtype f16 or bf16 (fp8 queries are not served yet: unsupported); kv_dtype equals q_dtype or
-//     is fp8_e4m3fn / fp8_e4m3fnuz (unsupported otherwise). While q_dtype is itself unsupported,
-//     kv_dtype only has to be one of those four.
+//   * q_dtype f16, bf16, fp8_e4m3fn or fp8_e4m3fnuz; kv_dtype equals a 16-bit q_dtype or is
+//     fp8_e4m3fn / fp8_e4m3fnuz, and fp8 queries need an fp8 cache (unsupported otherwise). While
+//     q_dtype is itself unsupported, kv_dtype only has to be one of those four. fp8 queries take
+//     q_scale (device scalar, or a finite host value > 0); 16-bit ones leave it unset.
 //   * out_format: the rules unified attention runs (problem/fp8_io_rules.hpp, io_out_dtype and
 //     io_scales with head size 512): the output dtype unset (q_dtype), q_dtype, or fp8; an fp8 output
 //     takes a per-tensor scale (device scalar, or a finite host value > 0) or a group size in {16, 32,
@@ -136,17 +137,19 @@ struct DtypesOk {
 // q_dtype, kv_dtype and the output dtype (out_format.dtype: problem/fp8_io_rules.hpp's io_out_dtype).
 inline DtypesOk dtypes(ValidationReport& r, const MlaDecodeParams& p) {
   using namespace validation;
-  bool q_ok = false;
-  if (is_fp8(p.q_dtype))
-    r.unsupported("q_dtype", "q_dtype (" + dtype_str(p.q_dtype) + "): fp8 queries are not served yet (fp16 or bf16)");
-  else
-    q_ok = dtype_in(r, ErrorCode::unsupported, "q_dtype", p.q_dtype, {DType::f16, DType::bf16});
+  const bool q_ok = dtype_in(r, ErrorCode::unsupported, "q_dtype", p.q_dtype,
+                             {DType::f16, DType::bf16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz});
   // While q_dtype is unsupported, kv_dtype is not compared with it (one mistake, one issue).
   const bool served = p.kv_dtype == DType::f16 || p.kv_dtype == DType::bf16 || is_fp8(p.kv_dtype);
   const bool kv_ok = is_fp8(p.kv_dtype) || (q_ok ? p.kv_dtype == p.q_dtype : served);
-  if (!kv_ok)
-    r.unsupported("kv_dtype", "kv_dtype (" + dtype_str(p.kv_dtype) + ") must equal q_dtype (" + dtype_str(p.q_dtype) +
-                                  ") or be fp8_e4m3fn / fp8_e4m3fnuz");
+  if (!kv_ok) {
+    if (q_ok && is_fp8(p.q_dtype))
+      r.unsupported("kv_dtype", "kv_dtype (" + dtype_str(p.kv_dtype) + ") with fp8 queries (q_dtype " +
+                                    dtype_str(p.q_dtype) + ") must be fp8_e4m3fn / fp8_e4m3fnuz");
+    else
+      r.unsupported("kv_dtype", "kv_dtype (" + dtype_str(p.kv_dtype) + ") must equal q_dtype (" + dtype_str(p.q_dtype) +
+                                    ") or be fp8_e4m3fn / fp8_e4m3fnuz");
+  }
   return {q_ok, kv_ok, io_out_dtype(r, p.q_dtype, q_ok, p.kv_dtype, kv_ok, p.out_format)};
 }
 
@@ -179,8 +182,8 @@ inline void bounds(ValidationReport& r, const MlaDecodeParams& p) {
   }
 }
 
-// scale, the host fp8 scale an fp8 cache without a device scale uses, and (output dtype known) the
-// output format's scales and group fields (io_scales; MLA has no q_scale: the unset default passes).
+// scale, the host fp8 scale an fp8 cache without a device scale uses, and (output dtype known)
+// q_scale and the output format's scales and group fields (io_scales).
 inline void scales(ValidationReport& r, const MlaDecodeParams& p, DtypesOk dtypes_ok) {
   using namespace validation;
   if (!std::isfinite(p.scale) || !(p.scale > 0.f)) r.invalid("scale", "scale (" + flt(p.scale) + ") must be finite and > 0");
@@ -188,7 +191,7 @@ inline void scales(ValidationReport& r, const MlaDecodeParams& p, DtypesOk dtype
     r.invalid("kv_scale_value", "kv_scale_value (" + flt(p.kv_scale_value) +
                                     ") must be finite and > 0 (the fp8 cache's scale while kv_scale is null)");
   if (dtypes_ok.q && dtypes_ok.out)
-    io_scales(r, p.q_dtype, TensorScale{}, p.out_format, output_dtype(p.q_dtype, p.out_format), tokens(p), p.num_heads,
+    io_scales(r, p.q_dtype, p.q_scale, p.out_format, output_dtype(p.q_dtype, p.out_format), tokens(p), p.num_heads,
               kMlaLatentDim);
 }
 

@@ -25,7 +25,8 @@ struct MlaDecodeParams {
 
   // q [batch, q_len, num_heads, 576], fp16 or bf16
   const void* q = nullptr;
-  DType q_dtype = DType::bf16;
+  DType q_dtype = DType::bf16;  // fp16, bf16, fp8_e4m3fn or fp8_e4m3fnuz (value = code * q_scale)
+  double q_scale = 1.0;         // fp8 queries only
   int64_t q_stride_batch = 0, q_stride_token = 0, q_stride_head = 0;
 
   // kv_cache [num_pages, page_size, 576] (one latent kv head): K = dims [0, 576), V = dims [0, 512)
@@ -65,7 +66,9 @@ inline AttentionResult mla_decode(const MlaDecodeParams& p) {
   detail::require(p.block_table != nullptr && p.seq_lens_k != nullptr, "block_table/seq_lens_k", "null");
   detail::require(p.batch >= 0 && p.q_len >= 1 && p.num_heads > 0 && p.page_size > 0, "batch/q_len/num_heads/page_size",
                   "out of range");
-  detail::require(p.q_dtype == DType::f16 || p.q_dtype == DType::bf16, "q_dtype", "must be fp16 or bf16");
+  detail::require(p.q_dtype == DType::f16 || p.q_dtype == DType::bf16 || is_fp8(p.q_dtype), "q_dtype",
+                  "must be fp16, bf16 or fp8");
+  const double q_scale = is_fp8(p.q_dtype) ? p.q_scale : 1.0;
   const double kv_scale = (is_fp8(p.kv_dtype) && p.kv_scale != nullptr) ? double(p.kv_scale[0]) : 1.0;
   const int64_t T = int64_t(p.batch) * p.q_len, H = p.num_heads;
 
@@ -81,7 +84,7 @@ inline AttentionResult mla_decode(const MlaDecodeParams& p) {
       const int64_t end = std::min(kv_len, last + 1);
       for (int64_t h = 0; h < H; ++h) {
         const int64_t q_base = b * p.q_stride_batch + i * p.q_stride_token + h * p.q_stride_head;
-        for (int d = 0; d < DK; ++d) q[size_t(d)] = double(load_as_float(p.q, p.q_dtype, q_base + d));
+        for (int d = 0; d < DK; ++d) q[size_t(d)] = double(load_as_float(p.q, p.q_dtype, q_base + d)) * q_scale;
         std::vector<double> scores;
         std::vector<int64_t> kv_base;
         for (int64_t j = 0; j < end; ++j) {

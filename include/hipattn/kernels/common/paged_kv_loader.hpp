@@ -55,6 +55,20 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void dequant_regs16(const u32x4& raw, u32x4& 
   hi = u32x4{w[4], w[5], w[6], w[7]};
 }
 
+// Element `col` of the query of row `rc`, in elements of T (16-bit values, or the codes of fp8
+// queries, whose strides count codes): a.q's row, or, for arguments with a second query tensor (MLA's
+// rope part: Args::kQRopeCol, q_rope and its strides), that tensor's from column kQRopeCol on.
+template <class T, class Args>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE const T* query_element(const Args& a, const RowCoord& rc, int col) {
+  if constexpr (requires { a.q_rope; }) {
+    if (col >= Args::kQRopeCol)
+      return reinterpret_cast<const T*>(a.q_rope) + static_cast<int64_t>(rc.token) * a.q_rope_stride_token +
+             static_cast<int64_t>(rc.q_head) * a.q_rope_stride_head + (col - Args::kQRopeCol);
+  }
+  return reinterpret_cast<const T*>(a.q) + static_cast<int64_t>(rc.token) * a.q_stride_token +
+         static_cast<int64_t>(rc.q_head) * a.q_stride_head + col;
+}
+
 // fp8 queries (a.q_kind, codes of format kQ): each 8-code chunk read through registers and converted
 // exactly to the instance's 16-bit type (Arch::dequant_fp8x4), into the same swizzled LDS tile a
 // 16-bit Q fills; q_scale is applied with the score scale, not here.
@@ -69,9 +83,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_fp8(const Args& a, const Attentio
   for (int idx = tid; idx < kChunks; idx += kThreads) {
     const int row = idx / (kDqk / 8), c = idx % (kDqk / 8);
     const RowCoord rc = row_coord(a, w, row);
-    const uint8_t* src = q8 + (rc.valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
-                                              static_cast<int64_t>(rc.q_head) * a.q_stride_head + c * 8
-                                        : 0);
+    const uint8_t* src = rc.valid ? query_element<uint8_t>(a, rc, c * 8) : q8;
     const u32x2 raw = Arch::load_8(src, rc.valid);
     uint32_t v[4];
     Arch::template dequant_fp8x4<kQ, Cfg::kBf16>(raw.x, v[0], v[1]);
@@ -115,18 +127,6 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_codes_via_registers(const Args& a
   }
 }
 
-// Element `col` of the query of row `rc`: a.q's row, or, for arguments with a second query tensor
-// (MLA's rope part: Args::kQRopeCol, q_rope and its strides), that tensor's from column kQRopeCol on.
-template <class Args>
-HIPATTN_DEVICE HIPATTN_FORCEINLINE const uint16_t* query_element(const Args& a, const RowCoord& rc, int col) {
-  if constexpr (requires { a.q_rope; }) {
-    if (col >= Args::kQRopeCol)
-      return a.q_rope + static_cast<int64_t>(rc.token) * a.q_rope_stride_token +
-             static_cast<int64_t>(rc.q_head) * a.q_rope_stride_head + (col - Args::kQRopeCol);
-  }
-  return a.q + static_cast<int64_t>(rc.token) * a.q_stride_token + static_cast<int64_t>(rc.q_head) * a.q_stride_head + col;
-}
-
 // Q of a work item (kBM rows x kDqk, zero-filled for invalid rows) into its swizzled LDS tile,
 // through registers: every load issued, then the stores (the CDNA loaders). fp8 queries are
 // converted (load_q_if_fp8), or kept as codes on the fp8 matrix path.
@@ -149,7 +149,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_via_registers(const Args& a, cons
     const int row = (idx < kChunks ? idx : 0) / (kDqk / 8), c = idx % (kDqk / 8);
     const RowCoord rc = row_coord(a, w, row);
     const bool valid = idx < kChunks && rc.valid;
-    q[i] = Arch::load_16(valid ? query_element(a, rc, c * 8) : a.q, valid);
+    q[i] = Arch::load_16(valid ? query_element<uint16_t>(a, rc, c * 8) : a.q, valid);
   }
 #pragma unroll
   for (int i = 0; i < kQIters; ++i) {

@@ -92,6 +92,11 @@ struct MlaDecodeSm90Config {
 // sequence is token seq * q_len + r / num_heads, head r % num_heads. q_rope is q + 512 with q's
 // strides when the query is joined.
 struct MlaDecodeKernelArgs {
+  // fp8 queries (q_kind e4m3fn / e4m3fnuz): q and q_rope hold codes (strides in codes), converted to
+  // the 16-bit type as the producer loads them; their scale joins the score multiplier
+  KvKind q_kind = KvKind::same16;
+  const float* q_scale = nullptr;  // device scalar, or null (q_scale_value)
+  float q_scale_value = 1.f;
   const uint16_t* q = nullptr;
   int64_t q_stride_token = 0, q_stride_head = 0;
   const uint16_t* q_rope = nullptr;

@@ -121,23 +121,59 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const
     if (wg == 0) {  // ---- producer ----
       sm90::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
       const int t = tid, lane = t % 32, warp = t / 32;
-      // Q: warp w gathers rows 16 w .., four rows an instruction (lane / 8), 16 bytes a lane, column
-      // block k (64 dims: 128 bytes) by k; block 8 is the rope part.
-#pragma unroll 1
-      for (int g = 0; g < 4; ++g) {
+      // Q: warp w gathers rows 16 w .., four rows an instruction (lane / 8), 8 elements a lane, column
+      // block k (64 dims: 128 bytes of the tile) by k; block 8 is the rope part. The first element of
+      // the lane's 8 in row `row`: n (latent) or r (rope), in elements of the query's type (codes for
+      // fp8 queries, whose strides count codes).
+      const auto q_row = [&](int g, const auto* base_n, const auto* base_r, auto& qn, auto& qr) {
         const int row = 16 * warp + 4 * g + lane / 8;
         const int32_t r = row0 + row;
         const bool valid = r < a.rows;
         uint32_t i = 0, h = 0;
         a.heads_div.divmod(static_cast<uint32_t>(valid ? r : 0), i, h);
         const int64_t token = static_cast<int64_t>(w.seq) * a.q_len + i;
-        const uint16_t* qn = a.q + token * a.q_stride_token + int64_t(h) * a.q_stride_head + 8 * (lane % 8);
-        const uint16_t* qr = a.q_rope + token * a.q_rope_stride_token + int64_t(h) * a.q_rope_stride_head + 8 * (lane % 8);
+        qn = base_n + token * a.q_stride_token + int64_t(h) * a.q_stride_head + 8 * (lane % 8);
+        qr = base_r + token * a.q_rope_stride_token + int64_t(h) * a.q_rope_stride_head + 8 * (lane % 8);
+        return valid;
+      };
+      if (a.q_kind == KvKind::same16) {
+#pragma unroll 1
+        for (int g = 0; g < 4; ++g) {
+          const uint16_t *qn = nullptr, *qr = nullptr;
+          const bool valid = q_row(g, a.q, a.q_rope, qn, qr);
+          const int row = 16 * warp + 4 * g + lane / 8;
 #pragma unroll
-        for (int k = 0; k < 9; ++k)
-          sm90::cp_async_16(q_tile + QTile::offset(row, 128 * k + 16 * (lane % 8)), k < 8 ? qn + 64 * k : qr, valid);
+          for (int k = 0; k < 9; ++k)
+            sm90::cp_async_16(q_tile + QTile::offset(row, 128 * k + 16 * (lane % 8)), k < 8 ? qn + 64 * k : qr, valid);
+        }
+        sm90::cp_async_mbarrier_arrive(q_full);
+      } else {
+        // fp8 queries: 8 codes a lane through registers, converted exactly to the 16-bit type (e4m3
+        // fits f16 and bf16), stored by the generic proxy: fenced before wgmma reads them
+        const auto load_q8 = [&]<KvKind kQ>() {
+          const auto* q8 = reinterpret_cast<const uint8_t*>(a.q);
+          const auto* q8r = reinterpret_cast<const uint8_t*>(a.q_rope);
+#pragma unroll 1
+          for (int g = 0; g < 4; ++g) {
+            const uint8_t *qn = nullptr, *qr = nullptr;
+            const bool valid = q_row(g, q8, q8r, qn, qr);
+            const int row = 16 * warp + 4 * g + lane / 8;
+#pragma unroll 3
+            for (int k = 0; k < 9; ++k) {
+              uint2 codes = make_uint2(0u, 0u);
+              if (valid) codes = *reinterpret_cast<const uint2*>(k < 8 ? qn + 64 * k : qr);
+              uint32_t v[4];
+              Arch::template dequant_fp8x4<kQ, Cfg::kBf16>(codes.x, v[0], v[1]);
+              Arch::template dequant_fp8x4<kQ, Cfg::kBf16>(codes.y, v[2], v[3]);
+              *reinterpret_cast<uint4*>(q_tile + QTile::offset(row, 128 * k + 16 * (lane % 8))) = make_uint4(v[0], v[1], v[2], v[3]);
+            }
+          }
+        };
+        if (a.q_kind == KvKind::e4m3fn) load_q8.template operator()<KvKind::e4m3fn>();
+        else load_q8.template operator()<KvKind::e4m3fnuz>();
+        sm90::fence_proxy_async_shared();
+        sm90::mbarrier_arrive(q_full);
       }
-      sm90::cp_async_mbarrier_arrive(q_full);
 
       // The cache row of key `key` of the sequence (null past the context: nothing is read there).
       const auto row_of = [&](int32_t key) -> const uint8_t* {
@@ -225,7 +261,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) mla_decode_sm90_kernel(const
     const int c = wg - 1;
     const int t = tid % 128, lane = t % 32, warp = t / 32;
     const float kv_scale = Cfg::kKv == KvKind::same16 ? 1.f : (a.kv_scale != nullptr ? *a.kv_scale : a.kv_scale_value);
-    const float mult = a.scale_log2 * kv_scale;
+    const float q_scale = a.q_kind == KvKind::same16 ? 1.f : (a.q_scale != nullptr ? *a.q_scale : a.q_scale_value);
+    const float mult = a.scale_log2 * kv_scale * q_scale;
     const uint32_t q_addr = sm90::smem_u32(q_tile), kv_addr0 = sm90::smem_u32(kv_tiles), p_addr = sm90::smem_u32(p_tile);
     const uint32_t v_off = uint32_t(c) * (Cfg::kDvHalf / 64) * kBN * 128;  // this consumer's V column blocks
     constexpr uint32_t kPReady0 = 1;  // named barriers kPReady0 + owner, and the row-sum exchange
