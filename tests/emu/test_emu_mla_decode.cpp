@@ -28,6 +28,7 @@
 // saying so, when its variable is unset).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -67,12 +68,15 @@ std::vector<std::string> reduce_parts(bool bf16) {
 }
 const std::vector<std::string> kPlannerParts = {"void hipattn::plan_decode_tasks_kernel<"};
 
-// The configuration mla_decode() launches for (target, compute dtype bf16 or f16, cache dtype).
+// The configuration mla_decode() launches for (target, compute dtype bf16 or f16, cache dtype, the
+// fp8 matrix path: mla_decode_cdna_q8).
 template <class F>
-void visit_config(Target t, bool bf16, DType kv, F&& f) {
+void visit_config(Target t, bool bf16, DType kv, bool q8, F&& f) {
   const auto on = [&]<Target kT>() {
     const auto with = [&]<bool kBf16>() {
-      if (kv == DType::fp8_e4m3fn) f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, KvKind::e4m3fn>>();
+      constexpr KvKind kQ8 = kT == Target::gfx942 ? KvKind::e4m3fnuz_q8 : KvKind::e4m3fn_q8;
+      if (q8) f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, kQ8>>();
+      else if (kv == DType::fp8_e4m3fn) f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, KvKind::e4m3fn>>();
       else if (kv == DType::fp8_e4m3fnuz) f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, KvKind::e4m3fnuz>>();
       else f.template operator()<MlaDecodeCdnaConfig<kT, kBf16, KvKind::same16>>();
     };
@@ -132,6 +136,7 @@ struct EmuMla {
 struct RunResult {
   MlaOut got;
   std::string plan;
+  bool q8 = false;  // the fp8 matrix path ran
   uint64_t instructions = 0;
   double seconds = 0;
 };
@@ -143,7 +148,8 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
   const MlaDecodeParams p = em.params();
   throw_if_error(validate(p));
   const MlaDecodePlan plan = plan_mla_decode(p, opt, PlanDevice{t.target, t.cus});
-  res.plan = std::to_string(plan.rows_per_token) + "x" + std::to_string(plan.block_q) + " rows, " +
+  res.plan = std::string(mla_decode_cdna_q8(p.q_dtype, p.kv_dtype, t.target) ? "q8, " : "") +
+             std::to_string(plan.rows_per_token) + "x" + std::to_string(plan.block_q) + " rows, " +
              std::to_string(plan.row_blocks) + " row blocks, " +
              (plan.planned ? "planned/" + std::to_string(plan.capacity) : std::string("one partition"));
   uint64_t ws = 0;
@@ -173,7 +179,8 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
     }
   }
   const bool bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
-  visit_config(t.target, bf16, p.kv_dtype, [&]<class Cfg>() {
+  res.q8 = mla_decode_cdna_q8(p.q_dtype, p.kv_dtype, t.target);
+  visit_config(t.target, bf16, p.kv_dtype, res.q8, [&]<class Cfg>() {
     const auto a = make_mla_decode_cdna_args<Cfg>(p, plan, dev_ptr(ws));
     const UnifiedLaunchDim grid{static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1};
     res.instructions +=
@@ -204,6 +211,8 @@ struct Case {
   Fp8 fp8 = Fp8::none;
   bool fp8_out = false;  // the output in the target's fp8 format (spec.out.group: per tensor or per group)
   std::vector<MlaDecodeSplit> splits = {MlaDecodeSplit::automatic};
+  // fp8 queries: which targets take the fp8 matrix path (QK^T by the fp8 MFMA; the others convert)
+  std::vector<Target> q8_on = {};
 };
 
 MlaSpec spec(DType q, int heads, int q_len, int page, std::vector<int> lens, uint64_t seed) {
@@ -252,8 +261,10 @@ const std::vector<Case>& cases() {
     // fp8 queries over fp8 caches: codes converted exactly to the compute dtype as Q loads, q_scale
     // in the score scale (the compute dtype: a 16-bit output's, fp16 under an fp8 output)
     {
+      // e4m3fn queries over the target's format: gfx950 reads it, gfx942 re-encodes them over its fnuz cache
       Case x{"fp8q_fn_f16_out_mtp2", spec(DType::fp8_e4m3fn, 16, 2, 64, {45, 7}, 20), Fp8::target, false, one_and_planned};
       x.spec.out.dtype = DType::f16;
+      x.q8_on = {Target::gfx942, Target::gfx950};
       c.push_back(x);
     }
     {
@@ -261,12 +272,20 @@ const std::vector<Case>& cases() {
       x.spec.out.dtype = DType::bf16;
       x.spec.split_q = true;
       x.spec.scale_on_device = false;
-      c.push_back(x);
+      c.push_back(x);  // the other format's cache: converted on both targets
     }
     {
       Case x{"fp8q_fn_fp8_out_group32", spec(DType::fp8_e4m3fn, 16, 1, 64, {52}, 22), Fp8::target, true};
       x.spec.out.group = 32;
       x.spec.o_pad = 16;
+      x.q8_on = {Target::gfx942, Target::gfx950};
+      c.push_back(x);
+    }
+    {  // e4m3fnuz queries over gfx942's fnuz cache (its fp8 MFMA's format); gfx950 converts them
+      Case x{"fp8q_fnuz_over_fnuz_mtp4_h128", spec(DType::fp8_e4m3fnuz, 128, 4, 33, {70, 2}, 23)};
+      x.spec.kv_dtype = DType::fp8_e4m3fnuz;
+      x.spec.out.dtype = DType::bf16;
+      x.q8_on = {Target::gfx942};
       c.push_back(x);
     }
     return c;
@@ -313,6 +332,8 @@ TEST_P(EmuMlaDecode, MatchesReference) {
       continue;
     }
     expect_matches(h, r.got, ref, what + " [" + r.plan + "]");
+    const bool want_q8 = std::find(c.q8_on.begin(), c.q8_on.end(), t.target) != c.q8_on.end();
+    EXPECT_EQ(r.q8, want_q8) << "the fp8 matrix path " << (want_q8 ? "not taken" : "taken");
     std::printf("  %-7s %-38s %-8s %-44s %10llu instr %6.2f s\n", emu::gfx_name(t.gfx), c.name, split_name(split),
                 r.plan.c_str(), static_cast<unsigned long long>(r.instructions), r.seconds);
   }
@@ -338,12 +359,16 @@ TEST(EmuMlaDecodeNames, EveryDispatchedInstanceIsInTheCodeObject) {
     int n = 0;
     for (bool bf16 : {false, true})
       for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
-        visit_config(t->target, bf16, kv, [&]<class Cfg>() {
-          EXPECT_NO_THROW(co->find(kernel_parts<Cfg>())) << emu::gfx_name(t->gfx) << " " << kernel_parts<Cfg>()[0];
-          EXPECT_EQ(Cfg::kBM, mla_decode_tile(t->target).rows);
-          ++n;
-        });
-    EXPECT_EQ(n, 6);
+        for (bool q8 : {false, true}) {
+          if (q8 && kv != t->fp8) continue;  // the target's fp8 matrix path reads its own format
+          visit_config(t->target, bf16, kv, q8, [&]<class Cfg>() {
+            EXPECT_NO_THROW(co->find(kernel_parts<Cfg>())) << emu::gfx_name(t->gfx) << " " << kernel_parts<Cfg>()[0];
+            EXPECT_EQ(Cfg::kBM, mla_decode_tile(t->target).rows);
+            EXPECT_EQ(Cfg::kQ8, q8);
+            ++n;
+          });
+        }
+    EXPECT_EQ(n, 8);
     EXPECT_NO_THROW(co->find(kPlannerParts));
     EXPECT_NO_THROW(co->find(reduce_parts(true)));
     EXPECT_NO_THROW(co->find(reduce_parts(false)));

@@ -30,8 +30,9 @@ both). <name> says what the object holds:
   *mla_decode*  the CDNA MLA decode kernels (tests/isa/mla_decode_all.hip, issue 12):
                mla_decode_cdna_kernel<MlaDecodeCdnaConfig<target, bf16, kv, ...>> under the rules of a
                unified kernel (the target's 16-bit MFMA and V read, no fp8 MFMA, no LDS DMA, the fp8
-               decode for fp8 caches; empty in the other target's object), the reduce and the planner
-               (no MFMA); every (dtype, cache kind) of the object's target must be there: 6 kernels.
+               decode for fp8 caches; empty in the other target's object; the q8 kind of the target,
+               the fp8 matrix path, also its fp8 MFMA), the reduce and the planner (no MFMA); every
+               (dtype, cache kind) of the object's target must be there: 8 kernels.
 In every function of every object, each v_permlane16_swap_b32 / v_permlane32_swap_b32 must have both
 of its results read: the swap writes its vdst AND its src0 VGPR, and a reduction that reads only one
 (issue 7: __builtin_bit_cast(float, h[1]) of the swap pair reads element 0, llvm#95673) leaves the
@@ -408,7 +409,18 @@ def main(argv=None):
                     mla_seen.add((m["bf16"], m["kv"]))
                     required += [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
                     required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
-                    forbidden += [r"buffer_load_\w+", mfma("16x16x32", "fp8_fp8"), r"v_mfma_f32_16x16x128_f8f6f4"]
+                    forbidden += [r"buffer_load_\w+"]
+                    fp8_mfma = [mfma("16x16x32", "fp8_fp8"), r"v_mfma_f32_16x16x128_f8f6f4"]
+                    if m["kv"] in Q8_KINDS:  # the fp8 matrix path: QK^T (576 deep) by the target's fp8 MFMA
+                        if Q8_KINDS[m["kv"]] != target:
+                            fail(sym, f"{KV_NAMES[m['kv']]} built for {target}")
+                        # gfx950: 16x16x128 f8f6f4 per 128 columns and 16x16x32 for the last 64; gfx942 16x16x32
+                        required += fp8_mfma if target == "gfx950" else [fp8_mfma[0]]
+                        if target != "gfx950":
+                            forbidden += [fp8_mfma[1]]
+                        forbidden += [r"v_mfma_scale\w+"]
+                    else:
+                        forbidden += fp8_mfma
                     if m["kv"] != "0":
                         pack = fp8_pack_rule(target, m["bf16"] == "true")
                         if pack:
@@ -486,7 +498,8 @@ def main(argv=None):
             rows.append([short_name(dem), target, k["vgpr"], k["agpr"], k["sgpr"], k["lds"], k["vgpr_spill"],
                          k["sgpr_spill"], k["scratch"], count(ops, r"v_mfma\w+"), swaps.get(sym, (0, 0))[0]])
         if kind == "mla":
-            want = {(b, kv) for b in ("true", "false") for kv in ("0", "1", "2")}
+            q8 = [kv for kv, t in Q8_KINDS.items() if t == target]  # the target's fp8 matrix path
+            want = {(b, kv) for b in ("true", "false") for kv in ["0", "1", "2"] + q8}
             for b, kv in sorted(want - mla_seen):
                 failures.append(f"{base}: no mla_decode_cdna_kernel for {target}, bf16 {b}, kv {KV_NAMES[kv]}")
         if kind == "atoms":

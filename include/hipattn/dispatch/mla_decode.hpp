@@ -77,6 +77,14 @@ constexpr MlaTile mla_decode_tile(Target t) {
   return {64, 32};  // sm_90, gfx950
 }
 
+// Whether a call takes the CDNA fp8 matrix path (MlaDecodeCdnaConfig over a q8 kind: QK^T by the
+// target's fp8 MFMA): fp8 queries over the cache format that MFMA reads (unified_operand_kind's rule:
+// gfx950 e4m3fn queries over an e4m3fn cache; gfx942 either format over an e4m3fnuz cache, e4m3fn
+// queries re-encoded). sm_90's MLA kernel converts fp8 queries (its products are wgmma's 16-bit ones).
+inline bool mla_decode_cdna_q8(DType q_dtype, DType kv_dtype, Target t) {
+  return is_cdna(t) && kv_fp8_matmul(unified_operand_kind(q_dtype, kv_dtype, Fp8Math::fp8_qk, t));
+}
+
 // Whether `target` has an MLA decode kernel.
 inline bool mla_decode_target_supported(Target t) {
   return t == Target::sm90 || t == Target::gfx942 || t == Target::gfx950;
@@ -375,14 +383,25 @@ void launch_mla_decode(const MlaDecodeParams& p, const MlaDecodePlan& plan, void
   }
 }
 
-// The instance of (target, dtype, cache kind) for this backend's targets.
+// The instance of (target, dtype, cache kind) for this backend's targets. q8: the CDNA fp8 matrix path
+// (fp8 queries over the cache format the target's fp8 MFMA reads: mla_decode_cdna_q8).
 template <bool kBf16, KvKind kKv>
-void launch_mla_decode_on(Target t, const MlaDecodeParams& p, const MlaDecodePlan& plan, void* ws, rt::stream_t s) {
+void launch_mla_decode_on(Target t, bool q8, const MlaDecodeParams& p, const MlaDecodePlan& plan, void* ws,
+                          rt::stream_t s) {
 #if defined(HIPATTN_BACKEND_CUDA)
+  (void)q8;
   if (t == Target::sm90) return launch_mla_decode<Target::sm90, kBf16, kKv>(p, plan, ws, s);
 #else
-  if (t == Target::gfx942) return launch_mla_decode<Target::gfx942, kBf16, kKv>(p, plan, ws, s);
-  if (t == Target::gfx950) return launch_mla_decode<Target::gfx950, kBf16, kKv>(p, plan, ws, s);
+  if (t == Target::gfx942) {
+    if constexpr (kKv == KvKind::e4m3fnuz)
+      if (q8) return launch_mla_decode<Target::gfx942, kBf16, KvKind::e4m3fnuz_q8>(p, plan, ws, s);
+    return launch_mla_decode<Target::gfx942, kBf16, kKv>(p, plan, ws, s);
+  }
+  if (t == Target::gfx950) {
+    if constexpr (kKv == KvKind::e4m3fn)
+      if (q8) return launch_mla_decode<Target::gfx950, kBf16, KvKind::e4m3fn_q8>(p, plan, ws, s);
+    return launch_mla_decode<Target::gfx950, kBf16, kKv>(p, plan, ws, s);
+  }
 #endif
   throw Error(ErrorCode::unsupported, "device",
               std::string(target_name(t)) + " is not a target of this build (" + target_list_name(BackendTargets{}) + ")");
@@ -411,16 +430,17 @@ void mla_decode(const MlaDecodeParams& p, void* workspace, size_t workspace_byte
   // the instance's 16-bit type: the query's, or for fp8 queries problem/fp8_io.hpp's compute dtype
   const bool bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
   const Target t = props.target;
+  const bool q8 = mla_decode_cdna_q8(p.q_dtype, p.kv_dtype, t);
   switch (p.kv_dtype) {
     case DType::fp8_e4m3fn:
-      return bf16 ? detail::launch_mla_decode_on<true, KvKind::e4m3fn>(t, p, plan, workspace, stream)
-                  : detail::launch_mla_decode_on<false, KvKind::e4m3fn>(t, p, plan, workspace, stream);
+      return bf16 ? detail::launch_mla_decode_on<true, KvKind::e4m3fn>(t, q8, p, plan, workspace, stream)
+                  : detail::launch_mla_decode_on<false, KvKind::e4m3fn>(t, q8, p, plan, workspace, stream);
     case DType::fp8_e4m3fnuz:
-      return bf16 ? detail::launch_mla_decode_on<true, KvKind::e4m3fnuz>(t, p, plan, workspace, stream)
-                  : detail::launch_mla_decode_on<false, KvKind::e4m3fnuz>(t, p, plan, workspace, stream);
+      return bf16 ? detail::launch_mla_decode_on<true, KvKind::e4m3fnuz>(t, q8, p, plan, workspace, stream)
+                  : detail::launch_mla_decode_on<false, KvKind::e4m3fnuz>(t, q8, p, plan, workspace, stream);
     default:
-      return bf16 ? detail::launch_mla_decode_on<true, KvKind::same16>(t, p, plan, workspace, stream)
-                  : detail::launch_mla_decode_on<false, KvKind::same16>(t, p, plan, workspace, stream);
+      return bf16 ? detail::launch_mla_decode_on<true, KvKind::same16>(t, q8, p, plan, workspace, stream)
+                  : detail::launch_mla_decode_on<false, KvKind::same16>(t, q8, p, plan, workspace, stream);
   }
 }
 

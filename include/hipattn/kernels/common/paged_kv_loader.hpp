@@ -116,10 +116,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_q_codes_via_registers(const Args& a
   for (int idx = tid; idx < kChunks; idx += Cfg::kThreads) {
     const int row = idx / kPerRow, c = idx % kPerRow;
     const RowCoord rc = row_coord(a, w, row);
-    const uint8_t* src = q8 + (rc.valid ? static_cast<int64_t>(rc.token) * a.q_stride_token +
-                                              static_cast<int64_t>(rc.q_head) * a.q_stride_head + c * 16
-                                        : 0);
-    u32x4 v = Arch::load_16(src, rc.valid);
+    u32x4 v = Arch::load_16(rc.valid ? query_element<uint8_t>(a, rc, c * 16) : q8, rc.valid);
     if (halve)
       v = u32x4{fp8_e4m3fn_codes_as_fnuz_half(v.x), fp8_e4m3fn_codes_as_fnuz_half(v.y),
                 fp8_e4m3fn_codes_as_fnuz_half(v.z), fp8_e4m3fn_codes_as_fnuz_half(v.w)};
@@ -204,8 +201,10 @@ class PagedTileWalk {
   static constexpr int kStages = Cfg::kStages, kThreads = Cfg::kThreads;
   // V rows are K's (one head size), or V is the first kDv columns of each K row (Cfg::kVInK: MLA's
   // latent cache; no V is loaded, the warp tile reads V from the K stage, rows of kDqk)
-  static constexpr bool kVInK = Cfg::kVInK;
-  static_assert(kDqk == kDv || (kVInK && kDv < kDqk), "the paged loader maps K and V rows alike: one head size");
+  // latent cache; no V is loaded, the warp tile reads V from the K stage), or V is converted from the
+  // first kDv columns of the K rows in registers into a V stage (Cfg::kVFromK: MLA's fp8 matrix path)
+  static constexpr bool kVInK = Cfg::kVInK, kVFromK = Cfg::kVFromK;
+  static_assert(kDqk == kDv || ((kVInK || kVFromK) && kDv < kDqk), "the paged loader maps K and V rows alike: one head size");
   static_assert(kDqk % 16 == 0, "rows are whole 16-byte chunks: 8 16-bit elements, 16 fp8 codes");
   using QTile = SwizzledTile<1, kDqk>;
   using KTile = SwizzledTile<1, kDqk>;
@@ -329,7 +328,7 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
   using Walk::kStages;
   using Walk::kThreads;
   static_assert(kStages >= 2, "the cp.async pipeline needs at least two stages");
-  static_assert(!Walk::kVInK, "V read from the K stage: the register-staged loader");
+  static_assert(!Walk::kVInK && !Walk::kVFromK, "V from the K rows: the register-staged loader");
   static_assert(!Params::Layout::kChunkedKeys && !Params::Layout::kTransposedValues,
                 "cp.async copies whole rows: the ROCm cache layout loads register-staged");
 
@@ -592,7 +591,8 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   // reaches another row).
   static constexpr bool kTransposedV = Params::Layout::kTransposedValues;
   static_assert(!kTransposedV || !Walk::kVInK, "V in K: row layouts only");
-  static constexpr bool kRowV = !kTransposedV && !Walk::kVInK;  // V rows loaded like K's
+  static_assert(!kTransposedV || !Walk::kVFromK, "V from K: row layouts only");
+  static constexpr bool kRowV = !kTransposedV && !Walk::kVInK && !Walk::kVFromK;  // V rows loaded like K's
   static constexpr int kVSlots = 4;
   static constexpr int kVGroups = kBN / kVSlots;  // slot groups of a tile
   static_assert(!kTransposedV || (kBN % kVSlots == 0 && kDv % 8 == 0), "whole units of kVSlots slots x 8 dimensions");
@@ -695,6 +695,13 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
         u32x4 lo, hi;
         if constexpr (Cfg::kQ8) {  // the fp8 matrix path: K's codes as they are (the tile of code pairs)
           Arch::store_16(kd + SwizzledTile<1, kDqk / 2>::chunk_index(r, c), kc);
+          if constexpr (Walk::kVFromK) {  // V: the row's first kDv codes, converted (16 a chunk)
+            if (c < kDv / 16) {
+              detail::dequant_regs16<kStorage, Cfg::kBf16, Arch>(kc, lo, hi);
+              Arch::store_16(vd + VTile::chunk_index(r, 2 * c), lo);
+              Arch::store_16(vd + VTile::chunk_index(r, 2 * c + 1), hi);
+            }
+          }
         } else {
           detail::dequant_regs16<kStorage, Cfg::kBf16, Arch>(kc, lo, hi);
           Arch::store_16(kd + KTile::chunk_index(r, 2 * c), lo);
@@ -811,7 +818,7 @@ class LdsDmaPagedKvLoader
   static_assert(!Params::Layout::kChunkedKeys && !Params::Layout::kTransposedValues,
                 "the DMA writes whole rows: the ROCm cache layout loads register-staged");
   static_assert(kStages == 2, "the DMA of tile t + 1 lands in the other of two LDS stages");
-  static_assert(!Walk::kVInK, "V read from the K stage: the register-staged loader");
+  static_assert(!Walk::kVInK && !Walk::kVFromK, "V from the K rows: the register-staged loader");
   static constexpr int kB = lds_dma_bytes(Cfg::kTarget);
   static_assert(kB > 0, "a target with LDS DMA");
   template <class A>

@@ -145,19 +145,27 @@ struct MlaDecodeKernelArgs {
 // is read at every k step (qk_lds). Tiles per target (LDS: Q + the K stages):
 //   gfx942 (64 KiB a CU): 2 waves (32 rows), 16-key tiles, one stage: 36 + 18 KiB
 //   gfx950 (160 KiB a CU): 4 waves (64 rows), 32-key tiles, two stages: 72 + 72 KiB
+// The fp8 matrix path (kKv a q8 kind: fp8 queries over the cache format the target's fp8 MFMA reads,
+// kernels/common/kv_kind.hpp): Q and K stay codes (tiles of code pairs) and QK^T runs on the fp8 MFMA;
+// V is converted from the K rows already in registers into a 16-bit V stage of 512 columns (kVFromK: no
+// second read of the cache), and P V runs in 16-bit. LDS: gfx942 20 + 10 + 16 KiB, gfx950 40 + 2 x (20 +
+// 32) KiB.
 template <Target kTarget_, bool kBf16_, KvKind kKv_, int kWarpsM_ = (kTarget_ == Target::gfx942 ? 2 : 4),
           int kKN_ = (kTarget_ == Target::gfx942 ? 16 : 32), int kStages_ = (kTarget_ == Target::gfx942 ? 1 : 2)>
 struct MlaDecodeCdnaConfig {
   static_assert(is_cdna(kTarget_), "the skeleton MLA kernel is the CDNA one (sm_90: MlaDecodeSm90Config)");
-  static_assert(kKv_ == KvKind::same16 || kKv_ == KvKind::e4m3fn || kKv_ == KvKind::e4m3fnuz,
-                "a 16-bit cache, or an fp8 one converted by the loader");
+  static_assert(kKv_ == KvKind::same16 || kKv_ == KvKind::e4m3fn || kKv_ == KvKind::e4m3fnuz ||
+                    (kv_fp8_matmul(kKv_) && kv_kind_on_target(kKv_, kTarget_)),
+                "a 16-bit cache, an fp8 one converted by the loader, or the target's fp8 matrix path");
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
   static constexpr bool kFp8 = kKv_ != KvKind::same16;
-  static constexpr bool kQ8 = false, kP8 = false;
+  static constexpr bool kQ8 = kv_fp8_matmul(kKv_), kP8 = false;
   static constexpr int kDqk = kMlaQkDim, kDv = kMlaLatentDim;
-  static constexpr bool kVInK = true;  // V: the first kDv columns of the K stage
-  static constexpr int kVRow = kDqk;
+  // 16-bit K stages: V is their first kDv columns; the fp8 matrix path keeps K as codes and converts
+  // V from the K rows in registers into a V stage of its own (kVFromK)
+  static constexpr bool kVInK = !kQ8, kVFromK = kQ8;
+  static constexpr int kVRow = kVInK ? kDqk : kDv;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = 1, kMT = 1, kKN = kKN_, kStages = kStages_;
   static constexpr Target kTarget = kTarget_;
   static constexpr int kWaveSize = target_wave_size(kTarget_);
@@ -172,13 +180,14 @@ struct MlaDecodeCdnaConfig {
   static constexpr CopyModel kCopy = CopyModel::register_staged;
   static constexpr bool kStagedLoads = true;
   static constexpr bool kFp8AtFragment = false, kFp8Staging = false;
-  static constexpr KvKind kTileKv = KvKind::same16;  // the warp tile reads 16-bit tiles
+  static constexpr KvKind kTileKv = kQ8 ? kKv_ : KvKind::same16;  // 16-bit tiles, or Q / K codes (q8)
   using Loader = StagedPagedKvLoader<MlaDecodeCdnaConfig>;
-  using QLds = SwizzledTile<kBM, kDqk>;
-  using KLds = SwizzledTile<kBN, kDqk>;
+  using QLds = SwizzledTile<kBM, kQ8 ? kDqk / 2 : kDqk>;  // q8: code pairs
+  using KLds = SwizzledTile<kBN, kQ8 ? kDqk / 2 : kDqk>;
+  using VLds = SwizzledTile<kBN, kDv>;
   static constexpr int kQBytes = QLds::kBytes;
-  static constexpr int kKStageBytes = KLds::kBytes, kVStageBytes = 0;
-  static constexpr int kKvBytes = kStages * kKStageBytes;
+  static constexpr int kKStageBytes = KLds::kBytes, kVStageBytes = kVFromK ? VLds::kBytes : 0;
+  static constexpr int kKvBytes = kStages * (kKStageBytes + kVStageBytes);
   static constexpr int kScaleBytes = 2 * kStages * kBN * 4;  // the loader's per-key scale slots (unused: per-tensor only)
   static constexpr int kMergeBytes = 0;                      // one wave a row band: nothing to merge
   static constexpr int kMainBytes = kQBytes + kKvBytes + kScaleBytes;

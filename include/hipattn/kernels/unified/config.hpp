@@ -100,8 +100,9 @@ struct UnifiedConfig {
   static constexpr bool kP8 = kQ8 && kKN_ % 32 == 0 && kTarget_ == Target::sm90;
   static constexpr int kDqk = kD_, kDv = kD_;
   static constexpr int kD = kD_;  // the problem's head size (kDqk == kDv here)
-  // V is its own tile (kv_loader_traits: MLA's configuration reads V from the K tile instead)
-  static constexpr bool kVInK = false;
+  // V is its own tile, loaded like K (MLA's configurations read V from the K stage, kVInK, or convert
+  // it from the K rows in registers, kVFromK: kernels/mla_decode/config.hpp)
+  static constexpr bool kVInK = false, kVFromK = false;
   static constexpr int kVRow = kDv;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kMT = kMT_, kKN = kKN_, kStages = kStages_;
   static constexpr Target kTarget = kTarget_;
