@@ -233,7 +233,11 @@ def main(argv=None):
                 wm, wn, mt, kn, st, d = int(ml["wm"]), 1, 1, int(ml["kn"]), int(ml["st"]), 576
                 c = {"kernel": "mla_decode_cdna_kernel", "bf16": ml["bf16"], "kv": ml["kv"], "v": "plain",
                      "copy": "1", "layout": "RowKvLayout"}
-                mla_lds = wm * 16 * 576 * 2 + st * kn * 576 * 2 + 2 * st * kn * 4
+                # (the fp8 matrix path: Q and K tiles of code pairs, 288 a row in a 320-pair pitch, and a
+                # 16-bit V stage of 512 columns)
+                q8 = ml["kv"] in ("3", "4")
+                row = 320 * 2 if q8 else 576 * 2
+                mla_lds = wm * 16 * row + st * kn * (row + (512 * 2 if q8 else 0)) + 2 * st * kn * 4
             elif not c or TARGET_IDS.get(c["tgt"]) != target:
                 continue  # reduce kernels; the other target's (empty) instances
             else:
