@@ -8,8 +8,9 @@ Each FILE.s is `llvm-objdump -d` output of one code object, named <name>-<gfx>.s
 `llvm-readelf --notes` output beside it as <name>-<gfx>.notes.txt (cmake/HipattnAmdgpu.cmake writes
 both). For every unified 2D / 3D kernel and every paged-decode kernel (paged_decode_kernel, issue 10:
 the same configurations; "pd" in the table) built for the object's target (hipattn::UnifiedConfig<...,
-(hipattn::Target)N, (hipattn::CopyModel)C, layout>) it prints, the instance's name ending in its KV loader
-policy (staged: register-staged loads; dma: buffer loads that write LDS):
+(hipattn::Target)N, (hipattn::CopyModel)C, layout>), and every CDNA MLA decode kernel ("mla", issue 12:
+MlaDecodeCdnaConfig; both its bandwidth and its llvm-mca rows, neither gated), it prints, the instance's
+name ending in its KV loader policy (staged: register-staged loads; dma: buffer loads that write LDS):
   regs        the unified VGPR count a lane (arch VGPRs and AGPRs, granules of 8), from the notes
   lds         bytes per workgroup: the static LDS of the notes + the dynamic LDS of the configuration
               (the formula of kernels/unified/config.hpp's unified_lds_layout, written again here)
