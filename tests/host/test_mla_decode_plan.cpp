@@ -123,6 +123,26 @@ TEST(MlaDecodePlan, CdnaRowMap) {
   EXPECT_FALSE(plan_mla_decode(problem(64, 1, 128), {}, mi300).planned);
 }
 
+// Which calls take the CDNA fp8 matrix path (mla_decode_cdna_q8: QK^T by the target's fp8 MFMA over
+// the cache format it reads), and that sm_90 converts every fp8 query (its products are wgmma's 16-bit).
+TEST(MlaDecodePlan, Fp8MatrixPathOnCdna) {
+  const DType fn = DType::fp8_e4m3fn, fnuz = DType::fp8_e4m3fnuz, bf16 = DType::bf16;
+  struct Row {
+    DType q, kv;
+    Target t;
+    bool q8;
+  };
+  const Row rows[] = {
+      {fn, fn, Target::gfx950, true},     {fnuz, fn, Target::gfx950, false}, {fn, fnuz, Target::gfx950, false},
+      {fnuz, fnuz, Target::gfx950, false}, {fn, fnuz, Target::gfx942, true},  {fnuz, fnuz, Target::gfx942, true},
+      {fn, fn, Target::gfx942, false},     {fnuz, fn, Target::gfx942, false}, {fn, fn, Target::sm90, false},
+      {bf16, fn, Target::gfx950, false},   {bf16, fnuz, Target::gfx942, false}, {bf16, bf16, Target::gfx942, false},
+  };
+  for (const Row& r : rows)
+    EXPECT_EQ(mla_decode_cdna_q8(r.q, r.kv, r.t), r.q8)
+        << dtype_name(r.q) << " over " << dtype_name(r.kv) << " on " << target_name(r.t);
+}
+
 // The kernel's epilogue and the reduce write the same output (mla_decode_output_args: the format of
 // out_format, strides in elements of the output dtype), and a consumer's window of columns [256, 512)
 // (output_columns) starts 256 elements on, its group scales 256 / group_size groups on.
