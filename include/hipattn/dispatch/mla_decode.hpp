@@ -105,11 +105,11 @@ inline MlaDecodePlan plan_mla_decode(const MlaDecodeParams& p, const MlaDecodeOp
   const MlaTile tile = mla_decode_tile(dev.target);
   plan.tile_keys = tile.keys;
   if (is_cdna(dev.target)) {
-    const int32_t heads = std::max(1, p.num_heads), q_len = std::max(1, p.q_len);
-    plan.rows_per_token = std::min(heads, tile.rows);
-    plan.block_q = tile.rows / plan.rows_per_token;
-    plan.head_chunks = (heads + plan.rows_per_token - 1) / plan.rows_per_token;
-    plan.q_blocks = (q_len + plan.block_q - 1) / plan.block_q;
+    const RowMap rm = skeleton_row_map(std::max(1, p.num_heads), tile.rows, std::max(1, p.q_len));  // one KV head
+    plan.rows_per_token = rm.rows_per_token;
+    plan.block_q = rm.block_q;
+    plan.head_chunks = rm.head_chunks;
+    plan.q_blocks = rm.q_blocks;
     plan.row_blocks = plan.head_chunks * plan.q_blocks;
   } else {
     const int64_t rows = int64_t(p.q_len) * p.num_heads;
@@ -160,6 +160,19 @@ inline OutputArgs mla_decode_output_args(const MlaDecodeParams& p) {
   return make_output_args(p.out, p.o_stride_token, p.o_stride_head, p.q_dtype, p.out_format, kMlaLatentDim);
 }
 
+// The rope part of the queries: q_rope by its strides, or (joined) the 512th element of q's rows by
+// q's strides (fp8 queries: the 512th code). Both kernels' argument builders take it.
+struct MlaRopeView {
+  const uint16_t* ptr;
+  int64_t stride_token, stride_head;
+};
+inline MlaRopeView mla_rope_view(const MlaDecodeParams& p) {
+  if (p.q_rope != nullptr) return {static_cast<const uint16_t*>(p.q_rope), p.q_rope_stride_token, p.q_rope_stride_head};
+  const auto* q8 = static_cast<const uint8_t*>(p.q);
+  return {reinterpret_cast<const uint16_t*>(q8 + kMlaLatentDim * int64_t(dtype_size(p.q_dtype))), p.q_stride_token,
+          p.q_stride_head};
+}
+
 // The kernel's arguments for `p` under `plan` (workspace: the plan's, or null for one partition).
 inline MlaDecodeKernelArgs make_mla_decode_kernel_args(const MlaDecodeParams& p, const MlaDecodePlan& plan,
                                                        void* workspace) {
@@ -172,16 +185,10 @@ inline MlaDecodeKernelArgs make_mla_decode_kernel_args(const MlaDecodeParams& p,
   a.q = static_cast<const uint16_t*>(p.q);
   a.q_stride_token = p.q_stride_token;
   a.q_stride_head = p.q_stride_head;
-  if (p.q_rope != nullptr) {
-    a.q_rope = static_cast<const uint16_t*>(p.q_rope);
-    a.q_rope_stride_token = p.q_rope_stride_token;
-    a.q_rope_stride_head = p.q_rope_stride_head;
-  } else {  // (codes: 512 bytes on, the element pointer's half; the kernel reads q_rope as bytes then)
-    a.q_rope = is_fp8(p.q_dtype) ? reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(p.q) + kMlaLatentDim)
-                                 : a.q + kMlaLatentDim;
-    a.q_rope_stride_token = p.q_stride_token;
-    a.q_rope_stride_head = p.q_stride_head;
-  }
+  const MlaRopeView rope = mla_rope_view(p);
+  a.q_rope = rope.ptr;
+  a.q_rope_stride_token = rope.stride_token;
+  a.q_rope_stride_head = rope.stride_head;
   const int64_t esize = static_cast<int64_t>(dtype_size(p.kv_dtype));
   a.kv = static_cast<const uint8_t*>(p.kv_cache);
   a.kv_stride_page_bytes = p.kv_stride_page * esize;
@@ -263,16 +270,10 @@ mla_cdna_args_t<Cfg> make_mla_decode_cdna_args(const MlaDecodeParams& p, const M
   a.q = static_cast<const uint16_t*>(p.q);
   a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
   a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
-  if (p.q_rope != nullptr) {
-    a.q_rope = static_cast<const uint16_t*>(p.q_rope);
-    a.q_rope_stride_token = static_cast<int32_t>(p.q_rope_stride_token);
-    a.q_rope_stride_head = static_cast<int32_t>(p.q_rope_stride_head);
-  } else {  // (codes: 512 bytes on; query_element reads q_rope as codes then)
-    a.q_rope = is_fp8(p.q_dtype) ? reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(p.q) + kMlaLatentDim)
-                                 : a.q + kMlaLatentDim;
-    a.q_rope_stride_token = a.q_stride_token;
-    a.q_rope_stride_head = a.q_stride_head;
-  }
+  const MlaRopeView rope = mla_rope_view(p);
+  a.q_rope = rope.ptr;
+  a.q_rope_stride_token = static_cast<int32_t>(rope.stride_token);
+  a.q_rope_stride_head = static_cast<int32_t>(rope.stride_head);
   a.kv.k = a.kv.v = p.kv_cache;
   a.kv.k_stride_block = a.kv.v_stride_block = static_cast<int32_t>(p.kv_stride_page);
   a.kv.k_stride_slot = a.kv.v_stride_slot = static_cast<int32_t>(p.kv_stride_slot);

@@ -122,11 +122,11 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
   const int64_t rows = static_cast<int64_t>(std::max(1, p.q_len)) * group;
   plan.tile_kind = rows <= 16 ? UnifiedTileKind::decode : UnifiedTileKind::prefill;
   plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target, is_fp8(p.kv_dtype));
-  const int bm = plan.tile.rows();
-  plan.rows_per_token = std::min(group, bm);
-  plan.block_q = bm / plan.rows_per_token;
-  plan.head_chunks = (group + plan.rows_per_token - 1) / plan.rows_per_token;
-  plan.q_blocks = (p.q_len + plan.block_q - 1) / plan.block_q;
+  const RowMap rm = skeleton_row_map(group, plan.tile.rows(), p.q_len);
+  plan.rows_per_token = rm.rows_per_token;
+  plan.block_q = rm.block_q;
+  plan.head_chunks = rm.head_chunks;
+  plan.q_blocks = rm.q_blocks;
   plan.grid_y = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks * plan.q_blocks;
   plan.residency = unified_residency(plan.tile, p.head_size, is_fp8(p.kv_dtype), dev.target);
   // The register-staged loader reads the rocm layout on every target (at most two LDS stages); the

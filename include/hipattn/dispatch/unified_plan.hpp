@@ -210,6 +210,21 @@ struct UnifiedPlan {
 };
 
 // What the plan needs to know about the device.
+// The skeleton's row map of a workgroup of `rows` rows (kernels/common/work.hpp row_coord): min(group,
+// rows) q heads of a token, then tokens (block_q of them), head chunks when the group exceeds the rows,
+// and the q-blocks of q_len tokens. Unified attention, paged decode and CDNA MLA decode plan with it.
+struct RowMap {
+  int32_t rows_per_token = 1, block_q = 1, head_chunks = 1, q_blocks = 1;
+};
+constexpr RowMap skeleton_row_map(int32_t group, int32_t rows, int32_t q_len) {
+  RowMap m;
+  m.rows_per_token = group < rows ? group : rows;
+  m.block_q = rows / m.rows_per_token;
+  m.head_chunks = (group + m.rows_per_token - 1) / m.rows_per_token;
+  m.q_blocks = (q_len + m.block_q - 1) / m.block_q;
+  return m;
+}
+
 struct PlanDevice {
   Target target = Target::sm90;
   int multiprocessor_count = 132;
@@ -319,10 +334,10 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
                                                       std::string(target_name(dev.target)));
   const bool fp8 = p.kv_dtype == DType::fp8_e4m3fn || p.kv_dtype == DType::fp8_e4m3fnuz;
   plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target, fp8);
-  const int bm = plan.tile.rows();
-  plan.rows_per_token = std::min(group, bm);
-  plan.block_q = bm / plan.rows_per_token;
-  plan.head_chunks = (group + plan.rows_per_token - 1) / plan.rows_per_token;
+  const RowMap rm = skeleton_row_map(group, plan.tile.rows(), 1);
+  plan.rows_per_token = rm.rows_per_token;
+  plan.block_q = rm.block_q;
+  plan.head_chunks = rm.head_chunks;
   plan.decode_grid = p.max_seqlen_q <= 1;
   plan.grid_x = plan.decode_grid ? p.num_seqs : static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
   plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;

@@ -66,7 +66,6 @@ struct Mfma16WarpTile {
   // the first group's addresses plus a constant (the ds_read offset). Formed per column, the
   // compiler hoisted each read's address out of the key loop: 500 address VGPRs held across it at d 576.
   static constexpr bool kGroupAddr = kFenceSteps > 0;
-  template <class Tile>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static const uint16_t* group_base(const uint16_t* lds, int col) {
     return kGroupAddr ? lds + 64 * (col / 64) : lds;
   }
@@ -141,7 +140,7 @@ struct Mfma16WarpTile {
       qk_codes(s, lds_k, key0, [&](int mt, int kc) { return read_codes(lds_q, row0 + mt * 16 + lane % 16, lane, kc); });
     else
       qk16(s, lds_k, key0, [&](int mt, int kc) {
-        return read_chunk(group_base<L>(lds_q, 32 * kc), row0 + mt * 16, q_chunk(lane, group_col(32 * kc) / 32));
+        return read_chunk(group_base(lds_q, 32 * kc), row0 + mt * 16, q_chunk(lane, group_col(32 * kc) / 32));
       });
   }
 
@@ -173,7 +172,7 @@ struct Mfma16WarpTile {
         }
 #pragma unroll
         for (int dn = 0; dn < kON; ++dn) {
-          const b16x8 a = Ops::template v_cols8<LV>(group_base<LV>(lds_v, dn * 16), key0 + kk * 32, group_col(dn * 16), lane);
+          const b16x8 a = Ops::template v_cols8<LV>(group_base(lds_v, dn * 16), key0 + kk * 32, group_col(dn * 16), lane);
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][dn], a, bp[mt]);
           if constexpr (kFenceSteps > 0)
@@ -193,7 +192,7 @@ struct Mfma16WarpTile {
         }
 #pragma unroll
         for (int dn = 0; dn < kON; ++dn) {
-          const b16x4 a = Ops::template v_cols4<LV>(group_base<LV>(lds_v, dn * 16), key0 + kb * 16, group_col(dn * 16), lane);
+          const b16x4 a = Ops::template v_cols4<LV>(group_base(lds_v, dn * 16), key0 + kb * 16, group_col(dn * 16), lane);
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k16<kBf16>(acc[mt][dn], a, bp[mt]);
           if constexpr (kFenceSteps > 0)
@@ -231,7 +230,7 @@ struct Mfma16WarpTile {
       for (int mt = 0; mt < kMT; ++mt) b[mt] = qb(mt, kc);
 #pragma unroll
       for (int nb = 0; nb < kSN; ++nb) {
-        const b16x8 a = read_chunk(group_base<L>(lds_k, 32 * kc), key0 + nb * 16, k_chunk(lane, group_col(32 * kc) / 32));
+        const b16x8 a = read_chunk(group_base(lds_k, 32 * kc), key0 + nb * 16, k_chunk(lane, group_col(32 * kc) / 32));
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) Ops::template mma_k32<kBf16>(acc[mt][nb], a, b[mt]);
       }
