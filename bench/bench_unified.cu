@@ -259,12 +259,14 @@ Built& build(const scenarios::UnifiedScenario& sc, DType kv, KvScaleMode mode) {
   return g_built.emplace(key, std::move(b)).first->second;
 }
 
-void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DType kv_override, KvScaleMode mode) {
+void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DType kv_override, KvScaleMode mode,
+                   UnifiedPipeline pipeline) {
   const auto& sc = scenarios::unified_scenarios()[scenario];
   const DType kv = kv_override == DType::f32 ? (sc.bf16 ? DType::bf16 : DType::f16) : kv_override;
   Built& b = build(sc, kv, mode);
   UnifiedOptions opt;
   opt.path = path;
+  opt.pipeline = pipeline;
   const UnifiedAttentionParams p = b.d->params();
   const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(rt::device_properties()));
   DeviceBuffer ws(plan.workspace_bytes);
@@ -275,8 +277,9 @@ void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DTyp
   set_bandwidth_counters(state, ms, b.bytes);
   state.counters["TFLOP/s"] = b.flops / s / 1e12;
   state.counters["mma_frac"] = b.flops / s / 1e12 / g_mma_tflops;
+  if (g_wgmma_tflops > 0) state.counters["wgmma_frac"] = b.flops / s / 1e12 / g_wgmma_tflops;
   state.counters["segments"] = !plan.split ? 0 : plan.planned ? plan.capacity : plan.num_segments;
-  state.SetLabel(!plan.split ? "2d" : plan.planned ? "3d-planned" : "3d");
+  state.SetLabel(!plan.split ? (plan.warpgroup ? "2d-warpgroup" : "2d") : plan.planned ? "3d-planned" : "3d");
 }
 
 // Tile experiment: one prefill tile shape launched directly (2D), beside the dispatcher's choice, so
@@ -332,12 +335,20 @@ int main(int argc, char** argv) {
     for (auto [path, pname] : {std::pair{UnifiedPath::automatic, "auto"}, std::pair{UnifiedPath::two_d, "2d"},
                                std::pair{UnifiedPath::three_d, "3d"}}) {
       benchmark::RegisterBenchmark((std::string("unified/") + all[i].name + "/" + pname).c_str(), bench_unified, i, path,
-                                   DType::f32, KvScaleMode::none)
+                                   DType::f32, KvScaleMode::none, UnifiedPipeline::automatic)
           ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
     }
+    // prefill rows: the 2D grid on the attention skeleton (mma.sync) too, beside sm_90's warpgroup pipeline
+    bool prefill = false;
+    for (auto [q, k] : all[i].seqs) prefill = prefill || q > 1;
+    if (prefill)
+      benchmark::RegisterBenchmark((std::string("unified/") + all[i].name + "/2d-skeleton").c_str(), bench_unified, i,
+                                   UnifiedPath::two_d, DType::f32, KvScaleMode::none, UnifiedPipeline::skeleton)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
     if (std::string(all[i].group) == "serving" && all[i].seqs[0].first == 1) {  // fp8 KV on serving decode
       benchmark::RegisterBenchmark((std::string("unified/") + all[i].name + "/auto/fp8_e4m3fn_tensor").c_str(), bench_unified,
-                                   i, UnifiedPath::automatic, DType::fp8_e4m3fn, KvScaleMode::per_tensor)
+                                   i, UnifiedPath::automatic, DType::fp8_e4m3fn, KvScaleMode::per_tensor,
+                                   UnifiedPipeline::automatic)
           ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
     }
   }

@@ -67,11 +67,13 @@ CompareStats launch_and_compare(HostProblem& h, DeviceProblem& dp, const referen
 template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
 CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference::AttentionResult& ref,
                                     UnifiedPath path, int segments = 0, std::vector<uint16_t>* raw = nullptr,
-                                    UnifiedSplit split = UnifiedSplit::automatic) {
+                                    UnifiedSplit split = UnifiedSplit::automatic,
+                                    UnifiedPipeline pipeline = UnifiedPipeline::automatic) {
   UnifiedOptions opt;
   opt.path = path;
   opt.num_segments = segments;
   opt.split = split;
+  opt.pipeline = pipeline;
   return launch_and_compare(
       h, dp, ref, opt,
       [](const UnifiedAttentionParams& p, void* ws, size_t bytes, const UnifiedOptions& o) {

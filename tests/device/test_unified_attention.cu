@@ -20,7 +20,8 @@ namespace {
 
 const char* path_name(UnifiedPath p) { return p == UnifiedPath::two_d ? "2d" : p == UnifiedPath::three_d ? "3d" : "auto"; }
 
-void check_all_paths(const ProblemSpec& spec, const char* what) {
+// Returns whether the 2D path ran on sm_90's warpgroup pipeline (then the skeleton's 2D kernel ran too).
+bool check_all_paths(const ProblemSpec& spec, const char* what) {
   HostProblem h(spec);
   const reference::AttentionResult ref = reference::unified_attention(h.host_params());
   DeviceProblem dp(h);
@@ -32,6 +33,19 @@ void check_all_paths(const ProblemSpec& spec, const char* what) {
     EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad;
     std::printf("  %-44s %-4s max|err| %.2e  rel-l2 %.2e\n", what, path_name(path), st.max_abs, st.rel_l2());
   }
+  // sm_90 runs 16-bit prefill q-blocks of the 2D grid on the warpgroup pipeline (kernels/unified/
+  // warpgroup.hpp): the attention skeleton's 2D kernel (mma.sync) runs too, and both must agree.
+  UnifiedOptions two_d;
+  two_d.path = UnifiedPath::two_d;
+  const UnifiedPlan plan2d = plan_unified_attention(dp.params(), two_d, plan_device(rt::cached_device_properties()));
+  std::vector<uint16_t> skeleton;
+  if (plan2d.warpgroup) {
+    SCOPED_TRACE(std::string(what) + " path=2d-skeleton");
+    const CompareStats st = run_and_compare(h, dp, ref, UnifiedPath::two_d, 0, &skeleton, UnifiedSplit::automatic,
+                                            UnifiedPipeline::skeleton);
+    EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad;
+    std::printf("  %-44s %-4s max|err| %.2e  rel-l2 %.2e\n", what, "2d-skeleton", st.max_abs, st.rel_l2());
+  }
   // Decode batches: the 3D path with the device planner's tasks too (ALGORITHM.md 7), whatever auto picks.
   int32_t max_q = 0;
   for (auto [q, k] : spec.seqs) max_q = std::max(max_q, q);
@@ -41,18 +55,28 @@ void check_all_paths(const ProblemSpec& spec, const char* what) {
     EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " elements out of tolerance; first: " << st.first_bad;
     std::printf("  %-44s %-4s max|err| %.2e  rel-l2 %.2e\n", what, "3d-planned", st.max_abs, st.rel_l2());
   }
-  // 2D and 3D compute the same function in another order: they agree within the dtype's rounding.
+  // 2D and 3D (and the two 2D pipelines) compute the same function in another order: they agree within
+  // the dtype's rounding.
   const Tolerance tol = out_tolerance(h.spec.bf16);
-  int64_t disagree = 0;
+  const auto disagreement = [&](const std::vector<uint16_t>& x, const std::vector<uint16_t>& y, double& max_diff) {
+    int64_t n = 0;
+    max_diff = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double a = h.spec.bf16 ? bfloat16_t::from_bits(x[i]).to_float() : half_t::from_bits(x[i]).to_float();
+      const double b = h.spec.bf16 ? bfloat16_t::from_bits(y[i]).to_float() : half_t::from_bits(y[i]).to_float();
+      const double d = std::fabs(a - b);
+      max_diff = std::max(max_diff, d);
+      if (!(d <= tol.atol + tol.rtol * std::fabs(a))) ++n;
+    }
+    return n;
+  };
   double max_diff = 0;
-  for (size_t i = 0; i < raw[1].size(); ++i) {
-    const double a = h.spec.bf16 ? bfloat16_t::from_bits(raw[1][i]).to_float() : half_t::from_bits(raw[1][i]).to_float();
-    const double b = h.spec.bf16 ? bfloat16_t::from_bits(raw[2][i]).to_float() : half_t::from_bits(raw[2][i]).to_float();
-    const double d = std::fabs(a - b);
-    max_diff = std::max(max_diff, d);
-    if (!(d <= tol.atol + tol.rtol * std::fabs(a))) ++disagree;
-  }
-  EXPECT_EQ(disagree, 0) << what << ": 2D and 3D outputs differ beyond rounding (max |2d - 3d| " << max_diff << ")";
+  EXPECT_EQ(disagreement(raw[1], raw[2], max_diff), 0)
+      << what << ": 2D and 3D outputs differ beyond rounding (max |2d - 3d| " << max_diff << ")";
+  if (plan2d.warpgroup)
+    EXPECT_EQ(disagreement(raw[1], skeleton, max_diff), 0)
+        << what << ": the warpgroup and skeleton 2D outputs differ beyond rounding (max " << max_diff << ")";
+  return plan2d.warpgroup;
 }
 
 // ---- the 13 default scenarios x {auto, 2d, 3d} x KV {q dtype, fp8 per-tensor, fp8 per-(token, head)} ----
@@ -159,6 +183,49 @@ TEST(UnifiedEdge, ZeroLengthSequencesAndSinks) {
   s.sinks = false;
   s.seqs = {{4, 0}, {2, 9}};  // queries with no key at all: zeros and -inf
   check_all_paths(s, "queries without keys");
+}
+
+// sm_90's warpgroup pipeline of 16-bit prefill q-blocks (kernels/unified/warpgroup.hpp), checked beside
+// the skeleton's 2D kernel by check_all_paths: page sizes 1, 17 and 64 (rows of one tile from many
+// pages, pages across tiles), GQA 1 to 40 (40 > 16 heads: 3 tokens a q-block, rows of a token split
+// across q-blocks never; 256 heads: two head chunks), every head size it has, windows, each logit
+// variant, sinks, the HND layout, queries longer than their context, and decode rows in the batch.
+TEST(UnifiedEdge, WarpgroupPrefillPipeline) {
+  REQUIRE_GPU();
+  struct Case {
+    const char* what;
+    int hq, hkv, d, page;
+    bool bf16;
+    int window;
+    float softcap;
+    bool alibi, qq_bias, sinks, hnd, causal;
+  };
+  const Case cases[] = {
+      {"d128 G4 page 16", 32, 8, 128, 16, true, -1, 0.f, false, false, false, false, true},
+      {"d128 G8 page 1 window 100", 16, 2, 128, 1, false, 100, 0.f, false, false, true, false, true},
+      {"d64 G1 page 17 softcap", 4, 4, 64, 17, true, -1, 30.f, false, false, false, false, true},
+      {"d64 G40 page 64 alibi sinks", 80, 2, 64, 64, false, -1, 0.f, true, false, true, false, true},
+      {"d192 G2 page 32 qq-bias", 8, 4, 192, 32, true, -1, 0.f, false, true, false, false, true},
+      {"d256 G16 page 16 hnd window", 32, 2, 256, 16, true, 77, 0.f, false, false, true, true, true},
+      {"d128 G256 page 16 two chunks", 256, 1, 128, 16, true, -1, 0.f, false, false, false, false, true},
+      {"d128 G4 non-causal softcap alibi", 16, 4, 128, 16, false, -1, 50.f, true, false, true, false, false},
+  };
+  const bool sm90 = rt::cached_device_properties().target == Target::sm90;
+  uint64_t seed = 4100;
+  for (const Case& c : cases) {
+    ProblemSpec s;
+    s.bf16 = c.bf16;
+    s.kv_dtype = c.bf16 ? DType::bf16 : DType::f16;
+    s.num_q_heads = c.hq; s.num_kv_heads = c.hkv; s.head_size = c.d; s.block_size = c.page;
+    s.window_left = c.window; s.softcap = c.softcap; s.alibi = c.alibi; s.qq_bias = c.qq_bias;
+    s.sinks = c.sinks; s.hnd = c.hnd; s.causal = c.causal;
+    if (c.qq_bias) s.qq_bias_stride = 320;  // >= the longest q length
+    s.seqs = {{1, 700}, {37, 300}, {130, 130}, {300, 1000}, {0, 5}, {19, 20}};
+    if (c.hq >= 256) s.seqs = {{9, 40}, {3, 300}, {1, 17}};  // 128 rows a token: keep the reference small
+    s.seed = seed++;
+    const bool wg = check_all_paths(s, c.what);
+    if (sm90) EXPECT_TRUE(wg) << c.what << ": the 2D path did not take the warpgroup pipeline";
+  }
 }
 
 TEST(UnifiedEdge, ThreeDAgreesWithTwoDForEverySegmentCount) {

@@ -71,6 +71,7 @@ struct Expected {
   bool planned;
   int64_t capacity;
   uint64_t workspace;
+  bool warpgroup;
 };
 
 // ALGORITHM.md 6 / 7: the workspace of a planned 3D launch (tasks, item_task0, status, partial O and
@@ -145,6 +146,18 @@ Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o,
     e.segments = 1;
     e.workspace = planned_workspace(p, e.capacity);
   }
+  // sm_90: 16-bit prefill q-blocks of the 2D grid run on the warpgroup pipeline, 128 rows a q-block
+  // (the row map and the grid are theirs; the skeleton's tile stays in the plan).
+  const bool wg_head = p.head_size == 64 || p.head_size == 128 || p.head_size == 192 || p.head_size == 256;
+  e.warpgroup = dev.target == Target::sm90 && !e.decode && p.max_seqlen_q > 1 && !e.split && wg_head &&
+                !hipattn::is_fp8(p.q_dtype) && p.kv_dtype == p.q_dtype && o.pipeline != hipattn::UnifiedPipeline::skeleton;
+  if (e.warpgroup) {
+    e.rows_per_token = g < 128 ? g : 128;
+    e.block_q = 128 / e.rows_per_token;
+    e.head_chunks = (g + e.rows_per_token - 1) / e.rows_per_token;
+    e.grid_x = p.num_tokens / e.block_q + p.num_seqs;
+    e.base = e.grid_x * p.num_kv_heads * e.head_chunks;
+  }
   return e;
 }
 
@@ -166,6 +179,7 @@ std::string diff(const UnifiedPlan& pl, const Expected& e) {
   if (e.planned) chk("capacity", pl.capacity, e.capacity);
   else if (e.split) chk("num_segments", pl.num_segments, e.segments);
   chk("workspace_bytes", static_cast<int64_t>(pl.workspace_bytes), static_cast<int64_t>(e.workspace));
+  chk("warpgroup", pl.warpgroup, e.warpgroup);
   return err;
 }
 
@@ -353,16 +367,70 @@ TEST(Plan, PrefillStays2D) {
   EXPECT_EQ(pl.tile_kind, UnifiedTileKind::prefill);
   EXPECT_FALSE(pl.split) << pl.reason;
   EXPECT_FALSE(pl.decode_grid);
+  // sm_90 runs it on the warpgroup pipeline: 128-row q-blocks, 8192 / 32 + 4 = 260 of them
+  EXPECT_TRUE(pl.warpgroup) << pl.reason;
   EXPECT_EQ(pl.rows_per_token, 4);
-  EXPECT_EQ(pl.block_q, 16);
-  EXPECT_EQ(pl.grid_x, 516);
+  EXPECT_EQ(pl.block_q, 32);
+  EXPECT_EQ(pl.grid_x, 260);
   EXPECT_EQ(pl.workspace_bytes, 0u);
+  // the skeleton's 64-row tile when asked for
+  UnifiedOptions skeleton;
+  skeleton.pipeline = hipattn::UnifiedPipeline::skeleton;
+  const auto ps = hipattn::plan_unified_attention(p, skeleton, device(Target::sm90, 132));
+  EXPECT_FALSE(ps.warpgroup);
+  EXPECT_EQ(ps.block_q, 16);
+  EXPECT_EQ(ps.grid_x, 516);
   // d = 256 prefill (32-row CDNA tiles), also 2D.
   const auto p2 = shape(2, 4096, 2048, 4096, 16, 16, 256);
   const auto pl2 = hipattn::plan_unified_attention(p2, {}, device(Target::gfx950, 256));
   EXPECT_EQ(pl2.tile_kind, UnifiedTileKind::prefill);
   EXPECT_FALSE(pl2.split);
   EXPECT_EQ(pl2.block_q, 32);
+}
+
+// sm_90's warpgroup pipeline (kernels/unified/warpgroup.hpp): who takes it, its 128-row map, and the
+// error of forcing it where it cannot run.
+TEST(Plan, WarpgroupPipeline) {
+  const PlanDevice dev = device(Target::sm90, 132);
+  // G = 8, d = 128, 3 x 1000 new tokens: 128 / 8 = 16 tokens a q-block, 3000 / 16 + 3 = 190 q-blocks.
+  auto p = shape(3, 3000, 1000, 1000, 32, 4, 128);
+  auto pl = hipattn::plan_unified_attention(p, {}, dev);
+  EXPECT_TRUE(pl.warpgroup) << pl.reason;
+  EXPECT_EQ(pl.rows_per_token, 8);
+  EXPECT_EQ(pl.block_q, 16);
+  EXPECT_EQ(pl.head_chunks, 1);
+  EXPECT_EQ(pl.grid_x, 190);
+  EXPECT_EQ(pl.base_workgroups, 190 * 4);
+  // G = 256 > 128 rows: two head chunks of 128 heads, one token a q-block
+  pl = hipattn::plan_unified_attention(shape(2, 200, 100, 400, 512, 2, 64), {}, dev);
+  EXPECT_TRUE(pl.warpgroup);
+  EXPECT_EQ(pl.rows_per_token, 128);
+  EXPECT_EQ(pl.block_q, 1);
+  EXPECT_EQ(pl.head_chunks, 2);
+  UnifiedOptions force;
+  force.pipeline = hipattn::UnifiedPipeline::warpgroup;
+  EXPECT_TRUE(hipattn::plan_unified_attention(p, force, dev).warpgroup);
+  const auto refused = [&](const UnifiedAttentionParams& q, const PlanDevice& d, const char* why) {
+    SCOPED_TRACE(why);
+    EXPECT_FALSE(hipattn::plan_unified_attention(q, {}, d).warpgroup);
+    try {
+      (void)hipattn::plan_unified_attention(q, force, d);
+      ADD_FAILURE() << "forcing the warpgroup pipeline did not throw";
+    } catch (const hipattn::Error& e) {
+      EXPECT_EQ(e.code(), hipattn::ErrorCode::unsupported);
+      EXPECT_EQ(e.field(), "options.pipeline");
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(p, device(Target::gfx950, 256), "not sm_90");
+  auto fp8 = p;
+  fp8.kv_dtype = DType::fp8_e4m3fn;
+  refused(fp8, dev, "16-bit queries");
+  refused(shape(3, 3000, 1000, 1000, 32, 4, 96), dev, "head sizes 64, 128, 192 and 256");
+  refused(shape(64, 64, 1, 8192, 32, 8, 128), dev, "decode");
+  UnifiedOptions three_d = force;
+  three_d.path = UnifiedPath::three_d;
+  EXPECT_THROW((void)hipattn::plan_unified_attention(p, three_d, dev), hipattn::Error);
 }
 
 TEST(Plan, TileKindBoundary) {
@@ -395,7 +463,9 @@ TEST(Plan, RowsPerTokenBlockQHeadChunks) {
   for (const Row& r : rows) {
     const int32_t hkv = 2;
     const auto p = shape(5, 5 * r.max_q, r.max_q, 5000, r.g * hkv, hkv, r.d);
-    const auto pl = hipattn::plan_unified_attention(p, {}, dev);
+    UnifiedOptions skeleton;  // the skeleton's row map (the warpgroup pipeline's: Plan.WarpgroupPipeline)
+    skeleton.pipeline = hipattn::UnifiedPipeline::skeleton;
+    const auto pl = hipattn::plan_unified_attention(p, skeleton, dev);
     SCOPED_TRACE("G=" + std::to_string(r.g) + " max_q=" + std::to_string(r.max_q) + " d=" + std::to_string(r.d));
     EXPECT_EQ(pl.tile.rows(), r.bm);
     EXPECT_EQ(pl.rows_per_token, r.rows_per_token);

@@ -16,6 +16,7 @@
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/unified/kernels.hpp"
+#include "hipattn/kernels/unified/warpgroup.hpp"
 #include "hipattn/platform/runtime.hpp"
 #include "hipattn/problem/unified_rules.hpp"
 
@@ -91,10 +92,39 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
   }
 }
 
-// One instance (target, q dtype, KV kind, head size, variant): both tile kinds, 2D and 3D.
+#if defined(HIPATTN_BACKEND_CUDA)
+// The 2D grid's q-blocks on sm_90's warp-specialised pipeline (plan.warpgroup): the skeleton's
+// arguments over 128-row q-blocks, one workgroup per (q-block, kv head, head chunk).
+template <class Cfg>
+void launch_unified_warpgroup(const UnifiedAttentionParams& p, const UnifiedPlan& plan, rt::stream_t stream,
+                              const typename Cfg::Variant& variant) {
+  const unified_warpgroup_args_t<Cfg> a =
+      make_unified_kernel_args<typename Cfg::KvParams>(p, plan, nullptr, Cfg::kD, variant);
+  const UnifiedLaunchGeometry g = make_unified_launch_geometry(p, plan, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kD);
+  if (g.empty) return;
+  rt::ensure_max_dynamic_shared(unified_warpgroup_kernel<Cfg>, Cfg::kSmemBytes,
+                                [] { return unified_instance_name<Cfg>("unified_warpgroup_kernel"); });
+  unified_warpgroup_kernel<Cfg><<<dim3(g.grid.x, g.grid.y, 1), g.threads, g.dynamic_lds, stream>>>(a);
+  HIPATTN_CHECK_LAUNCH();
+}
+#endif
+
+// One instance (target, q dtype, KV kind, head size, variant): both tile kinds, 2D and 3D, and on
+// sm_90 the warpgroup pipeline of 16-bit prefill q-blocks.
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant>
 void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s,
                              const Variant& variant) {
+  if (plan.warpgroup) {
+#if defined(HIPATTN_BACKEND_CUDA)
+    if constexpr (kT == Target::sm90 && kKv == KvKind::same16 && unified_warpgroup_head(kD)) {
+      launch_unified_warpgroup<UnifiedWarpgroupConfig<kBf16, kD, Variant>>(p, plan, s, variant);
+      return;
+    }
+#endif
+    throw Error(ErrorCode::unsupported, "options.pipeline",
+                unified_instance_name<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kT>>(
+                    "warpgroup pipeline for") + ": not built for this instance");
+  }
   visit_unified_tile<kT, kBf16, kKv, kD, Variant>(
       plan, [&]<class Cfg>() { launch_unified_config<Cfg>(p, plan, ws, s, variant); });
 }

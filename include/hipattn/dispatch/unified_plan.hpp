@@ -10,6 +10,7 @@
 #include <string>
 
 #include "hipattn/kernels/unified/config.hpp"
+#include "hipattn/kernels/unified/warpgroup.hpp"
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/problem/unified_rules.hpp"
 #include "hipattn/platform/error.hpp"
@@ -24,11 +25,17 @@ enum class UnifiedPath : uint8_t { automatic, two_d, three_d };
 // (decode batches: every q length <= 1; kernels/common/task_plan.hpp, ALGORITHM.md 6 and 7).
 enum class UnifiedSplit : uint8_t { automatic, uniform, planned };
 
+// Which pipeline runs the prefill q-blocks of the 2D grid on sm_90: automatic (the warp-specialised
+// one where unified_warpgroup_refusal has no objection), the attention skeleton (mma.sync), or the
+// warpgroup pipeline (kernels/unified/warpgroup.hpp; an error where it cannot serve the call).
+enum class UnifiedPipeline : uint8_t { automatic, skeleton, warpgroup };
+
 // Caller's overrides (tests and benchmarks force a path).
 struct UnifiedOptions {
   UnifiedPath path = UnifiedPath::automatic;
   int32_t num_segments = 0;  // 3D only: 0 = chosen from the device; else forced (>= 1)
   UnifiedSplit split = UnifiedSplit::automatic;  // 3D only; planned needs a decode batch and no num_segments
+  UnifiedPipeline pipeline = UnifiedPipeline::automatic;
 };
 
 // A tile shape of the unified kernels: warps as kWarpsM x kWarpsN, 16 * mt rows and kn keys per warp,
@@ -205,6 +212,9 @@ struct UnifiedPlan {
   int64_t base_workgroups = 0;  // grid_x * num_kv_heads * head_chunks
   int32_t residency = 0;        // workgroups of the tile one CU / SM holds (unified_residency)
   CopyModel kv_copy = CopyModel::async;  // the KV loader policy (kv_copy_model, or its fallback)
+  // sm_90: the 2D grid's q-blocks run on the warp-specialised pipeline (kernels/unified/warpgroup.hpp):
+  // 128-row q-blocks (the row map above is theirs), one workgroup an SM
+  bool warpgroup = false;
   size_t workspace_bytes = 0;
   std::string reason;
 };
@@ -322,6 +332,18 @@ inline size_t unified_planned_workspace_bytes(const UnifiedAttentionParams& p, i
   return unified_planned_workspace(p, capacity).total;
 }
 
+// Why the warp-specialised pipeline cannot run the call planned so far (null: it can): sm_90, 16-bit
+// queries over a cache of the same type, a head size it has tiles for, the prefill tile's q-blocks on
+// the 2D grid (decode batches keep the skeleton's 16-row decode tiles and the 3D split).
+inline const char* unified_warpgroup_refusal(const UnifiedAttentionParams& p, Target target, const UnifiedPlan& plan) {
+  if (target != Target::sm90) return "the target is not sm_90";
+  if (is_fp8(p.q_dtype) || p.kv_dtype != p.q_dtype) return "it takes 16-bit queries over a cache of the same dtype";
+  if (!unified_warpgroup_head(p.head_size)) return "it has tiles for head sizes 64, 128, 192 and 256";
+  if (plan.tile_kind != UnifiedTileKind::prefill || plan.decode_grid) return "a decode batch runs the decode tiles";
+  if (plan.split) return "it runs the 2D grid, and the plan split the KV (3D)";
+  return nullptr;
+}
+
 inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const UnifiedOptions& opt,
                                           const PlanDevice& dev) {
   UnifiedPlan plan;
@@ -403,6 +425,20 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
     plan.workspace_bytes = static_cast<size_t>(seg) * static_cast<size_t>(p.num_tokens) *
                            static_cast<size_t>(p.num_q_heads) * (static_cast<size_t>(p.head_size) + 1) * sizeof(float);
     plan.workspace_bytes += 256;  // alignment slack for the lse block
+  }
+  const char* refusal = unified_warpgroup_refusal(p, dev.target, plan);
+  if (opt.pipeline == UnifiedPipeline::warpgroup && refusal != nullptr)
+    throw Error(ErrorCode::unsupported, "options.pipeline", std::string("warpgroup: ") + refusal);
+  if (refusal == nullptr && opt.pipeline != UnifiedPipeline::skeleton) {
+    plan.warpgroup = true;
+    const RowMap wrm = skeleton_row_map(group, 128, 1);
+    plan.rows_per_token = wrm.rows_per_token;
+    plan.block_q = wrm.block_q;
+    plan.head_chunks = wrm.head_chunks;
+    plan.grid_x = static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
+    plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
+    plan.residency = 1;
+    plan.reason += "; sm_90 warpgroup pipeline: 128 rows x " + std::to_string(unified_warpgroup_keys(p.head_size)) + " keys";
   }
   return plan;
 }

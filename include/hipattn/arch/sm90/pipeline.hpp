@@ -5,8 +5,10 @@
 //
 // The ring (tma.hpp states the mbarrier rules it relies on):
 //   full[s]   expects 1 arrival (the producer's arrive.expect_tx announcing the stage's bytes) plus the
-//             announced bytes, landed by bulk copies signalling it; its phase completing publishes the
-//             stage to the consumers.
+//             announced bytes, landed by bulk copies signalling it; or, for a producer that gathers
+//             by cp.async (paged rows), one arrival per producer thread, each made when that thread's
+//             copies have landed (cp_async_mbarrier_arrive). Its phase completing publishes the stage
+//             to the consumers.
 //   empty[s]  expects `consumer_arrivals` arrivals (one elected thread of each consumer warp, or of
 //             each consumer warpgroup: the kernel's choice); its phase completing hands the stage back.
 // Both sides walk the same RingState: lap L uses stage L % N with phase bit (L / N) & 1. Consumers
@@ -17,8 +19,9 @@
 // 1..C consume. setmaxnreg moves registers from the producer to the consumers: every warp of a
 // warpgroup executes the same setmaxnreg (.sync.aligned), the decrease before the increase can be
 // served, and the counts are multiples of 8 in [24, 256]; the kernel's launch bounds must leave the
-// per-thread budget the sum allows (e.g. 3 warpgroups: 24 / 240 / 240 within 65536 / 384 = 170 on
-// average).
+// per-thread budget the sum allows: the block's allocation is the per-thread count ptxas gives the
+// kernel (65536 / threads rounded down to a multiple of 8: 168 for 3 warpgroups), so 24 / 240 / 240 fits
+// and 48 / 232 / 232 does not (the increase then waits forever).
 //
 // Named barriers (bar.sync / bar.arrive with an id in [1, 16) and a thread count, a multiple of 32)
 // order the consumer warpgroups: in the ping-pong schedule warpgroup A signals B's barrier when its
@@ -61,10 +64,12 @@ struct PipelineRing {
 
   // One thread, before any use; then __syncthreads() (fence_barrier_init orders the initialisation
   // before the copy engine's and the other threads' uses).
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE void init(uint32_t consumer_arrivals) {
+  // producer_arrivals: 1 for one thread announcing bulk copies (producer_acquire); the producer's thread
+  // count for a gather by cp.async whose every thread arrives (producer_wait, cp_async_mbarrier_arrive).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void init(uint32_t consumer_arrivals, uint32_t producer_arrivals = 1) {
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&full[s], 1);
+      mbarrier_init(&full[s], producer_arrivals);
       mbarrier_init(&empty[s], consumer_arrivals);
     }
     fence_barrier_init();
@@ -75,6 +80,13 @@ struct PipelineRing {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE uint64_t* producer_acquire(const RingState<kStages>& st, uint32_t bytes) {
     mbarrier_wait(&empty[st.stage], st.producer_parity());
     mbarrier_arrive_expect_tx(&full[st.stage], bytes);
+    return &full[st.stage];
+  }
+
+  // Producer (every gathering thread): wait until the stage of `st` is free; the thread's copies into it
+  // then arrive on full_of(st) (cp_async_mbarrier_arrive).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE uint64_t* producer_wait(const RingState<kStages>& st) {
+    mbarrier_wait(&empty[st.stage], st.producer_parity());
     return &full[st.stage];
   }
 

@@ -1,9 +1,9 @@
 // hipattn/kernels/dense_prefill/config.hpp: the instances and the runtime arguments of dense prefill.
 //
-// sm_90 (DensePrefillSm90Config): 384 threads = warpgroup 0 (the producer: one thread issues the bulk
-// tensor copies of Q and of the K / V ring) + two consumer warpgroups of 64 query rows each (kBM = 128
-// rows of one q head), kBN keys per KV tile, kStages deep. Shared memory: Q, then the K stages, then
-// the V stages (each a 128-byte-swizzled wgmma operand, 1024-byte aligned), then the barriers. The tile
+// sm_90 (DensePrefillSm90Config): the warp-specialised skeleton's shape (kernels/common/
+// warpgroup_config.hpp): 384 threads = warpgroup 0 (the producer: one thread issues the bulk tensor
+// copies of Q and of the K / V ring) + two consumer warpgroups of 64 query rows each (kBM = 128 rows of
+// one q head), kBN keys per KV tile, kStages deep. The tile
 // sizes are FlashAttention-3's for each head size (its hopper/tile_size.h choices, measured there), cut
 // to what 227 KiB of shared memory holds with two stages:
 //   d 64: 128 x 128, 4 stages (144 KiB);  d 128: 128 x 128, 2 stages (160 KiB);
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "hipattn/kernels/common/warpgroup_config.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/problem/dense_prefill_params.hpp"
@@ -24,33 +25,13 @@
 namespace hipattn {
 
 template <bool kBf16_, int kDqk_, int kDv_, bool kSoftcap_, int kBN_ = (kDqk_ == 256 ? 80 : 128), int kStages_ = (kDqk_ == 64 ? 4 : 2)>
-struct DensePrefillSm90Config {
-  static constexpr bool kBf16 = kBf16_, kSoftcap = kSoftcap_;
-  static constexpr int kDqk = kDqk_, kDv = kDv_;
-  static constexpr int kConsumers = 2, kBM = 64 * kConsumers;
-  static constexpr int kBN = kBN_;
-  static constexpr int kStages = kStages_;
-  static constexpr int kThreads = 128 * (1 + kConsumers);
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // 24 x 128 + 240 x 256 <= 65536
-  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
-  using Variant = StandardVariant<kSoftcap, false, false>;
-
-  static constexpr int kQBytes = kBM * kDqk * 2;
-  static constexpr int kKBytes = kBN * kDqk * 2;
-  static constexpr int kVBytes = kBN * kDv * 2;
-  static_assert(kQBytes % 1024 == 0 && kKBytes % 1024 == 0 && kVBytes % 1024 == 0, "1024-byte swizzle atoms");
-  static constexpr int kQOffset = 0;
-  static constexpr int kKOffset = kQOffset + kQBytes;
-  static constexpr int kVOffset = kKOffset + kStages * kKBytes;
-  static constexpr int kBarOffset = kVOffset + kStages * kVBytes;
-  static constexpr int kBarBytes = 8 * (2 + 4 * kStages);
-  static constexpr int kAlignSlack = 1024;  // the dynamic window is aligned to 1024 bytes in the kernel
-  static constexpr int kSmemBytes = kBarOffset + kBarBytes + kAlignSlack;
-  static_assert(kSmemBytes <= 232448, "sm_90 gives a block at most 227 KiB of shared memory");
-
+struct DensePrefillSm90Config
+    : WarpgroupPipelineConfig<kBf16_, kDqk_, kDv_, kBN_, kStages_, StandardVariant<kSoftcap_, false, false>> {
+  using Base = WarpgroupPipelineConfig<kBf16_, kDqk_, kDv_, kBN_, kStages_, StandardVariant<kSoftcap_, false, false>>;
+  static constexpr bool kSoftcap = kSoftcap_;
   static std::string name() {
-    return std::string(kBf16 ? "bf16" : "f16") + ",d" + std::to_string(kDqk) + "/" + std::to_string(kDv) + ",bn" +
-           std::to_string(kBN) + ",s" + std::to_string(kStages) + (kSoftcap ? ",softcap" : "");
+    return std::string(Base::kBf16 ? "bf16" : "f16") + ",d" + std::to_string(Base::kDqk) + "/" + std::to_string(Base::kDv) +
+           ",bn" + std::to_string(Base::kBN) + ",s" + std::to_string(Base::kStages) + (kSoftcap ? ",softcap" : "");
   }
 };
 
