@@ -11,8 +11,6 @@
 // compiled in the caller's translation unit; a subset with unified_attention<filter>(...); or an
 // instance library built by hipattn_add_unified_instances() (README, "Using hipattn in a project").
 #pragma once
-#include <algorithm>
-#include <climits>
 #include <mutex>
 
 #include "hipattn/dispatch/unified_launch.hpp"
@@ -96,8 +94,7 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
 
 #if defined(HIPATTN_BACKEND_CUDA)
 // The 2D grid's q-blocks on sm_90's warp-specialised pipeline (plan.warpgroup): the skeleton's
-// arguments over 128-row q-blocks; persistent workgroups, one an SM (at most one an item), walk the
-// grid's (q-block, kv head x head chunk) items (Cfg::kPersistent; else the grid itself).
+// arguments over 128-row q-blocks, one workgroup per (q-block, kv head, head chunk).
 template <class Cfg>
 void launch_unified_warpgroup(const UnifiedAttentionParams& p, const UnifiedPlan& plan, rt::stream_t stream,
                               const typename Cfg::Variant& variant) {
@@ -105,17 +102,9 @@ void launch_unified_warpgroup(const UnifiedAttentionParams& p, const UnifiedPlan
       make_unified_kernel_args<typename Cfg::KvParams>(p, plan, nullptr, Cfg::kD, variant);
   const UnifiedLaunchGeometry g = make_unified_launch_geometry(p, plan, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kD);
   if (g.empty) return;
-  const int64_t items = static_cast<int64_t>(g.grid.x) * g.grid.y;
-  if (items > INT32_MAX)
-    throw Error(ErrorCode::unsupported, "num_tokens",
-                "num_tokens = " + std::to_string(p.num_tokens) + " gives " + std::to_string(items) +
-                    " q-block items of 128 rows; one call takes at most 2^31 - 1: split the batch");
   rt::ensure_max_dynamic_shared(unified_warpgroup_kernel<Cfg>, Cfg::kSmemBytes,
                                 [] { return unified_instance_name<Cfg>("unified_warpgroup_kernel"); });
-  const int sms = rt::cached_device_properties().multiprocessor_count;
-  const dim3 grid = Cfg::kPersistent ? dim3(static_cast<uint32_t>(std::min<int64_t>(items, sms > 0 ? sms : 1)), 1, 1)
-                                     : dim3(g.grid.x, g.grid.y, 1);
-  unified_warpgroup_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
+  unified_warpgroup_kernel<Cfg><<<dim3(g.grid.x, g.grid.y, 1), g.threads, g.dynamic_lds, stream>>>(a);
   HIPATTN_CHECK_LAUNCH();
 }
 #endif

@@ -83,32 +83,18 @@ struct QBlockScheduler {
     } else {
       // Highest q-blocks first: under causal masking they see the most keys, so starting them first
       // leaves the short blocks for the last wave instead of a tail of long ones.
-      locate(a, static_cast<int32_t>(gridDim.x - 1 - blockIdx.x), w);
+      const int32_t qblock = static_cast<int32_t>(gridDim.x - 1 - blockIdx.x);
+      w.seq = find_seq_idx(a.cu_seqlens_q, a.num_seqs, qblock, a.block_q);
+      w.qb = qblock - seq_first_q_block(a.cu_seqlens_q, w.seq, a.block_q);
     }
-    return finish(a, static_cast<int32_t>(blockIdx.y), w);
-  }
-  // Q-block `qblock` of the packed numbering (paged/varlen.hpp) and column y (kv head x head chunks)
-  // of the grid: an item of a persistent walk over the grid above.
-  template <class Args>
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE static bool at(const Args& a, int32_t qblock, int32_t y, AttentionWork& w) {
-    locate(a, qblock, w);
-    return finish(a, y, w);
-  }
-  template <class Args>
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void locate(const Args& a, int32_t qblock, AttentionWork& w) {
-    w.seq = find_seq_idx(a.cu_seqlens_q, a.num_seqs, qblock, a.block_q);
-    w.qb = qblock - seq_first_q_block(a.cu_seqlens_q, w.seq, a.block_q);
-  }
-  template <class Args>
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE static bool finish(const Args& a, int32_t y, AttentionWork& w) {
     if (w.seq >= a.num_seqs) return false;
     w.seq_tok0 = a.cu_seqlens_q[w.seq];
     w.q_len = a.cu_seqlens_q[w.seq + 1] - w.seq_tok0;
     if (w.qb * a.block_q >= w.q_len) return false;  // past this sequence's q-blocks (the grid is an upper bound)
     w.kv_len = a.seq_lens_k[w.seq];
     w.ctx = w.kv_len - w.q_len;
-    w.kvh = y / a.head_chunks;
-    w.chunk = y % a.head_chunks;
+    w.kvh = static_cast<int32_t>(blockIdx.y) / a.head_chunks;
+    w.chunk = static_cast<int32_t>(blockIdx.y) % a.head_chunks;
     w.segment = !kSplit ? 0 : a.tasks != nullptr ? static_cast<int32_t>(blockIdx.x) : static_cast<int32_t>(blockIdx.z);
     return true;
   }
@@ -129,21 +115,6 @@ struct QBlockScheduler {
     }
   }
 };
-
-// A persistent walk: workgroup blockIdx.x of gridDim.x = G calls f(item) for its items of [0, items),
-// item r G + b in even rounds r and r G + G - 1 - b in odd ones (a snake), so that a workgroup that
-// took one of the heaviest items of a round takes one of the lightest of the next: with items numbered
-// heaviest first, every workgroup's total stays near the mean (plain round-robin gave dense causal 4K
-// at d = 192 / 256 a 1.6x spread between workgroups). Every item is visited once.
-template <class F>
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void for_each_snake_item(int32_t items, F&& f) {
-  const int32_t g = static_cast<int32_t>(gridDim.x), b = static_cast<int32_t>(blockIdx.x);
-  const int32_t rounds = (items + g - 1) / g;
-  for (int32_t r = 0; r < rounds; ++r) {
-    const int32_t item = r * g + ((r & 1) ? g - 1 - b : b);
-    if (item < items) f(item);
-  }
-}
 
 // The paged-decode grid (kernels/paged_decode): one dimension, slot-major: workgroup x is slot
 // x / grid_y, (kv head, head chunk, q-block) x % grid_y, so every head of slot 0 starts first (the

@@ -1,9 +1,8 @@
 // hipattn/kernels/unified/warpgroup.hpp: unified attention's prefill q-blocks on sm_90's
 // warp-specialised skeleton (kernels/common/warpgroup_pipeline.hpp).
 //
-//   unified_warpgroup_kernel<Cfg>   persistent workgroups (one an SM; d <= 128) or one workgroup an item
-//                                   (d = 192, 256) over the 2D grid's (q-block of 128 rows, kv head,
-//                                   head chunk) items, highest q-blocks first
+//   unified_warpgroup_kernel<Cfg>   one workgroup per (q-block of 128 rows, kv head, head chunk) of the
+//                                   2D grid (QBlockScheduler<false>: highest q-blocks first)
 //
 // The rows are the skeleton's row map (kernels/common/work.hpp row_coord: q tokens x the GQA heads of
 // one kv head, packed), so Q is a gather too. The producer warpgroup gathers Q and the paged K / V
@@ -43,10 +42,6 @@ struct UnifiedWarpgroupConfig
   static_assert(unified_warpgroup_head(kD_), "a head size of the warpgroup pipeline");
   static constexpr int kD = kD_;
   static constexpr Target kTarget = Target::sm90;
-  // Persistent workgroups over the grid's items up to d = 128; at 192 and 256 the walk's state made the
-  // consumers spill 3-5x more (ptxas: 144-172 / 432-492 bytes against 40-56 / 96-184), so those keep
-  // one workgroup a q-block.
-  static constexpr bool kPersistent = kD_ <= 128;
   using KvParams = PagedKvView<int64_t, 0, RowKvLayout>;
 };
 
@@ -70,24 +65,10 @@ struct UnifiedWarpgroupFamily {
   static constexpr int kProducerThreads = 128;
   const unified_warpgroup_args_t<Cfg>& a;  // the kernel's __grid_constant__ parameter
 
-  // Persistent (Cfg::kPersistent): the 2D grid's (q-block, kv head x head chunk) items, highest
-  // q-blocks first (the packed numbering from the top) and the grid's columns fastest, in snake rounds;
-  // the slots past a sequence's q-blocks (the count num_tokens / block_q + num_seqs is an upper bound)
-  // are skipped. Else the workgroup's own item of the 2D grid (QBlockScheduler<false>).
   template <class F>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void for_each_item(F&& f) const {
-    if constexpr (!Cfg::kPersistent) {
-      AttentionWork w;
-      if (QBlockScheduler<false>::get(a, w)) f(w, qblock_tile_range(a, w, Cfg::kBN));
-      return;
-    }
-    const int32_t qblocks = a.num_tokens / a.block_q + a.num_seqs;
-    const int32_t columns = a.num_q_heads / a.group * a.head_chunks;
-    for_each_snake_item(qblocks * columns, [&](int32_t item) {
-      const int32_t slot = item / columns;
-      AttentionWork w;
-      if (QBlockScheduler<false>::at(a, qblocks - 1 - slot, item - slot * columns, w)) f(w, qblock_tile_range(a, w, Cfg::kBN));
-    });
+    AttentionWork w;
+    if (QBlockScheduler<false>::get(a, w)) f(w, qblock_tile_range(a, w, Cfg::kBN));
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void producer_start() const {}
   // Q: row r of the tile is (token, q head) of the row map; rows past the q-block are zeros.
