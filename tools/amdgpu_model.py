@@ -46,9 +46,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEVICES = {"gfx942": ("MI300X", 304, 5.3e12, 64 * 1024), "gfx950": ("MI355X", 256, 8.0e12, 160 * 1024)}
 TARGET_IDS = {"1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
 CONFIG_RE = re.compile(
-    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<hipattn::UnifiedConfig<(?P<bf16>true|false), "
+    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<(?P<narrow>hipattn::NarrowVConfig<)?hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout|DenseKvLayout)>")
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout|DenseKvLayout)>"
+    r"(?:, (?P<dv>\d+)>)?")
+# (dense prefill's (192, 128) on CDNA: NarrowVConfig<UnifiedConfig<... 192 ...>, 128>, V rows of dv columns)
 SYMBOL_RE = re.compile(r"^(?P<addr>[0-9a-fA-F]+) <(?P<name>[^>]+)>:\s*$")
 INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b(?P<rest>[^/]*)(?://\s*(?P<addr>[0-9A-Fa-f]+):[^<]*(?:<(?P<tsym>[^>+]+)\+0x(?P<toff>[0-9a-fA-F]+)>)?)?")
 VMEM_LOAD_RE = re.compile(r"^(global|buffer|flat)_load_(?:lds_)?(?P<w>dword(?:x(?P<n>\d))?|u?byte|u?short|b\d+|d16\w*)")
@@ -171,7 +173,7 @@ def mca_cycles(mca, target, lines, iterations=20):
     return int(m.group(1)) / iterations if r.returncode == 0 and m else None
 
 
-def lds_layout(wm, wn, mt, kn, stages, d, fp8, fp8_staging=False, q8=False):
+def lds_layout(wm, wn, mt, kn, stages, d, fp8, fp8_staging=False, q8=False, dv=None):
     """kernels/unified/config.hpp unified_lds_layout for a CDNA target (register-staged loads; with
     fp8_staging, the layout of the loader before issue 9: fp8 codes staged in LDS, then converted;
     q8, the fp8 matrix path: Q and K tiles of code pairs, V 16-bit)."""
@@ -184,7 +186,7 @@ def lds_layout(wm, wn, mt, kn, stages, d, fp8, fp8_staging=False, q8=False):
     elif q8:
         kv = stages * (bn * pitch8 * 2 + bn * pitch * 2)
     else:
-        kv = stages * 2 * bn * pitch * 2
+        kv = stages * bn * (pitch + (pitch if dv is None else (dv + 63) // 64 * 64)) * 2
     scales = 2 * stages * bn * 4
     merge = wn * bm * (d + 2) * 4 if wn > 1 else 0
     return max(q + kv + scales, merge)
@@ -233,7 +235,7 @@ def main(argv=None):
                 # MLA: Q (rows x 576) + stages of keys x 576, 16-bit (V read from the K stage), the loader's scale slots
                 wm, wn, mt, kn, st, d = int(ml["wm"]), 1, 1, int(ml["kn"]), int(ml["st"]), 576
                 c = {"kernel": "mla_decode_cdna_kernel", "bf16": ml["bf16"], "kv": ml["kv"], "v": "plain",
-                     "copy": "1", "layout": "RowKvLayout"}
+                     "copy": "1", "layout": "RowKvLayout", "dv": None}
                 # (the fp8 matrix path: Q and K tiles of code pairs, 288 a row in a 320-pair pitch, and a
                 # 16-bit V stage of 512 columns)
                 q8 = ml["kv"] in ("3", "4")
@@ -244,10 +246,11 @@ def main(argv=None):
             else:
                 wm, wn, mt, kn, st, d = (int(c[x]) for x in ("wm", "wn", "mt", "kn", "st", "d"))
                 mla_lds = None
+            dv = int(c["dv"]) if c["dv"] else None  # a narrower value head (dense prefill's (192, 128))
             fp8 = c["kv"] != "0"
             variant = "full" if "true" in c["v"] else "plain"
             loader = COPY_NAMES.get(c["copy"], c["copy"]) + (" rocm" if c["layout"] == "RocmKvLayout" else " dense" if c["layout"] == "DenseKvLayout" else "")
-            key = (target, c["kernel"], c["bf16"], c["kv"], d, wm, wn, mt, kn, st, variant, loader)
+            key = (target, c["kernel"], c["bf16"], c["kv"], d, dv, wm, wn, mt, kn, st, variant, loader)
             if key in seen:
                 continue
             seen.add(key)
@@ -255,7 +258,7 @@ def main(argv=None):
             # .agpr_count is part of it, not more
             regs = (max(k["vgpr"], k["agpr"]) + 7) // 8 * 8
             lds = (k["lds"] or 0) + (mla_lds if mla_lds is not None else
-                                     lds_layout(wm, wn, mt, kn, st, d, fp8, args.fp8_lds_staging, q8=c["kv"] in ("3", "4")))
+                                     lds_layout(wm, wn, mt, kn, st, d, fp8, args.fp8_lds_staging, q8=c["kv"] in ("3", "4"), dv=dv))
             waves = wm * wn
             per_simd = min(8, 512 // max(regs, 1))
             wg_cu = max(0, min(lds_cu // max(lds, 1), 4 * per_simd // waves, 2048 // (waves * 64)))
@@ -266,7 +269,7 @@ def main(argv=None):
             decode = wm * 16 * mt == 16 and not mla
             kind = "mla" if mla else "decode" if decode else "prefill"
             name = (f"{KERNEL_NAMES[c['kernel']]} {'bf16' if c['bf16'] == 'true' else 'f16'} "
-                    f"{KV_NAMES[c['kv']]} d{d} {kind} {wm}x{wn}x{mt}x{kn}x{st} {variant} {loader}")
+                    f"{KV_NAMES[c['kv']]} d{d}{f'/{dv}' if dv else ''} {kind} {wm}x{wn}x{mt}x{kn}x{st} {variant} {loader}")
             if loop is None:
                 failures.append(f"{base}: {name}: no main loop found")
                 continue

@@ -17,9 +17,10 @@
 // With a softcap, the output must also differ from the no-softcap reference (the logits are scaled up
 // so that the cap bends them by more than the tolerance): a kernel that ignores the cap fails.
 //
-// Dense prefill has an instance on sm_90 only (the CDNA targets throw ErrorCode::unsupported): the
-// parity tests skip themselves, saying why, on any other device, when the binary's device code lacks
-// sm_90a, and when no GPU is present. The error tests run on any GPU; the harness test needs none.
+// The parity tests run on sm_90 (the CDNA kernels run on the emulator tier: tests/emu/
+// test_emu_dense_prefill.cpp); they skip themselves, saying why, on any other device, when the binary's
+// device code lacks sm_90a, and when no GPU is present. The error tests run on any GPU; the harness test
+// needs none.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -974,20 +975,19 @@ TEST(DensePrefillErrors, BadInputThrowsNamingTheField) {
   EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](uint16_t x) { return x == kPoison16; }));
 }
 
-// On the CDNA targets (the skeleton kernel: one head size for K and V) a (192, 128) call throws
-// unsupported naming head_size_v; on a target without any instance, unsupported naming the target.
-TEST(DensePrefillTarget, OtherTargetsRefuseWhatTheyLack) {
+// On a target without any instance a call throws unsupported naming the target (sm_90, gfx942 and
+// gfx950 serve every head pair, (192, 128) included).
+TEST(DensePrefillTarget, OtherTargetsRefuse) {
   REQUIRE_GPU();
   const Target t = rt::cached_device_properties().target;
-  if (t == Target::sm90) GTEST_SKIP() << "sm_90 serves every head pair (the parity tests run instead): skipped";
+  if (t == Target::sm90 || is_cdna(t))
+    GTEST_SKIP() << target_name(t) << " serves every head pair (the parity tests or the emulator tier run instead): skipped";
   DenseSpec s;
   s.seqs = {{5, 9}};
   s.seed = 850;
-  if (is_cdna(t)) s.dqk = 192, s.dv = 128;
   const DenseHost h(s);
   DenseDevice d(h);
-  if (is_cdna(t)) expect_error(d.params(DenseLogits{true}, true), ErrorCode::unsupported, "head_size_v", "(192, 128) runs on sm_90 only");
-  else expect_error(d.params(DenseLogits{true}, true), ErrorCode::unsupported, "target", "target " + std::string(target_name(t)));
+  expect_error(d.params(DenseLogits{true}, true), ErrorCode::unsupported, "target", "target " + std::string(target_name(t)));
 }
 
 }  // namespace

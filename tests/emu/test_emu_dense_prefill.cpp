@@ -4,7 +4,7 @@
 // compared with the float64 reference (reference/dense_prefill.hpp).
 //
 // The kernels come from tests/isa/dense_prefill_all.hip (every instance the dispatcher launches: head
-// sizes 64 / 128 / 256, f16 / bf16, softcap off / on, for both targets; each target's kernels are
+// sizes 64 / 128 / 256 and (192, 128), f16 / bf16, softcap off / on, for both targets; each target's kernels are
 // empty in the other target's object). Each case builds a DensePrefillParams over the emulated
 // buffers, picks the instance launch_dense_prefill_cdna would, builds its arguments with
 // make_dense_skeleton_args and launches it over grid (num_q_heads, q-block slots),
@@ -76,6 +76,7 @@ void visit_dense_instance(bool bf16, int d, bool softcap, F&& f) {
     if (d == 64) f.template operator()<dense_instance_t<kT, kBf16, 64, Variant>>();
     else if (d == 128) f.template operator()<dense_instance_t<kT, kBf16, 128, Variant>>();
     else if (d == 256) f.template operator()<dense_instance_t<kT, kBf16, 256, Variant>>();
+    else if (d == 192) f.template operator()<detail::dense_skeleton_narrow_v_config_t<kT, kBf16, Variant>>();  // (192, 128)
     else throw std::runtime_error("no CDNA dense prefill instance for d = " + std::to_string(d));
   };
   if (bf16 && softcap) go.template operator()<true, true>();
@@ -99,8 +100,15 @@ std::string dense_config_name() {
     throw std::runtime_error("unexpected configuration name " + n);
   return n.replace(n.size() - row.size(), row.size(), "hipattn::DenseKvLayout>");
 }
+// (192, 128): NarrowVConfig<the d_qk instance, d_v>
 template <class Cfg>
-std::vector<std::string> kernel_parts() { return {"void hipattn::dense_prefill_kernel<" + dense_config_name<Cfg>() + ">("}; }
+std::vector<std::string> kernel_parts() {
+  if constexpr (Cfg::kDv != Cfg::kDqk)
+    return {"void hipattn::dense_prefill_kernel<hipattn::NarrowVConfig<" + dense_config_name<Cfg>() + ", " +
+            std::to_string(Cfg::kDv) + ">>("};
+  else
+    return {"void hipattn::dense_prefill_kernel<" + dense_config_name<Cfg>() + ">("};
+}
 
 // ---- a problem: host tensors, the emulated buffers, the params over either ----
 
@@ -109,7 +117,7 @@ void* dev_ptr(uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t
 struct Case {
   const char* name = "";
   bool bf16 = false;
-  int d = 0;
+  int d = 0;  // d_qk (192: the value head is dv_narrow)
   int q_heads = 0, kv_heads = 0;
   bool causal = false;
   int window_left = -1;
@@ -120,6 +128,7 @@ struct Case {
   int pad = 0;      // extra elements after each token's heads in q, k, v and out (multiple of 8)
   int lse_pad = 0;  // extra columns of the LSE rows
   uint64_t seed = 0;
+  int dv() const { return d == 192 ? 128 : d; }  // the served pairs: (d, d), and (192, 128)
 };
 
 constexpr uint16_t kPoison16 = 0xFFFF;  // NaN in f16 and bf16
@@ -128,7 +137,7 @@ struct DenseProblem {
   const Case& c;
   bool packed;
   int32_t num_seqs = 0, tokens_q = 0, tokens_k = 0, max_q = 0, max_k = 0;
-  int64_t q_st = 0, k_st = 0, o_st = 0, lse_stride = 0;  // token strides (elements), LSE row stride
+  int64_t q_st = 0, k_st = 0, v_st = 0, o_st = 0, lse_stride = 0;  // token strides (elements), LSE row stride
   std::vector<int32_t> cu_q, cu_k;
   std::vector<uint16_t> q, k, v;  // host tensors (the padding: NaN)
   int no_key_rows = 0;            // (token, head) rows that see no key
@@ -160,22 +169,23 @@ struct DenseProblem {
     }
     q_st = int64_t(c.q_heads) * c.d + c.pad;
     k_st = int64_t(c.kv_heads) * c.d + c.pad;
-    o_st = q_st;
+    v_st = int64_t(c.kv_heads) * c.dv() + c.pad;
+    o_st = int64_t(c.q_heads) * c.dv() + c.pad;
     lse_stride = tokens_q + c.lse_pad;
     std::mt19937_64 rng(c.seed);
     std::uniform_real_distribution<float> uni(-1.f, 1.f);
-    const auto fill = [&](std::vector<uint16_t>& x, int64_t tokens, int heads) {
-      const int64_t st = int64_t(heads) * c.d + c.pad;
+    const auto fill = [&](std::vector<uint16_t>& x, int64_t tokens, int heads, int d) {
+      const int64_t st = int64_t(heads) * d + c.pad;
       x.assign(size_t(std::max<int64_t>(1, tokens * st)), kPoison16);
       for (int64_t t = 0; t < tokens; ++t)
-        for (int64_t e = 0; e < int64_t(heads) * c.d; ++e) {
+        for (int64_t e = 0; e < int64_t(heads) * d; ++e) {
           const float f = uni(rng);
           x[size_t(t * st + e)] = c.bf16 ? bfloat16_t::from_float(f).bits : half_t::from_float(f).bits;
         }
     };
-    fill(q, tokens_q, c.q_heads);
-    fill(k, tokens_k, c.kv_heads);
-    fill(v, tokens_k, c.kv_heads);
+    fill(q, tokens_q, c.q_heads, c.d);
+    fill(k, tokens_k, c.kv_heads, c.d);
+    fill(v, tokens_k, c.kv_heads, c.dv());
 
     dq = mem.upload(q, "q");
     dk = mem.upload(k, "k");
@@ -200,14 +210,17 @@ struct DenseProblem {
     p.v = tokens_k == 0 ? nullptr : device ? dev_ptr(dv) : static_cast<const void*>(v.data());
     p.q_stride_token = q_st;
     p.q_stride_head = c.d;
-    p.k_stride_token = p.v_stride_token = k_st;
-    p.k_stride_head = p.v_stride_head = c.d;
+    p.k_stride_token = k_st;
+    p.v_stride_token = v_st;
+    p.k_stride_head = c.d;
+    p.v_stride_head = c.dv();
     if (packed) {
       p.cu_seqlens_q = device ? static_cast<const int32_t*>(dev_ptr(dcu_q)) : cu_q.data();
       p.cu_seqlens_k = device ? static_cast<const int32_t*>(dev_ptr(dcu_k)) : cu_k.data();
     } else {  // the packed-equivalent batched layout (batch stride = length x token stride)
       p.q_stride_batch = int64_t(max_q) * q_st;
-      p.k_stride_batch = p.v_stride_batch = int64_t(max_k) * k_st;
+      p.k_stride_batch = int64_t(max_k) * k_st;
+      p.v_stride_batch = int64_t(max_k) * v_st;
       p.o_stride_batch = int64_t(max_q) * o_st;
     }
     p.num_seqs = num_seqs;
@@ -217,14 +230,15 @@ struct DenseProblem {
     p.max_seqlen_k = max_k;
     p.num_q_heads = c.q_heads;
     p.num_kv_heads = c.kv_heads;
-    p.head_size_qk = p.head_size_v = c.d;
+    p.head_size_qk = c.d;
+    p.head_size_v = c.dv();
     p.scale = c.scale_mult / std::sqrt(float(c.d));
     p.causal = c.causal;
     p.window_left = c.window_left;
     p.softcap = c.softcap;
     p.out = device ? dev_ptr(dout) : nullptr;
     p.o_stride_token = o_st;
-    p.o_stride_head = c.d;
+    p.o_stride_head = c.dv();
     p.lse = device ? static_cast<float*>(dev_ptr(dlse)) : nullptr;
     p.lse_stride_head = lse_stride;
     return p;
@@ -239,7 +253,8 @@ struct DenseProblem {
   }
 
   std::string describe() const {
-    std::string s = std::string(c.bf16 ? "bf16" : "f16") + " d" + std::to_string(c.d) + " h" + std::to_string(c.q_heads) +
+    std::string s = std::string(c.bf16 ? "bf16" : "f16") + " d" + std::to_string(c.d) +
+                    (c.dv() != c.d ? "/" + std::to_string(c.dv()) : std::string()) + " h" + std::to_string(c.q_heads) +
                     "/" + std::to_string(c.kv_heads) + (c.causal ? " causal" : "");
     if (c.window_left >= 0) s += " window " + std::to_string(c.window_left);
     if (c.softcap > 0.f) s += " softcap " + std::to_string(int(c.softcap)) + " scale x" + std::to_string(int(c.scale_mult));
@@ -275,7 +290,7 @@ CompareStats compare(const DenseProblem& dp, const reference::AttentionResult& r
   const Case& c = dp.c;
   const Tolerance tol = out_tolerance(c.bf16);
   CompareStats st;
-  const int64_t T = dp.tokens_q, H = c.q_heads, D = c.d;
+  const int64_t T = dp.tokens_q, H = c.q_heads, D = c.dv();
   const auto where = [&](int64_t t, int64_t h) { return "[token " + std::to_string(t) + ", head " + std::to_string(h); };
   for (int64_t t = 0; t < T; ++t)
     for (int64_t h = 0; h < H; ++h) {
@@ -444,6 +459,28 @@ std::vector<Case> all_cases() {
     c.seed = 211;
     v.push_back(c);
   }
+  // (d_qk, d_v) = (192, 128): V rows narrower than K's (NarrowVConfig: the loader's first 16 chunks of
+  // each 24-chunk key row for V), bf16 causal GQA 2:1 packed with padded token strides (NaN padding,
+  // and V's rows 128 wide: a read past them would take the next row's or the padding's NaN), a
+  // sequence with more queries than keys
+  {
+    Case c{"d192v128_bf16_causal_gqa2_padded", true, 192, 4, 2, true};
+    c.lens = {{13, 21}, {6, 3}, {20, 20}};
+    c.pad = 8;
+    c.seed = 213;
+    v.push_back(c);
+  }
+  // (192, 128) f16 softcap, non-causal with a window, batched, two q-blocks of the d 192 tile (32 rows)
+  {
+    Case c{"d192v128_f16_softcap_window_batched", false, 192, 2, 1, false, 9};
+    c.softcap = 5.f;
+    c.scale_mult = 5.f;
+    c.batch = 2;
+    c.batch_q = 40;
+    c.batch_k = 37;
+    c.seed = 214;
+    v.push_back(c);
+  }
   // the global q-block numbering (by_band false: one long sequence next to short ones gives more than
   // twice as many band slots as global ones): d 64 f16 causal, 200 queries in four q-blocks of 64
   {
@@ -480,13 +517,14 @@ TEST_P(EmuDensePrefill, MatchesReference) {
   DenseProblem dp(c);
   const DensePrefillParams host = dp.params(false), dev = dp.params(true);
   // the dispatcher's checks: validate (with the host copies of cu_seqlens), head sizes (64, 64),
-  // (128, 128), (256, 256), the packed-equivalent batched layout (check_skeleton_layout)
+  // (128, 128), (256, 256), (192, 128), the packed-equivalent batched layout (check_skeleton_layout)
   {
     const ValidationReport r = dp.packed ? validate(dev, DenseHostSequenceInfo{dp.cu_q, dp.cu_k}) : validate(dev);
     ASSERT_TRUE(r.ok()) << r.field() << ": " << r.message();
     if (!dp.packed) {
       ASSERT_EQ(dev.q_stride_batch, int64_t(dev.max_seqlen_q) * dev.q_stride_token);
       ASSERT_EQ(dev.k_stride_batch, int64_t(dev.max_seqlen_k) * dev.k_stride_token);
+      ASSERT_EQ(dev.v_stride_batch, int64_t(dev.max_seqlen_k) * dev.v_stride_token);
     }
   }
   const reference::AttentionResult ref = reference::dense_prefill(host);
@@ -523,7 +561,8 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, EmuDensePrefill, ::testing::ValuesIn(all_params
 
 // ---- every instance: names and resources ----
 
-// Every instance launch_dense_prefill_cdna can launch (d 64 / 128 / 256 x f16 / bf16 x softcap off / on)
+// Every instance launch_dense_prefill_cdna can launch ((64, 64) / (128, 128) / (256, 256) / (192, 128) x
+// f16 / bf16 x softcap off / on)
 // is in its target's code object exactly once (CodeObject::find throws on none or several), with no
 // scratch.
 TEST(EmuDensePrefillNames, EveryInstanceIsInTheCodeObject) {
@@ -533,7 +572,7 @@ TEST(EmuDensePrefillNames, EveryInstanceIsInTheCodeObject) {
     if (!co) GTEST_SKIP() << why;
     int found = 0;
     for (bool bf16 : {false, true})
-      for (int d : {64, 128, 256})
+      for (int d : {64, 128, 256, 192})
         for (bool softcap : {false, true})
           visit_target_instance(t->target, bf16, d, softcap, [&]<class Cfg>() {
             const std::vector<std::string> parts = kernel_parts<Cfg>();
@@ -545,7 +584,7 @@ TEST(EmuDensePrefillNames, EveryInstanceIsInTheCodeObject) {
               ADD_FAILURE() << emu::gfx_name(t->gfx) << ": " << parts[0] << ": " << e.what();
             }
           });
-    EXPECT_EQ(found, 12) << emu::gfx_name(t->gfx);
+    EXPECT_EQ(found, 16) << emu::gfx_name(t->gfx);
   }
 }
 

@@ -251,9 +251,10 @@ def tile_rules(target, bf16):
 
 WARP_TILE_RE = re.compile(r"warp_tile_kernel<(true|false), (\d+), (\d+), (\d+)>")
 UNIFIED_RE = re.compile(
-    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<(?P<cfg>hipattn::UnifiedConfig<(?P<bf16>true|false), "
+    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<(?P<narrow>hipattn::NarrowVConfig<)?(?P<cfg>hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout|DenseKvLayout)>)")
+    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout|DenseKvLayout)>)"
+    r"(?:, (?P<dv>\d+)>)?")  # dense prefill's (192, 128): NarrowVConfig<UnifiedConfig<.. 192 ..>, 128>
 REDUCE_RE = re.compile(r"split_kv_reduce_kernel<(true|false), (\d+), (\d+)>")
 PD_REDUCE_RE = re.compile(r"paged_decode_reduce_kernel<(true|false), (\d+), (\d+)>")
 PLANNER_RE = re.compile(r"plan_decode_tasks_kernel<\d+>")  # the decode work planner (kernels/common/task_plan.hpp)
@@ -270,7 +271,8 @@ def short_name(name):
     if m:
         kind = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "dense_prefill_kernel": "dense"}.get(m["kernel"], "pd")
         variant = "full" if "true" in m["v"] else "plain"
-        return (f"{kind} {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d{m['d']} "
+        return (f"{kind} {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d{m['d']}"
+                f"{'/' + m['dv'] if m['dv'] else ''} "
                 f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant}"
                 f"{' rocm' if m['layout'] == 'RocmKvLayout' else ''} @{TARGET_NAMES.get(m['tgt'], m['tgt'])}")
     m = MLA_RE.search(name)

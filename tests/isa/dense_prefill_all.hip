@@ -1,6 +1,6 @@
 // tests/isa/dense_prefill_all.hip: every CDNA dense prefill instance the dispatcher launches
 // (dispatch/dense_prefill.hpp: dense_prefill_kernel over each target's unified prefill tile and
-// DenseKvLayout; head sizes 64 / 128 / 256, f16 / bf16, with and without softcap), explicitly
+// DenseKvLayout; head sizes 64 / 128 / 256 and (192, 128), f16 / bf16, with and without softcap), explicitly
 // instantiated for both CDNA targets, so that the resource table (no VGPR spill, no scratch), the
 // instruction checks (check_isa.py: MFMA, the target's V read, register-staged loads) and the emulated
 // tests (tests/emu/test_emu_dense_prefill.cpp) read them.
@@ -17,5 +17,17 @@
   HIPATTN_ISA_DENSE(T, true, 64, true) HIPATTN_ISA_DENSE(T, true, 128, true) HIPATTN_ISA_DENSE(T, true, 256, true) \
   HIPATTN_ISA_DENSE(T, false, 64, true) HIPATTN_ISA_DENSE(T, false, 128, true) HIPATTN_ISA_DENSE(T, false, 256, true)
 
+// (d_qk, d_v) = (192, 128): the d = 192 tile with narrower V rows (NarrowVConfig)
+#define HIPATTN_ISA_DENSE_NARROW(T, BF16, SOFTCAP)                                                            \
+  template __global__ void ::hipattn::dense_prefill_kernel<                                                   \
+      ::hipattn::detail::dense_skeleton_narrow_v_config_t<::hipattn::Target::T, BF16, ::hipattn::StandardVariant<SOFTCAP, false, false>>>( \
+      const ::hipattn::dense_args_t<                                                                          \
+          ::hipattn::detail::dense_skeleton_narrow_v_config_t<::hipattn::Target::T, BF16, ::hipattn::StandardVariant<SOFTCAP, false, false>>>);
+#define HIPATTN_ISA_DENSE_NARROW_TARGET(T)                                                                    \
+  HIPATTN_ISA_DENSE_NARROW(T, true, false) HIPATTN_ISA_DENSE_NARROW(T, false, false)                          \
+  HIPATTN_ISA_DENSE_NARROW(T, true, true) HIPATTN_ISA_DENSE_NARROW(T, false, true)
+
 HIPATTN_ISA_DENSE_TARGET(gfx942)
 HIPATTN_ISA_DENSE_TARGET(gfx950)
+HIPATTN_ISA_DENSE_NARROW_TARGET(gfx942)
+HIPATTN_ISA_DENSE_NARROW_TARGET(gfx950)

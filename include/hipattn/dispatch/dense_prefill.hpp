@@ -43,6 +43,9 @@ struct DenseSkeletonInstance {
 };
 template <Target kT, bool kBf16, int kD, class Variant>
 using dense_skeleton_config_t = typename DenseSkeletonInstance<kT, bool(kBf16), kD, Variant>::type;
+// (d_qk, d_v) = (192, 128): the d_qk instance's tile with 128-column V rows and O.
+template <Target kT, bool kBf16, class Variant>
+using dense_skeleton_narrow_v_config_t = NarrowVConfig<dense_skeleton_config_t<kT, kBf16, 192, Variant>, 128>;
 
 // The skeleton reads q / out / lse at token offsets and K / V at row offsets of one stride per
 // dimension: a batched layout must be the packed one (batch stride = length x token stride).
@@ -191,15 +194,12 @@ void launch_dense_prefill_skeleton(const DensePrefillParams& p, rt::stream_t str
 
 template <Target kT>
 void launch_dense_prefill_cdna(const DensePrefillParams& p, rt::stream_t stream) {
-  if (p.head_size_qk != p.head_size_v)
-    throw Error(ErrorCode::unsupported, "head_size_v",
-                "head_size_v = " + std::to_string(p.head_size_v) + " with head_size_qk = " + std::to_string(p.head_size_qk) +
-                    ": the CDNA dense prefill kernel maps K and V rows alike (one head size); (192, 128) runs on sm_90 only");
   const auto go = [&]<bool kBf16, bool kSoftcap>() {
     using Variant = StandardVariant<kSoftcap, false, false>;
     if (p.head_size_qk == 64) launch_dense_prefill_skeleton<dense_skeleton_config_t<kT, kBf16, 64, Variant>>(p, stream);
     else if (p.head_size_qk == 128) launch_dense_prefill_skeleton<dense_skeleton_config_t<kT, kBf16, 128, Variant>>(p, stream);
-    else launch_dense_prefill_skeleton<dense_skeleton_config_t<kT, kBf16, 256, Variant>>(p, stream);
+    else if (p.head_size_qk == 256) launch_dense_prefill_skeleton<dense_skeleton_config_t<kT, kBf16, 256, Variant>>(p, stream);
+    else launch_dense_prefill_skeleton<dense_skeleton_narrow_v_config_t<kT, kBf16, Variant>>(p, stream);  // (192, 128), validated
   };
   const bool bf16 = p.dtype == DType::bf16, softcap = p.softcap > 0.f;
   if (bf16 && softcap) go.template operator()<true, true>();

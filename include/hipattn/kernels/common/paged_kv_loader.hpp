@@ -204,7 +204,12 @@ class PagedTileWalk {
   // latent cache; no V is loaded, the warp tile reads V from the K stage), or V is converted from the
   // first kDv columns of the K rows in registers into a V stage (Cfg::kVFromK: MLA's fp8 matrix path)
   static constexpr bool kVInK = Cfg::kVInK, kVFromK = Cfg::kVFromK;
-  static_assert(kDqk == kDv || ((kVInK || kVFromK) && kDv < kDqk), "the paged loader maps K and V rows alike: one head size");
+  // ... or V rows are narrower than K's (kDv < kDqk without kVInK / kVFromK: dense prefill's (192, 128)):
+  // the register-staged loader then loads and stores the first kDv / 8 chunks of the column walk for
+  // V (kNarrowV); the other loaders take one head size.
+  static constexpr bool kNarrowV = kDv < kDqk && !kVInK && !kVFromK;
+  static_assert(kDqk == kDv || kDv < kDqk, "V rows are K's or narrower");
+  static_assert(kDv % 16 == 0, "V rows are whole 16-byte chunks of 16-bit elements, or 16 fp8 codes");
   static_assert(kDqk % 16 == 0, "rows are whole 16-byte chunks: 8 16-bit elements, 16 fp8 codes");
   using QTile = SwizzledTile<1, kDqk>;
   using KTile = SwizzledTile<1, kDqk>;
@@ -329,6 +334,7 @@ class PagedKvLoader : public PagedTileWalk<Cfg> {
   using Walk::kThreads;
   static_assert(kStages >= 2, "the cp.async pipeline needs at least two stages");
   static_assert(!Walk::kVInK && !Walk::kVFromK, "V from the K rows: the register-staged loader");
+  static_assert(!Walk::kNarrowV, "V rows narrower than K's: the register-staged loader");
   static_assert(!Params::Layout::kChunkedKeys && !Params::Layout::kTransposedValues,
                 "cp.async copies whole rows: the ROCm cache layout loads register-staged");
 
@@ -593,6 +599,10 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
   static_assert(!kTransposedV || !Walk::kVInK, "V in K: row layouts only");
   static_assert(!kTransposedV || !Walk::kVFromK, "V from K: row layouts only");
   static constexpr bool kRowV = !kTransposedV && !Walk::kVInK && !Walk::kVFromK;  // V rows loaded like K's
+  // V rows narrower than K's (16-bit row layouts): chunk c of the walk is a V chunk only below kDv / 8
+  static constexpr bool kNarrowV = Walk::kNarrowV;
+  static_assert(!kNarrowV || (!Cfg::kFp8 && !kTransposedV), "narrower V rows: 16-bit row layouts");
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static bool v_chunk(int c) { return !kNarrowV || c < kDv / 8; }
   static constexpr int kVSlots = 4;
   static constexpr int kVGroups = kBN / kVSlots;  // slot groups of a tile
   static_assert(!kTransposedV || (kBN % kVSlots == 0 && kDv % 8 == 0), "whole units of kVSlots slots x 8 dimensions");
@@ -644,7 +654,7 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
       k_[i] = Arch::load_16(kb + (ko + this->kv_.template k_chunk<Walk::kChunkElems>(c)) * kElemBytes, true);
       if constexpr (kRowV) {
         const auto* vb = static_cast<const uint8_t*>(static_cast<const void*>(this->kv_.v));
-        v_[i] = Arch::load_16(vb + (vo + c * Walk::kChunkElems) * kElemBytes, true);
+        if (v_chunk(c)) v_[i] = Arch::load_16(vb + (vo + c * Walk::kChunkElems) * kElemBytes, true);
       }
       if constexpr (Cfg::kFp8) {
         if (this->per_token_head_scale_) {  // uniform: every thread takes the same branch
@@ -718,7 +728,9 @@ class StagedPagedKvLoader : public PagedTileWalk<Cfg> {
         }
       } else {
         Arch::store_16(kd + KTile::chunk_index(r, c), kc);
-        if constexpr (kRowV) Arch::store_16(vd + VTile::chunk_index(r, c), vc);
+        if constexpr (kRowV) {
+          if (v_chunk(c)) Arch::store_16(vd + VTile::chunk_index(r, c), vc);
+        }
       }
     }
     if constexpr (kTransposedV) store_values(vd, t);
@@ -819,6 +831,7 @@ class LdsDmaPagedKvLoader
                 "the DMA writes whole rows: the ROCm cache layout loads register-staged");
   static_assert(kStages == 2, "the DMA of tile t + 1 lands in the other of two LDS stages");
   static_assert(!Walk::kVInK && !Walk::kVFromK, "V from the K rows: the register-staged loader");
+  static_assert(!Walk::kNarrowV, "V rows narrower than K's: the register-staged loader");
   static constexpr int kB = lds_dma_bytes(Cfg::kTarget);
   static_assert(kB > 0, "a target with LDS DMA");
   template <class A>

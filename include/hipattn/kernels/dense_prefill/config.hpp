@@ -101,6 +101,25 @@ template <Target kT, bool kBf16, int kD, int kWarpsM, int kWarpsN, int kMT, int 
 using DenseSkeletonConfig = UnifiedConfig<kBf16, KvKind::same16, kD, kWarpsM, kWarpsN, kMT, kKN, kStages, Variant, int64_t, 1,
                                           kT, CopyModel::register_staged, DenseKvLayout>;
 
+// The skeleton instance of a value head narrower than the query / key head (dense prefill's (192, 128)):
+// Base (a DenseSkeletonConfig of d_qk) with V rows and O of kDv columns. The register-staged loader
+// loads V's rows from their own tensor, the first kDv / 8 chunks of its walk over a key row
+// (kernels/common/paged_kv_loader.hpp kNarrowV); the warp tile multiplies P by kDv columns; the LDS is
+// re-laid out for the narrower V stages.
+template <class Base, int kDv_>
+struct NarrowVConfig : Base {
+  static_assert(kDv_ < Base::kDqk && kDv_ % 16 == 0 && !Base::kFp8, "a narrower 16-bit value head");
+  static constexpr int kDv = kDv_, kVRow = kDv_;
+  using Loader = StagedPagedKvLoader<NarrowVConfig>;
+  using VLds = SwizzledTile<Base::kBN, kDv_>;
+  static constexpr UnifiedLdsLayout kLds = unified_lds_layout(Base::kWarpsM, Base::kWarpsN, Base::kMT, Base::kKN, Base::kStages,
+                                                              Base::kDqk, kDv_, Base::kKv, Base::kTarget, Base::kCopy);
+  static constexpr int kQBytes = kLds.q, kKStageBytes = kLds.k_stage, kVStageBytes = kLds.v_stage;
+  static constexpr int kKvBytes = kLds.kv, kScaleBytes = kLds.scales, kMergeBytes = kLds.merge;
+  static constexpr int kMainBytes = kLds.main, kSmemBytes = kLds.total;
+  static_assert(kVStageBytes == VLds::kBytes, "one LDS formula");
+};
+
 #if defined(HIPATTN_BACKEND_CUDA)
 // The sm_90 kernel's arguments: the tensor maps of q, k and v (dispatch/dense_prefill.hpp), passed as
 // __grid_constant__ (the copies read them in the parameter space).
