@@ -30,9 +30,11 @@
 //   for_each_item(f)                      f(item, KvTileRange) for each item of this workgroup, in
 //                                         the same order for both roles
 //   producer_start()                      once, by each producer thread, before any load
-//   load_q(item, t, with_q)               with_q(dst, bar): the Q tile's copies (thread t of the producer)
-//   load_kv(item, range, n, t, with_k, with_v)  tile n's K and V copies through with_k / with_v(dst,
-//                                         bar); keys outside range's [key_begin, key_end) may be
+//   load_q(item, t, with_q)               calls with_q(issue) once; the skeleton waits for the stage
+//                                         and calls issue(dst, bar), which issues producer thread t's
+//                                         copies of the Q tile into dst (bar: the stage's full barrier)
+//   load_kv(item, range, n, t, with_k, with_v)  the same for tile n's K and V stages (with_k, then
+//                                         with_v); keys outside range's [key_begin, key_end) may be
 //                                         zero-filled instead of read
 //   row(item, row, RowInfo&, Variant::Row&)  row `row` (0 .. kBM - 1) of the q-block
 //   logits_tile(item)                     the LogitsTile (key0 / edge are set per tile)
