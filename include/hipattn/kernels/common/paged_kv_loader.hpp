@@ -208,7 +208,7 @@ class PagedTileWalk {
   // the register-staged loader then loads and stores the first kDv / 8 chunks of the column walk for
   // V (kNarrowV); the other loaders take one head size.
   static constexpr bool kNarrowV = kDv < kDqk && !kVInK && !kVFromK;
-  static_assert(kDqk == kDv || kDv < kDqk, "V rows are K's or narrower");
+  static_assert(kDv <= kDqk, "V rows are K's or narrower");
   static_assert(kDv % 16 == 0, "V rows are whole 16-byte chunks of 16-bit elements, or 16 fp8 codes");
   static_assert(kDqk % 16 == 0, "rows are whole 16-byte chunks: 8 16-bit elements, 16 fp8 codes");
   using QTile = SwizzledTile<1, kDqk>;
