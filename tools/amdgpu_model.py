@@ -46,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEVICES = {"gfx942": ("MI300X", 304, 5.3e12, 64 * 1024), "gfx950": ("MI355X", 256, 8.0e12, 160 * 1024)}
 TARGET_IDS = {"1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
 CONFIG_RE = re.compile(
-    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<(?P<narrow>hipattn::NarrowVConfig<)?hipattn::UnifiedConfig<(?P<bf16>true|false), "
+    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<(?P<pp>hipattn::PingPongConfig<)?(?P<narrow>hipattn::NarrowVConfig<)?hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
     r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout|DenseKvLayout)>"
     r"(?:, (?P<dv>\d+)>)?")
@@ -123,6 +123,23 @@ def main_loop(insns):
         n = sum(1 for k in range(j, i + 1) if insns[k][1].startswith("v_mfma"))
         if n > best_mfma:
             best, best_mfma = (j, i), n
+    return best
+
+
+def phased_loop(insns):
+    """The ping-pong schedule's tile loop: the shortest backward branch range holding MFMAs and exactly two
+    s_barriers (one tile's two phases; the compiler's other backward ranges span the peeled first
+    and last tiles too), or None."""
+    index_of = {off: i for i, (off, _, _, _) in enumerate(insns)}
+    best = None
+    for i, (off, op, _, toff) in enumerate(insns):
+        if (not op.startswith("s_cbranch") and op != "s_branch") or toff is None or toff > off or toff not in index_of:
+            continue
+        j = index_of[toff]
+        seg = insns[j:i + 1]
+        if any(x[1].startswith("v_mfma") for x in seg) and sum(1 for x in seg if x[1] == "s_barrier") == 2:
+            if best is None or i - j < best[1] - best[0]:
+                best = (j, i)
     return best
 
 
@@ -246,6 +263,7 @@ def main(argv=None):
             else:
                 wm, wn, mt, kn, st, d = (int(c[x]) for x in ("wm", "wn", "mt", "kn", "st", "d"))
                 mla_lds = None
+            pp = bool(c["pp"]) if not mla_lds else False  # the ping-pong schedule (PingPongConfig<...>)
             dv = int(c["dv"]) if c["dv"] else None  # a narrower value head (dense prefill's (192, 128))
             fp8 = c["kv"] != "0"
             variant = "full" if "true" in c["v"] else "plain"
@@ -263,12 +281,12 @@ def main(argv=None):
             per_simd = min(8, 512 // max(regs, 1))
             wg_cu = max(0, min(lds_cu // max(lds, 1), 4 * per_simd // waves, 2048 // (waves * 64)))
             insns = funcs.get(k["kernel"], (0, []))[1]
-            loop = main_loop(insns)
+            loop = phased_loop(insns) if pp else main_loop(insns)
             mla = mla_lds is not None
             # MLA rows are q_len x heads (16 to 1024): both rows are reported, neither gated (no AMD target in issue 12)
             decode = wm * 16 * mt == 16 and not mla
             kind = "mla" if mla else "decode" if decode else "prefill"
-            name = (f"{KERNEL_NAMES[c['kernel']]} {'bf16' if c['bf16'] == 'true' else 'f16'} "
+            name = (f"{KERNEL_NAMES[c['kernel']]}{' pingpong' if pp else ''} {'bf16' if c['bf16'] == 'true' else 'f16'} "
                     f"{KV_NAMES[c['kv']]} d{d}{f'/{dv}' if dv else ''} {kind} {wm}x{wn}x{mt}x{kn}x{st} {variant} {loader}")
             if loop is None:
                 failures.append(f"{base}: {name}: no main loop found")
@@ -287,7 +305,28 @@ def main(argv=None):
                         if not op.startswith(("s_cbranch", "s_branch"))]
                 mca_loop = mca_cycles(args.mca, target, body)
                 mca_mfma = mca_cycles(args.mca, target, [b for b in body if b.startswith("v_mfma")])
-            mfma_frac = (f"{min(1.0, per_simd * mca_mfma / mca_loop):.2f}" if mca_loop and mca_mfma else "")
+            # The waves a SIMD holds on average: what the registers allow, or fewer where LDS or the
+            # thread slots bound the workgroups a CU (4 SIMDs)
+            resident = max(1.0, min(per_simd, wg_cu * waves / 4))
+            if mca_loop and mca_mfma and pp:
+                # The ping-pong schedule (kernels/common/pingpong_mainloop.hpp): the loop's two phases (the
+                # code between its s_barriers; the loop is rotated, so its last segment and its first are
+                # one phase) run in turns, a wave of each group on every SIMD; one tile of a pair takes
+                # two intervals of max(phase) cycles and gives each wave its MFMAs
+                segs, cur = [], []
+                for b in body:
+                    if b.startswith("s_barrier"):
+                        segs.append(cur)
+                        cur = []
+                    else:
+                        cur.append(b)
+                segs.append(cur)
+                phases = [segs[-1] + segs[0]] + segs[1:-1]
+                phase_cycles = [mca_cycles(args.mca, target, ph) or 0 for ph in phases if ph]
+                mca_loop = max(phase_cycles) * 2 if phase_cycles else mca_loop
+                mfma_frac = f"{min(1.0, (resident / 2) * 2 * mca_mfma / mca_loop):.2f}"
+            else:
+                mfma_frac = (f"{min(1.0, resident * mca_mfma / mca_loop):.2f}" if mca_loop and mca_mfma else "")
             rows.append([name, target, regs, lds, per_simd, wg_cu, loads, max_loads, wave_bytes // 1024,
                          cu_bytes // 1024, f"{bw / 1e12:.2f}", f"{frac:.2f}" + (" <" if decode and frac < args.min_decode_frac else ""),
                          f"{mca_loop:.0f}" if mca_loop else "", f"{mca_mfma:.0f}" if mca_mfma else "", mfma_frac])

@@ -1,12 +1,16 @@
 // tests/emu/test_emu_dense_prefill.cpp: the CDNA dense prefill kernels of gfx942 and gfx950
-// (dense_prefill_kernel<Cfg>: the attention skeleton with the dense scheduler and the register-staged
-// loader over DenseKvLayout, dispatch/dense_prefill.hpp), executed on the emulator (emu.hpp) and
-// compared with the float64 reference (reference/dense_prefill.hpp).
+// (dense_prefill_kernel<Cfg>: the attention skeleton with the dense scheduler over DenseKvLayout,
+// dispatch/dense_prefill.hpp: the register-staged loader on the unified prefill tile, or on gfx950 at
+// d 256 and d 128 without softcap the ping-pong schedule with LDS-DMA loads,
+// kernels/common/pingpong_mainloop.hpp),
+// executed on the emulator (emu.hpp) and compared with the float64 reference (reference/dense_prefill.hpp).
+// gfx950 runs every case with the dispatcher's choice (Gfx950/...) and those on the ping-pong schedule
+// also on the skeleton's instance (Gfx950Skeleton/...).
 //
 // The kernels come from tests/isa/dense_prefill_all.hip (every instance the dispatcher launches: head
 // sizes 64 / 128 / 256 and (192, 128), f16 / bf16, softcap off / on, for both targets; each target's kernels are
 // empty in the other target's object). Each case builds a DensePrefillParams over the emulated
-// buffers, picks the instance launch_dense_prefill_cdna would, builds its arguments with
+// buffers, picks the instance launch_dense_prefill_cdna would (detail::visit_dense_cdna_instance), builds its arguments with
 // make_dense_skeleton_args and launches it over grid (num_q_heads, q-block slots),
 // Cfg::kThreads threads and Cfg::kSmemBytes of dynamic LDS, as launch_dense_prefill_skeleton does.
 // Problems are tiny (the emulator runs some tens of millions of instructions a second) but reach:
@@ -37,6 +41,7 @@
 #include <memory>
 #include <ostream>
 #include <random>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -65,29 +70,12 @@ std::shared_ptr<const emu::CodeObject> dense_code_object(const EmuTarget& t, std
 
 // ---- the instance and its arguments: dispatch/dense_prefill.hpp's own (host-visible) ----
 
-template <Target kT, bool kBf16, int kD, class Variant>
-using dense_instance_t = detail::dense_skeleton_config_t<kT, kBf16, kD, Variant>;
-
-// launch_dense_prefill_cdna's choice: (dtype, head size, softcap) on target kT.
-template <Target kT, class F>
-void visit_dense_instance(bool bf16, int d, bool softcap, F&& f) {
-  const auto go = [&]<bool kBf16, bool kSoftcap>() {
-    using Variant = StandardVariant<kSoftcap, false, false>;
-    if (d == 64) f.template operator()<dense_instance_t<kT, kBf16, 64, Variant>>();
-    else if (d == 128) f.template operator()<dense_instance_t<kT, kBf16, 128, Variant>>();
-    else if (d == 256) f.template operator()<dense_instance_t<kT, kBf16, 256, Variant>>();
-    else if (d == 192) f.template operator()<detail::dense_skeleton_narrow_v_config_t<kT, kBf16, Variant>>();  // (192, 128)
-    else throw std::runtime_error("no CDNA dense prefill instance for d = " + std::to_string(d));
-  };
-  if (bf16 && softcap) go.template operator()<true, true>();
-  else if (bf16) go.template operator()<true, false>();
-  else if (softcap) go.template operator()<false, true>();
-  else go.template operator()<false, false>();
-}
+// launch_dense_prefill_cdna's choice (detail::visit_dense_cdna_instance): (dtype, head size, softcap) and
+// the schedule (the ping-pong instances where detail::dense_pingpong holds) on target t.
 template <class F>
-void visit_target_instance(Target t, bool bf16, int d, bool softcap, F&& f) {
-  if (t == Target::gfx950) visit_dense_instance<Target::gfx950>(bf16, d, softcap, f);
-  else visit_dense_instance<Target::gfx942>(bf16, d, softcap, f);
+void visit_target_instance(Target t, bool bf16, int d, bool softcap, bool pingpong, F&& f) {
+  if (t == Target::gfx950) detail::visit_dense_cdna_instance<Target::gfx950>(bf16, d, softcap, pingpong, f);
+  else detail::visit_dense_cdna_instance<Target::gfx942>(bf16, d, softcap, pingpong, f);
 }
 
 // llvm-cxxfilt's spelling of the configuration: config_name's, with the DenseKvLayout policy.
@@ -101,9 +89,12 @@ std::string dense_config_name() {
   return n.replace(n.size() - row.size(), row.size(), "hipattn::DenseKvLayout>");
 }
 // (192, 128): NarrowVConfig<the d_qk instance, d_v>
+// (the ping-pong schedule: PingPongConfig<the instance>)
 template <class Cfg>
 std::vector<std::string> kernel_parts() {
-  if constexpr (Cfg::kDv != Cfg::kDqk)
+  if constexpr (pingpong_schedule<Cfg>())
+    return {"void hipattn::dense_prefill_kernel<hipattn::PingPongConfig<" + dense_config_name<Cfg>() + ">>("};
+  else if constexpr (Cfg::kDv != Cfg::kDqk)
     return {"void hipattn::dense_prefill_kernel<hipattn::NarrowVConfig<" + dense_config_name<Cfg>() + ", " +
             std::to_string(Cfg::kDv) + ">>("};
   else
@@ -489,6 +480,32 @@ std::vector<Case> all_cases() {
     c.seed = 206;
     v.push_back(c);
   }
+  // Long enough for the ping-pong schedule's rings to wrap (gfx950, 128-row q-blocks, K and V rings of
+  // two stages): d 128 bf16 causal GQA 2:1, three q-blocks of one sequence over 5 KV tiles of 64 keys,
+  // and a second sequence whose last q-block holds one row
+  {
+    Case c{"d128_bf16_causal_long", true, 128, 4, 2, true};
+    c.lens = {{300, 300}, {129, 140}};
+    c.seed = 215;
+    v.push_back(c);
+  }
+  // d 256 f16, not causal: 7 KV tiles of 32 keys (gfx950's ping-pong tile at d 256) for two q-blocks,
+  // with padded token strides
+  {
+    Case c{"d256_f16_noncausal_long", false, 256, 2, 1, false};
+    c.lens = {{150, 200}};
+    c.pad = 8;
+    c.seed = 216;
+    v.push_back(c);
+  }
+  // the global q-block numbering at 128-row q-blocks too: one long causal sequence (5 q-blocks of 128,
+  // 10 of 64) next to three short ones, d 128 bf16
+  {
+    Case c{"d128_bf16_causal_global_long", true, 128, 2, 1, true};
+    c.lens = {{600, 610}, {1, 1}, {1, 2}, {2, 2}};
+    c.seed = 217;
+    v.push_back(c);
+  }
   return v;
 }
 
@@ -500,9 +517,12 @@ const std::vector<Case>& cases() {
 struct Param {
   const EmuTarget* target;
   int index;
+  bool skeleton = false;  // the skeleton's instance where the dispatcher would take the ping-pong one
 };
 
-void PrintTo(const Param& p, std::ostream* os) { *os << emu::gfx_name(p.target->gfx) << " " << cases()[p.index].name; }
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << emu::gfx_name(p.target->gfx) << " " << cases()[p.index].name << (p.skeleton ? " (skeleton)" : "");
+}
 
 class EmuDensePrefill : public ::testing::TestWithParam<Param> {};
 
@@ -531,8 +551,9 @@ TEST_P(EmuDensePrefill, MatchesReference) {
   std::printf("  %-7s %-34s %s\n", emu::gfx_name(t.gfx), c.name, dp.describe().c_str());
   dp.poison();
   RunResult r;
+  const bool pingpong = detail::dense_pingpong(dev, t.target) && !prm.skeleton;
   try {
-    visit_target_instance(t.target, c.bf16, c.d, c.softcap > 0.f,
+    visit_target_instance(t.target, c.bf16, c.d, c.softcap > 0.f, pingpong,
                           [&]<class Cfg>() { launch_instance<Cfg>(*co, dev, dp, r); });
   } catch (const emu::Error& e) {
     FAIL() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
@@ -549,20 +570,25 @@ TEST_P(EmuDensePrefill, MatchesReference) {
               r.seconds);
 }
 
-std::vector<Param> all_params(const EmuTarget& t) {
+std::vector<Param> all_params(const EmuTarget& t, bool skeleton = false) {
   std::vector<Param> v;
-  for (int i = 0; i < int(cases().size()); ++i) v.push_back({&t, i});
+  for (int i = 0; i < int(cases().size()); ++i)
+    if (!skeleton || detail::dense_pingpong_instance(t.target, cases()[i].d, cases()[i].dv(), cases()[i].softcap > 0.f))
+      v.push_back({&t, i, skeleton});
   return v;
 }
 std::string param_name(const ::testing::TestParamInfo<Param>& i) { return cases()[i.param.index].name; }
 
 INSTANTIATE_TEST_SUITE_P(Gfx942, EmuDensePrefill, ::testing::ValuesIn(all_params(kGfx942)), param_name);
 INSTANTIATE_TEST_SUITE_P(Gfx950, EmuDensePrefill, ::testing::ValuesIn(all_params(kGfx950)), param_name);
+// gfx950's skeleton instances where the dispatcher takes the ping-pong one (what it takes for K or V
+// beyond the LDS DMA's 4 GiB), on the same cases
+INSTANTIATE_TEST_SUITE_P(Gfx950Skeleton, EmuDensePrefill, ::testing::ValuesIn(all_params(kGfx950, true)), param_name);
 
 // ---- every instance: names and resources ----
 
 // Every instance launch_dense_prefill_cdna can launch ((64, 64) / (128, 128) / (256, 256) / (192, 128) x
-// f16 / bf16 x softcap off / on)
+// f16 / bf16 x softcap off / on x either schedule)
 // is in its target's code object exactly once (CodeObject::find throws on none or several), with no
 // scratch.
 TEST(EmuDensePrefillNames, EveryInstanceIsInTheCodeObject) {
@@ -570,21 +596,24 @@ TEST(EmuDensePrefillNames, EveryInstanceIsInTheCodeObject) {
     std::string why;
     const auto co = dense_code_object(*t, why);
     if (!co) GTEST_SKIP() << why;
-    int found = 0;
+    std::set<std::string> found;
     for (bool bf16 : {false, true})
       for (int d : {64, 128, 256, 192})
         for (bool softcap : {false, true})
-          visit_target_instance(t->target, bf16, d, softcap, [&]<class Cfg>() {
-            const std::vector<std::string> parts = kernel_parts<Cfg>();
-            try {
-              const emu::KernelInfo& k = co->find(parts);
-              EXPECT_EQ(k.private_segment_fixed_size, 0u) << emu::gfx_name(t->gfx) << ": " << parts[0] << ": scratch";
-              ++found;
-            } catch (const std::exception& e) {
-              ADD_FAILURE() << emu::gfx_name(t->gfx) << ": " << parts[0] << ": " << e.what();
-            }
-          });
-    EXPECT_EQ(found, 16) << emu::gfx_name(t->gfx);
+          for (bool pingpong : {false, true})
+            visit_target_instance(t->target, bf16, d, softcap, pingpong, [&]<class Cfg>() {
+              const std::vector<std::string> parts = kernel_parts<Cfg>();
+              try {
+                const emu::KernelInfo& k = co->find(parts);
+                EXPECT_EQ(k.private_segment_fixed_size, 0u) << emu::gfx_name(t->gfx) << ": " << parts[0] << ": scratch";
+                found.insert(parts[0]);
+              } catch (const std::exception& e) {
+                ADD_FAILURE() << emu::gfx_name(t->gfx) << ": " << parts[0] << ": " << e.what();
+              }
+            });
+    // the skeleton's 16 instances; on gfx950 also 6 ping-pong ones (d 256, d 128 without softcap: 3 x f16 /
+    // bf16; dense_pingpong_instance)
+    EXPECT_EQ(found.size(), t->target == Target::gfx950 ? 16u + 6u : 16u) << emu::gfx_name(t->gfx);
   }
 }
 

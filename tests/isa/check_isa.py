@@ -251,7 +251,7 @@ def tile_rules(target, bf16):
 
 WARP_TILE_RE = re.compile(r"warp_tile_kernel<(true|false), (\d+), (\d+), (\d+)>")
 UNIFIED_RE = re.compile(
-    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<(?P<narrow>hipattn::NarrowVConfig<)?(?P<cfg>hipattn::UnifiedConfig<(?P<bf16>true|false), "
+    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<(?P<pp>hipattn::PingPongConfig<)?(?P<narrow>hipattn::NarrowVConfig<)?(?P<cfg>hipattn::UnifiedConfig<(?P<bf16>true|false), "
     r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
     r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout|DenseKvLayout)>)"
     r"(?:, (?P<dv>\d+)>)?")  # dense prefill's (192, 128): NarrowVConfig<UnifiedConfig<.. 192 ..>, 128>
@@ -271,6 +271,7 @@ def short_name(name):
     if m:
         kind = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "dense_prefill_kernel": "dense"}.get(m["kernel"], "pd")
         variant = "full" if "true" in m["v"] else "plain"
+        kind += " pingpong" if m["pp"] else ""
         return (f"{kind} {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d{m['d']}"
                 f"{'/' + m['dv'] if m['dv'] else ''} "
                 f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant}"
@@ -463,6 +464,12 @@ def main(argv=None):
                         required += [r"buffer_load_dwordx4" if target == "gfx950" else r"buffer_load_dword"]
                     else:
                         forbidden += [r"buffer_load_\w+"]
+                    # the ping-pong schedule (kernels/common/pingpong_mainloop.hpp): phase barriers, and the
+                    # matrix phase at raised issue priority
+                    if m["pp"]:
+                        required += [r"s_barrier", r"s_setprio"]
+                        if m["copy"] != "2":
+                            fail(sym, "a ping-pong instance without the LDS-DMA loader")
                     fp8_mfma = [mfma("16x16x32", "fp8_fp8"), r"v_mfma_f32_16x16x128_f8f6f4"]
                     if m["kv"] in Q8_KINDS:  # the fp8 matrix path: QK^T by the fp8 MFMA of the format the target reads
                         if Q8_KINDS[m["kv"]] != target:

@@ -13,9 +13,11 @@
 // Targets: sm_90 runs the warp-specialised kernel (kernels/dense_prefill: one producer warp issuing
 // bulk tensor copies into a ring, two consumer warpgroups with wgmma, ALGORITHM.md section 10). The
 // CDNA targets (gfx942, gfx950) run the attention skeleton (kernels/common) with the dense scheduler
-// and the register-staged loader over DenseKvLayout, on each target's unified prefill tile: head sizes
-// (64, 64), (128, 128), (256, 256) ((192, 128) throws unsupported there), batched tensors only in the
-// packed layout (batch stride = length x token stride). Not the eight-wave ping-pong of issue 11 yet.
+// over DenseKvLayout, batched tensors only in the packed layout (batch stride = length x token stride):
+//   gfx950 at d = 256, and d = 128 without softcap, K and V within 4 GiB of their bases: the eight-wave
+//     ping-pong schedule (kernels/common/pingpong_mainloop.hpp, LDS-DMA loads; DensePingPongConfig);
+//   otherwise (gfx942; d = 64; d = 128 with softcap; (192, 128); larger tensors): the register-staged
+//     loader on the target's unified prefill tile ((192, 128): NarrowVConfig).
 #pragma once
 #include <algorithm>
 #include <climits>
@@ -46,6 +48,46 @@ using dense_skeleton_config_t = typename DenseSkeletonInstance<kT, bool(kBf16), 
 // (d_qk, d_v) = (192, 128): the d_qk instance's tile with 128-column V rows and O.
 template <Target kT, bool kBf16, class Variant>
 using dense_skeleton_narrow_v_config_t = NarrowVConfig<dense_skeleton_config_t<kT, kBf16, 192, Variant>, 128>;
+
+// Whether the ping-pong schedule serves (head size, softcap) on `target`: gfx950 (its 160 KiB of LDS and
+// 16-byte LDS DMA) at d = 256, and at d = 128 without softcap. Elsewhere the AMD model puts the
+// skeleton's tile ahead (bench/NOTES.md "AMD: the ping-pong schedule", bf16: d 64 0.46 against 0.35 with
+// 64-key ping-pong tiles; d 128 softcap 0.38 against 0.29; gfx942's 64 KiB hold no ping-pong tile).
+inline constexpr bool dense_pingpong_instance(Target target, int d_qk, int d_v, bool softcap) {
+  return target == Target::gfx950 && d_qk == d_v && (d_qk == 256 || (d_qk == 128 && !softcap));
+}
+// ... and `p` on `target`, with K and V within the LDS DMA's buffer range of their bases
+// (kernels/common/paged_kv_loader.hpp kLdsDmaWindow); otherwise the skeleton's tile.
+inline bool dense_pingpong(const DensePrefillParams& p, Target target) {
+  using namespace dense_prefill_rules;
+  if (!dense_pingpong_instance(target, p.head_size_qk, p.head_size_v, p.softcap > 0.f)) return false;
+  const int64_t b = dtype_size(p.dtype);
+  return validation::extent_bytes(k_dims(p), b) <= kLdsDmaWindow && validation::extent_bytes(v_dims(p), b) <= kLdsDmaWindow;
+}
+
+// The instance launch_dense_prefill_cdna launches on target kT for (dtype, head size, softcap) and the
+// schedule (pingpong: dense_pingpong's answer): f.template operator()<Cfg>(). (The emulated tests visit
+// the same choice.)
+template <Target kT, class F>
+void visit_dense_cdna_instance(bool bf16, int d_qk, bool softcap, bool pingpong, F&& f) {
+  const auto go = [&]<bool kBf16, bool kSoftcap>() {
+    using Variant = StandardVariant<kSoftcap, false, false>;
+    if constexpr (kT == Target::gfx950) {
+      if (pingpong && d_qk == 256) return f.template operator()<DensePingPongConfig<kT, kBf16, 256, Variant>>();
+      if constexpr (!kSoftcap) {
+        if (pingpong && d_qk == 128) return f.template operator()<DensePingPongConfig<kT, kBf16, 128, Variant>>();
+      }
+    }
+    if (d_qk == 64) f.template operator()<dense_skeleton_config_t<kT, kBf16, 64, Variant>>();
+    else if (d_qk == 128) f.template operator()<dense_skeleton_config_t<kT, kBf16, 128, Variant>>();
+    else if (d_qk == 256) f.template operator()<dense_skeleton_config_t<kT, kBf16, 256, Variant>>();
+    else f.template operator()<dense_skeleton_narrow_v_config_t<kT, kBf16, Variant>>();  // (192, 128), validated
+  };
+  if (bf16 && softcap) go.template operator()<true, true>();
+  else if (bf16) go.template operator()<true, false>();
+  else if (softcap) go.template operator()<false, true>();
+  else go.template operator()<false, false>();
+}
 
 // The skeleton reads q / out / lse at token offsets and K / V at row offsets of one stride per
 // dimension: a batched layout must be the packed one (batch stride = length x token stride).
@@ -194,18 +236,8 @@ void launch_dense_prefill_skeleton(const DensePrefillParams& p, rt::stream_t str
 
 template <Target kT>
 void launch_dense_prefill_cdna(const DensePrefillParams& p, rt::stream_t stream) {
-  const auto go = [&]<bool kBf16, bool kSoftcap>() {
-    using Variant = StandardVariant<kSoftcap, false, false>;
-    if (p.head_size_qk == 64) launch_dense_prefill_skeleton<dense_skeleton_config_t<kT, kBf16, 64, Variant>>(p, stream);
-    else if (p.head_size_qk == 128) launch_dense_prefill_skeleton<dense_skeleton_config_t<kT, kBf16, 128, Variant>>(p, stream);
-    else if (p.head_size_qk == 256) launch_dense_prefill_skeleton<dense_skeleton_config_t<kT, kBf16, 256, Variant>>(p, stream);
-    else launch_dense_prefill_skeleton<dense_skeleton_narrow_v_config_t<kT, kBf16, Variant>>(p, stream);  // (192, 128), validated
-  };
-  const bool bf16 = p.dtype == DType::bf16, softcap = p.softcap > 0.f;
-  if (bf16 && softcap) go.template operator()<true, true>();
-  else if (bf16) go.template operator()<true, false>();
-  else if (softcap) go.template operator()<false, true>();
-  else go.template operator()<false, false>();
+  visit_dense_cdna_instance<kT>(p.dtype == DType::bf16, p.head_size_qk, p.softcap > 0.f, dense_pingpong(p, kT),
+                                [&]<class Cfg>() { launch_dense_prefill_skeleton<Cfg>(p, stream); });
 }
 
 }  // namespace detail

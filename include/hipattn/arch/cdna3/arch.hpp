@@ -141,6 +141,26 @@ struct Arch {
   template <int N>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_wait() {}
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void sync() { __syncthreads(); }
+  // The ping-pong schedule's barrier (arch/concept.hpp PhasedArch): __syncthreads between two
+  // s_sched_barrier 0, so the compiler moves no instruction from one phase into the next.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void phase_barrier() {
+    sched_fence();
+    __syncthreads();
+    sched_fence();
+  }
+  // The order of a matrix phase's instructions (the ping-pong schedule's M phase, one basic block): its
+  // LDS reads first, then its MFMAs, so that the operands' LDS latency is paid once a phase and not
+  // at every read -> MFMA pair (s_sched_group_barrier: DS reads, then MFMAs).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void matrix_phase_order() {
+    __builtin_amdgcn_sched_group_barrier(0x100, 256, 0);  // DS reads
+    __builtin_amdgcn_sched_group_barrier(0x008, 256, 0);  // MFMA
+  }
+  // s_setprio: the wave's priority in the SIMD's issue arbitration (0 lowest, 3 highest).
+  template <int kPriority>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void issue_priority() {
+    static_assert(kPriority >= 0 && kPriority <= 3, "s_setprio takes 0 to 3");
+    __builtin_amdgcn_s_setprio(kPriority);
+  }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static int lane() { return lane_id(); }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static float exp2(float x) { return fast_exp2(x); }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static float tanh(float x) { return fast_tanh(x); }

@@ -8,13 +8,16 @@
 //
 // Warps are a kWarpsM x kWarpsN grid: warp (wm, wn) owns rows [wm * 16 * kMT, ...) and keys
 // [wn * kKN, ...) of every KV tile, keeps its own online-softmax state, and the warps of one row band
-// merge at the end (epilogue.hpp). KV tiles stream kStages deep (paged_kv_loader.hpp).
+// merge at the end (epilogue.hpp). KV tiles stream kStages deep (paged_kv_loader.hpp). An instance
+// with the ping-pong schedule (kernels/common/pingpong_config.hpp, CDNA) runs pingpong_mainloop instead
+// of the mainloop below: the same work, rows, variant, softmax and epilogue.
 #pragma once
 #include <cmath>
 #include <cstdint>
 
 #include "hipattn/kernels/common/epilogue.hpp"
 #include "hipattn/kernels/common/paged_kv_loader.hpp"
+#include "hipattn/kernels/common/pingpong_mainloop.hpp"
 #include "hipattn/kernels/common/softmax_step.hpp"
 #include "hipattn/kernels/common/work.hpp"
 
@@ -87,37 +90,42 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
     bool p8 = false;
     if constexpr (Cfg::kP8) p8 = a.p8 && !a.per_token_head_scale;
 
-    // ---- prologue: the first tiles in flight behind Q (the loader says how many) ----
-    loader.prologue(t_begin);
-    loader.wait_oldest();  // Q has landed (the oldest group)
-    if constexpr (kQInRegs) WT::load_q(qf, loader.q_tile(), wm * WT::kRows);
+    if constexpr (pingpong_schedule<Cfg>()) {
+      // ---- the CDNA ping-pong schedule (kernels/common/pingpong_mainloop.hpp): its own prologue ----
+      pingpong_mainloop<Cfg, WT, Arch>(a, loader, range, t_begin, t_end, warp, lane, rows, vrows, lt, softmax, of);
+    } else {
+      // ---- prologue: the first tiles in flight behind Q (the loader says how many) ----
+      loader.prologue(t_begin);
+      loader.wait_oldest();  // Q has landed (the oldest group)
+      if constexpr (kQInRegs) WT::load_q(qf, loader.q_tile(), wm * WT::kRows);
 
-    // ---- mainloop (ALGORITHM.md section 4) ----
-    const int key_w0 = wn * Cfg::kKN;  // first key of this warp within a tile
-    for (int32_t t = t_begin; t < t_end; ++t) {
-      const int it = t - t_begin;
-      const int stage = it % kStages;
-      loader.advance(t, it);
-      const KvTile kv = loader.wait(stage);
+      // ---- mainloop (ALGORITHM.md section 4) ----
+      const int key_w0 = wn * Cfg::kKN;  // first key of this warp within a tile
+      for (int32_t t = t_begin; t < t_end; ++t) {
+        const int it = t - t_begin;
+        const int stage = it % kStages;
+        loader.advance(t, it);
+        const KvTile kv = loader.wait(stage);
 
-      // S = Q K^T for this warp's keys
-      if constexpr (kQInRegs) WT::qk(sf, qf, kv.k, key_w0);
-      else WT::qk_lds(sf, loader.q_tile(), wm * WT::kRows, kv.k, key_w0);
+        // S = Q K^T for this warp's keys
+        if constexpr (kQInRegs) WT::qk(sf, qf, kv.k, key_w0);
+        else WT::qk_lds(sf, loader.q_tile(), wm * WT::kRows, kv.k, key_w0);
 
-      // logits (variant, mask on edge tiles), online softmax, O += P V
-      lt.key0 = t * kBN + key_w0;
-      lt.edge = !range.is_interior(t);
-      logits<WT, Arch>(sf, a.variant, rows, vrows, lt, lane, loader.k_scales(stage, key_w0));
-      const float* v_scales = loader.v_scales(stage, key_w0);
-      softmax.update(sf, of, v_scales, lane);
-      if (p8) {
-        if constexpr (Cfg::kP8) WT::pv_p8(of, sf, kv.v, key_w0);
-      } else {
-        WT::pv(of, sf, kv.v, key_w0, v_scales == nullptr);  // P <= 1 unless per-key V scales are folded into it
+        // logits (variant, mask on edge tiles), online softmax, O += P V
+        lt.key0 = t * kBN + key_w0;
+        lt.edge = !range.is_interior(t);
+        logits<WT, Arch>(sf, a.variant, rows, vrows, lt, lane, loader.k_scales(stage, key_w0));
+        const float* v_scales = loader.v_scales(stage, key_w0);
+        softmax.update(sf, of, v_scales, lane);
+        if (p8) {
+          if constexpr (Cfg::kP8) WT::pv_p8(of, sf, kv.v, key_w0);
+        } else {
+          WT::pv(of, sf, kv.v, key_w0, v_scales == nullptr);  // P <= 1 unless per-key V scales are folded into it
+        }
+        loader.release();  // the stage is refilled by the next iteration's copies
       }
-      loader.release();  // the stage is refilled by the next iteration's copies
+      loader.drain();
     }
-    loader.drain();
     softmax.finish();
 
     // ---- epilogue ----

@@ -877,7 +877,7 @@ class LdsDmaPagedKvLoader
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void release() {}  // the next advance() waits at its barrier
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void drain() {}    // the last advance() issued nothing
 
- private:
+ protected:
   static constexpr int kIters = Walk::kIters;
   static constexpr uint64_t kZero = ~uint64_t{0};  // a unit that loads zeros
   using Walk::k_stage;
@@ -899,9 +899,13 @@ class LdsDmaPagedKvLoader
   // buffer resources over the whole cache (kLdsDmaWindow bytes from its base; the dispatcher picks this
   // loader only for caches inside that, dispatch/unified_plan.hpp). Units that load zeros take
   // voffset = num_records.
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE void issue(int stage) {
-    const uint32_t k_lds = Arch::lds_address(k_stage(stage)) + wave_lds_;
-    const uint32_t v_lds = Arch::lds_address(v_stage(stage)) + wave_lds_;
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void issue(int stage) { issue_parts<true, true>(stage, stage); }
+  // The K units into K stage ks and / or the V units into V stage vs (the ping-pong loader below issues
+  // them apart; both from the block ids load_pages holds).
+  template <bool kK, bool kV>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void issue_parts(int ks, int vs) {
+    const uint32_t k_lds = Arch::lds_address(k_stage(ks)) + wave_lds_;
+    const uint32_t v_lds = Arch::lds_address(v_stage(vs)) + wave_lds_;
     const typename Arch::BufferRsrc rk = Arch::buffer_rsrc(this->kv_.k, kLdsDmaWindow);
     const typename Arch::BufferRsrc rv = Arch::buffer_rsrc(this->kv_.v, kLdsDmaWindow);
 #pragma unroll
@@ -910,12 +914,87 @@ class LdsDmaPagedKvLoader
       uint64_t ko, vo;
       unit_offsets(i, ko, vo);
       const uint32_t lds = static_cast<uint32_t>(i * kThreads * kB);
-      Arch::lds_dma(rk, ko == kZero ? kLdsDmaWindow : static_cast<uint32_t>(ko), k_lds + lds);
-      Arch::lds_dma(rv, vo == kZero ? kLdsDmaWindow : static_cast<uint32_t>(vo), v_lds + lds);
+      if constexpr (kK) Arch::lds_dma(rk, ko == kZero ? kLdsDmaWindow : static_cast<uint32_t>(ko), k_lds + lds);
+      if constexpr (kV) Arch::lds_dma(rv, vo == kZero ? kLdsDmaWindow : static_cast<uint32_t>(vo), v_lds + lds);
     }
   }
 
   const uint32_t wave_lds_;  // the wave's first DMA unit of a stage, in bytes (wave-uniform: an SGPR)
+#endif  // HIPATTN_HAS_DEVICE
+};
+
+// The LDS-DMA loads of the CDNA ping-pong schedule (kernels/common/pingpong_mainloop.hpp): a K ring
+// and a V ring of two stages each, V one tile behind K. The schedule's intervals (between workgroup
+// barriers) are numbered from the prologue's barrier 0; tile j (of the work item's, from t_begin) is
+// read as K in intervals 2j and 2j + 1 and as V in 2j + 2 and 2j + 3, so
+//   prologue(t0)  block ids of tile 0, K(0) into K stage 0 (visible at barrier 0)
+//   issue(j)      interval 2j: V(j) into V stage j % 2 (tile j's block ids are still held), then the
+//                 block ids of tile j + 1 and K(j + 1) into K stage (j + 1) % 2; both stages were last
+//                 read in intervals 2j - 2 / 2j - 1 (V(j - 2), K(j - 1)), before barrier 2j
+//   wait()        this wave's DMA has landed: before barrier 2j + 2, which makes every wave's
+//                 visible for K(j + 1)'s first read (interval 2j + 2) and V(j)'s (the same)
+// Every wave issues its share of each stage (a stage is whole waves of DMA units); the loads of
+// interval 2j fly for two intervals. Tiles past the item's end issue nothing.
+template <class Cfg>
+class LdsDmaPingPongLoader : public LdsDmaPagedKvLoader<Cfg> {
+  using Base = LdsDmaPagedKvLoader<Cfg>;
+
+ public:
+  using typename Base::Params;
+
+#if defined(HIPATTN_HAS_DEVICE)
+  using typename Base::Arch;
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE LdsDmaPingPongLoader(const Params& kv, bool per_token_head_scale,
+                                                          const AttentionWork& w, const KvTileRange& range,
+                                                          int32_t t_end, char* smem, int tid)
+      : Base(kv, per_token_head_scale, w, range, t_end, smem, tid) {
+    if constexpr (kDense) dense_blk0_ = kv.physical_block(w.seq, 0);
+  }
+
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void prologue(int32_t t_begin) {
+    t0_ = t_begin;
+    this->load_pages(t_begin);
+    if (t_begin < this->t_end_) this->template issue_parts<true, false>(0, 0);
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void issue(int j) {
+    const int32_t t = t0_ + j;
+    if (t < this->t_end_) this->template issue_parts<false, true>(0, j % 2);
+    if (t + 1 < this->t_end_) {
+      this->load_pages(t + 1);
+      this->template issue_parts<true, false>((j + 1) % 2, 0);
+    }
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void wait() const { Arch::lds_dma_wait(); }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE const uint16_t* k_tile(int j) const {
+    return reinterpret_cast<const uint16_t*>(this->k_stage(j % 2));
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE const uint16_t* v_tile(int j) const {
+    return reinterpret_cast<const uint16_t*>(this->v_stage(j % 2));
+  }
+
+ private:
+  static constexpr bool kDense = Params::Layout::kDense;
+  // The block ids of tile t (the walk's, PagedTileWalk::load_pages). A dense layout's keys are blocks
+  // dense_blk0_ + key (pages of one token): the sequence's first block is read once per work item and
+  // the ids are selected without a branch, so no load (and no wait on the vector-memory counter, which
+  // would also wait for the DMA in flight) sits between the two halves of an issue.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void load_pages(int32_t t) {
+    if constexpr (kDense) {
+      static_assert(Cfg::kPageSize == 1, "a dense layout has pages of one token");
+#pragma unroll
+      for (int i = 0; i < Base::kIters; ++i) {
+        const int32_t j = t * Base::kBN + this->row_of(i);
+        const bool read = !this->idle(i) && t < this->t_end_ && j >= this->range_.key_begin && j < this->range_.key_end;
+        this->slot_[i] = 0;
+        this->blk_[i] = read ? dense_blk0_ + j : -1;
+      }
+    } else {
+      Base::load_pages(t);
+    }
+  }
+
+  int32_t t0_ = 0;
+  int32_t dense_blk0_ = 0;  // DenseKvLayout: the sequence's first block
 #endif  // HIPATTN_HAS_DEVICE
 };
 

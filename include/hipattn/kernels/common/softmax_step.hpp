@@ -159,6 +159,15 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void mask_scores(typename WT::SFrag& s, const
       s.r[e] = -INFINITY;
 }
 
+// One tile's scores to probabilities, for mainloops without per-key scales: S (raw dot products)
+// becomes P and each row's O factor is returned in f_old (O not touched). Variants that transform
+// logits take logits() and update_rows; the others the mask alone (edge tiles) and update_rows_raw,
+// the scale folded into the exponent.
+template <class WT, class Arch, class Variant>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void scores_to_probs(typename WT::SFrag& s, const Variant& variant, const RowInfo* rows,
+                                                        const typename Variant::Row* vrows, const LogitsTile& t, int lane,
+                                                        RowSoftmax<WT, Arch>& softmax, float (&f_old)[WT::kRowSlots]);
+
 // S (raw dot products) -> logits in log2 units. k_scales: the per-key K scales of the warp's columns
 // (null without per-(token, head) scales; tested once per tile, like update's V scales).
 template <class WT, class Arch, class Variant>
@@ -167,6 +176,19 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void logits(typename WT::SFrag& s, const Vari
                                                const float* k_scales) {
   if (k_scales != nullptr) logits_impl<WT, Arch, true>(s, variant, rows, vrows, t, lane, k_scales);
   else logits_impl<WT, Arch, false>(s, variant, rows, vrows, t, lane, nullptr);
+}
+
+template <class WT, class Arch, class Variant>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void scores_to_probs(typename WT::SFrag& s, const Variant& variant, const RowInfo* rows,
+                                                        const typename Variant::Row* vrows, const LogitsTile& t, int lane,
+                                                        RowSoftmax<WT, Arch>& softmax, float (&f_old)[WT::kRowSlots]) {
+  if constexpr (Variant::kTransformsLogits) {
+    logits<WT, Arch>(s, variant, rows, vrows, t, lane, nullptr);
+    softmax.template update_rows<false>(s, nullptr, lane, f_old);
+  } else {  // the scale folds into the exponent
+    if (t.edge) mask_scores<WT>(s, rows, t, lane);
+    softmax.update_rows_raw(s, t.qk_scale_log2, f_old);
+  }
 }
 
 }  // namespace hipattn

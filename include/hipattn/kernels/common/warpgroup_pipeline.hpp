@@ -190,13 +190,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void warpgroup_attention(const Family& fam, c
       const auto logits_step = [&](int32_t n, float (&f_old)[WT::kRowSlots]) {
         lt.key0 = n * kBN;
         lt.edge = !range.is_interior(n);
-        if constexpr (Variant::kTransformsLogits) {
-          logits<WT, Arch>(s, variant, rows, vrows, lt, lane, nullptr);
-          softmax.template update_rows<false>(s, nullptr, lane, f_old);
-        } else {  // the scale folds into the exponent
-          if (lt.edge) mask_scores<WT>(s, rows, lt, lane);
-          softmax.update_rows_raw(s, lt.qk_scale_log2, f_old);
-        }
+        scores_to_probs<WT, Arch>(s, variant, rows, vrows, lt, lane, softmax, f_old);
       };
       sm90::mbarrier_wait(q_full, q_lap & 1u);
       ++q_lap;

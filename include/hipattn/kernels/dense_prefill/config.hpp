@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "hipattn/kernels/common/pingpong_config.hpp"
 #include "hipattn/kernels/common/warpgroup_config.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/numeric/fast_div.hpp"
@@ -95,11 +96,21 @@ template <class Cfg>
 using dense_args_t = DensePrefillKernelArgs<typename Cfg::Loader::Params, typename Cfg::Variant>;
 
 // The skeleton instance of (target, dtype, head size, variant): a UnifiedConfig with the given tile over
-// DenseKvLayout (pages of one token, 64-bit offsets), register-staged loads (every CDNA target takes
-// them for 16-bit data; the LDS-DMA loader's 32-bit buffer range is not needed for it).
-template <Target kT, bool kBf16, int kD, int kWarpsM, int kWarpsN, int kMT, int kKN, int kStages, class Variant>
+// DenseKvLayout (pages of one token, 64-bit offsets), register-staged loads by default (any tensor
+// size), or LDS DMA (tensors within its 32-bit buffer range: the ping-pong instances below).
+template <Target kT, bool kBf16, int kD, int kWarpsM, int kWarpsN, int kMT, int kKN, int kStages, class Variant,
+          CopyModel kCopy = CopyModel::register_staged>
 using DenseSkeletonConfig = UnifiedConfig<kBf16, KvKind::same16, kD, kWarpsM, kWarpsN, kMT, kKN, kStages, Variant, int64_t, 1,
-                                          kT, CopyModel::register_staged, DenseKvLayout>;
+                                          kT, kCopy, DenseKvLayout>;
+
+// The ping-pong instance of (target, dtype, head size, variant) (kernels/common/pingpong_config.hpp):
+// eight 16-row waves (128 query rows, two groups of four), each over all of a 32-key KV tile, LDS-DMA K
+// and V rings of two stages (LDS at d = 128: Q 32 KiB + K 2 x 8 + V 2 x 8 = 64 KiB, two workgroups a
+// CU in gfx950's 160; at d = 256: 64 + 2 x 16 + 2 x 16 = 128 KiB, one). 64-key tiles at d = 128 (96 KiB,
+// one workgroup a CU) modelled at 0.24 of the MFMA rate against 0.52 (bench/NOTES.md "AMD: the
+// ping-pong schedule").
+template <Target kT, bool kBf16, int kD, class Variant>
+using DensePingPongConfig = PingPongConfig<DenseSkeletonConfig<kT, kBf16, kD, 8, 1, 1, 32, 2, Variant, CopyModel::lds_dma>>;
 
 // The skeleton instance of a value head narrower than the query / key head (dense prefill's (192, 128)):
 // Base (a DenseSkeletonConfig of d_qk) with V rows and O of kDv columns. The register-staged loader

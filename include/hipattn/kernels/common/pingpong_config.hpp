@@ -1,0 +1,38 @@
+// hipattn/kernels/common/pingpong_config.hpp: the CDNA ping-pong schedule's configuration (issue 11).
+//
+// PingPongConfig<Base> runs the attention skeleton instance Base (a UnifiedConfig: its warp tile, row
+// map, LDS layout and epilogue) with the ping-pong mainloop (kernels/common/pingpong_mainloop.hpp):
+// Base's kWarpsM waves, each owning 16 query rows and all of a KV tile's keys, split into two groups
+// of kWarpsM / 2 that take turns: while one group's waves run their matrix products, the other's run
+// the softmax and issue the next tiles' loads, with a workgroup barrier between phases. On gfx950,
+// eight waves (two a SIMD, one of each group) is HipKittens' eight-wave schedule for MI355X attention.
+// The loads are LDS DMA (buffer loads that write LDS, LdsDmaPingPongLoader: a K ring and a V ring of
+// two stages, V one tile behind K), so no wave holds tile data in registers.
+#pragma once
+#include "hipattn/arch/concept.hpp"
+#include "hipattn/kernels/common/paged_kv_loader.hpp"
+#include "hipattn/platform/target.hpp"
+
+namespace hipattn {
+
+template <class Base>
+struct PingPongConfig : Base {
+  static_assert(is_cdna(Base::kTarget), "the ping-pong schedule is the CDNA targets' (sm_90 has the warpgroup pipeline)");
+  static_assert(Base::kCopy == CopyModel::lds_dma, "the ping-pong schedule loads by LDS DMA");
+  static_assert(Base::kWarpsN == 1 && Base::kMT == 1 && Base::kWarpsM % 2 == 0,
+                "two equal groups of 16-row waves, each wave over all of a tile's keys");
+  static_assert(!Base::kFp8 && Base::kDqk == Base::kDv && !Base::kVInK && !Base::kVFromK,
+                "16-bit K and V tiles of one head size");
+  static constexpr bool kPingPong = true;
+  static constexpr int kGroupWaves = Base::kWarpsM / 2;
+  using Loader = LdsDmaPingPongLoader<PingPongConfig>;
+};
+
+// Whether an instance runs the ping-pong mainloop (configurations without kPingPong do not).
+template <class Cfg>
+constexpr bool pingpong_schedule() {
+  if constexpr (requires { Cfg::kPingPong; }) return Cfg::kPingPong;
+  else return false;
+}
+
+}  // namespace hipattn

@@ -1,0 +1,117 @@
+// hipattn/kernels/common/pingpong_mainloop.hpp: the attention skeleton's mainloop in the CDNA ping-pong
+// schedule (issue 11; the configuration: kernels/common/pingpong_config.hpp; ALGORITHM.md section 13).
+//
+// A work item's n KV tiles are computed by two groups of waves (group 0: waves [0, G), group 1:
+// [G, 2G)). Each wave owns 16 query rows (Q in registers) and does, per tile j,
+//   M(j)  matrix products: O += P(j - 1) V(j - 1) (P packed to 16-bit as it enters), then S = Q K(j)^T
+//   X(j)  the logits, the online softmax (S becomes P(j), O is rescaled) and its share of the loads
+// Workgroup barriers (Arch::phase_barrier: the compiler moves nothing across them) cut time into
+// intervals 0, 1, 2, ...; group 0 runs M(j) in interval 2j and X(j) in 2j + 1, group 1 one interval
+// later (it starts with an interval of loads only). So in every interval one group of each SIMD's pair
+// of waves issues matrix products while the other issues the softmax's vector and transcendental
+// instructions, and the matrix unit stays busy with the other group's softmax behind it. The wave in
+// its matrix phase runs at raised issue priority (s_setprio 1).
+// Loads (LdsDmaPingPongLoader): interval 2j issues V(j) and K(j + 1) (each wave its share; group 0 at
+// the start of its M(j), group 1 at the end of its X(j - 1)); every wave waits for its own DMA before
+// barrier 2j + 2 (group 0 after X(j), group 1 after M(j)), so barrier 2j + 2 makes both tiles visible:
+// K(j + 1) is first read in interval 2j + 2 and V(j) too. A K stage is read in intervals 2j, 2j + 1
+// and a V stage in 2j + 2, 2j + 3, so two stages of each suffice.
+// Both groups pass 2n + 1 barriers: group 0 ends with M(n) (P(n - 1) V(n - 1)) and one barrier, group
+// 1 with M(n) after its loads-only interval.
+#pragma once
+#include <cstdint>
+
+#include "hipattn/kernels/common/paged_kv_loader.hpp"
+#include "hipattn/kernels/common/pingpong_config.hpp"
+#include "hipattn/kernels/common/softmax_step.hpp"
+#include "hipattn/tile/tile_range.hpp"
+
+#if defined(HIPATTN_HAS_DEVICE)
+#include "hipattn/arch/arch.hpp"
+
+namespace hipattn {
+
+// One wave's part of the schedule: its tile state and the phases (a struct rather than lambdas, so
+// that every phase is inlined into one loop).
+template <class Cfg, class WT, class Arch, class Args>
+struct PingPongWave {
+  using Row = typename Cfg::Variant::Row;
+  const Args& a;
+  typename Cfg::Loader& loader;
+  const KvTileRange& range;
+  const int32_t t_begin;
+  const bool lag;  // group 1 (wave-uniform)
+  const int lane;
+  const RowInfo* rows;
+  const Row* vrows;
+  LogitsTile& lt;
+  RowSoftmax<WT, Arch>& softmax;
+  typename WT::OFrag& of;
+  typename WT::QFrag qf;
+  typename WT::SFrag s;  // S of tile j from M(j), P(j) from X(j) until M(j + 1) packs it
+
+  // M(j): the first tile has no P V, the last phase (j = n) no QK^T. Each phase is one basic block,
+  // so that the arch's phase order (Arch::matrix_phase_order) sees all of its LDS reads and MFMAs.
+  template <bool kPv, bool kQk>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void matrix(int j) {
+    Arch::template issue_priority<1>();
+    if constexpr (kPv) WT::pv(of, s, loader.v_tile(j - 1), 0, true);  // P <= 1
+    if constexpr (kQk) WT::qk(s, qf, loader.k_tile(j), 0);
+    Arch::matrix_phase_order();
+    Arch::template issue_priority<0>();
+  }
+  // X(j): the logits (the variant, the mask on edge tiles) and the online softmax (S -> P, O rescaled)
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void soft(int j) {
+    const int32_t t = t_begin + j;
+    lt.key0 = t * Cfg::kBN;
+    lt.edge = !range.is_interior(t);
+    float f_old[WT::kRowSlots];
+    scores_to_probs<WT, Arch>(s, a.variant, rows, vrows, lt, lane, softmax, f_old);
+    softmax.rescale(of, f_old);
+  }
+  // Tile j: M(j), then X(j), each ended by a barrier; the loads of interval 2j by each group.
+  template <bool kFirst>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void step(int j) {
+    if (!lag) loader.issue(j);
+    matrix<!kFirst, true>(j);
+    if (lag) loader.wait();
+    Arch::phase_barrier();
+    soft(j);
+    if (lag) loader.issue(j + 1);
+    else loader.wait();
+    Arch::phase_barrier();
+  }
+};
+
+template <class Cfg, class WT, class Arch, class Args>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE void pingpong_mainloop(const Args& a, typename Cfg::Loader& loader, const KvTileRange& range,
+                                                          int32_t t_begin, int32_t t_end, int wave, int lane,
+                                                          const RowInfo* rows, const typename Cfg::Variant::Row* vrows,
+                                                          LogitsTile& lt, RowSoftmax<WT, Arch>& softmax,
+                                                          typename WT::OFrag& of) {
+  static_assert(PhasedArch<Arch>, "the target's arch has the phase barrier, the phase order and issue priorities");
+  static_assert(WT::kRows == 16 && Cfg::kKN == Cfg::kBN, "16-row waves over all of a tile's keys");
+  // the group, as a value the wave's lanes agree on (an SGPR: the branches on it are scalar)
+  const bool lag = Arch::wave_uniform(static_cast<uint32_t>(wave)) >= uint32_t(Cfg::kGroupWaves);
+  const int32_t n = t_end > t_begin ? t_end - t_begin : 0;
+
+  loader.prologue(t_begin);
+  loader.wait();
+  Arch::phase_barrier();  // barrier 0: Q and K(0) are visible
+  PingPongWave<Cfg, WT, Arch, Args> w{a, loader, range, t_begin, lag, lane, rows, vrows, lt, softmax, of, {}, {}};
+  WT::load_q(w.qf, loader.q_tile(), wave * WT::kRows);
+
+  if (lag) {  // interval 0: group 1's share of the loads only
+    loader.issue(0);
+    Arch::phase_barrier();
+  }
+  if (n > 0) {
+    w.template step<true>(0);
+    for (int j = 1; j < n; ++j) w.template step<false>(j);
+    w.template matrix<true, false>(n);  // P(n - 1) V(n - 1)
+  }
+  if (!lag) Arch::phase_barrier();
+}
+
+}  // namespace hipattn
+#endif  // HIPATTN_HAS_DEVICE
