@@ -498,6 +498,14 @@ std::vector<Case> all_cases() {
     c.seed = 216;
     v.push_back(c);
   }
+  // no key anywhere on gfx950's ping-pong schedule (d 256): no tile, no DMA, both groups still pass
+  // the same barriers; every row 0, LSE -inf
+  {
+    Case c{"d256_bf16_no_keys", true, 256, 2, 2, true};
+    c.lens = {{4, 0}, {1, 0}};
+    c.seed = 218;
+    v.push_back(c);
+  }
   // the global q-block numbering at 128-row q-blocks too: one long causal sequence (5 q-blocks of 128,
   // 10 of 64) next to three short ones, d 128 bf16
   {
