@@ -153,14 +153,12 @@ concept LdsDmaArch = requires {
 
 // An arch that runs the ping-pong schedule (kernels/common/pingpong_mainloop.hpp: two groups of waves
 // that alternate matrix work with softmax and loads between workgroup barriers): a barrier across
-// which the compiler moves no instruction (so each group's phase stays between its two barriers), the
-// order of a matrix phase's instructions, and the wave's issue priority (raised over a phase of matrix
-// products).
+// which the compiler moves no instruction (so each group's phase stays between its two barriers), and
+// the wave's issue priority (raised over a phase of matrix products).
 template <class A>
 concept PhasedArch = requires {
 #if defined(HIPATTN_HAS_DEVICE)
   A::phase_barrier();
-  A::matrix_phase_order();
   A::template issue_priority<0>();
 #endif
   true;

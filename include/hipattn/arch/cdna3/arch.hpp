@@ -148,13 +148,6 @@ struct Arch {
     __syncthreads();
     sched_fence();
   }
-  // The order of a matrix phase's instructions (the ping-pong schedule's M phase, one basic block): its
-  // LDS reads first, then its MFMAs, so that the operands' LDS latency is paid once a phase and not
-  // at every read -> MFMA pair (s_sched_group_barrier: DS reads, then MFMAs).
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void matrix_phase_order() {
-    __builtin_amdgcn_sched_group_barrier(0x100, 256, 0);  // DS reads
-    __builtin_amdgcn_sched_group_barrier(0x008, 256, 0);  // MFMA
-  }
   // s_setprio: the wave's priority in the SIMD's issue arbitration (0 lowest, 3 highest).
   template <int kPriority>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void issue_priority() {

@@ -50,14 +50,13 @@ struct PingPongWave {
   typename WT::QFrag qf;
   typename WT::SFrag s;  // S of tile j from M(j), P(j) from X(j) until M(j + 1) packs it
 
-  // M(j): the first tile has no P V, the last phase (j = n) no QK^T. Each phase is one basic block,
-  // so that the arch's phase order (Arch::matrix_phase_order) sees all of its LDS reads and MFMAs.
+  // M(j): the first tile has no P V, the last phase (j = n) no QK^T (compile-time: no branch in the
+  // phase).
   template <bool kPv, bool kQk>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void matrix(int j) {
     Arch::template issue_priority<1>();
     if constexpr (kPv) WT::pv(of, s, loader.v_tile(j - 1), 0, true);  // P <= 1
     if constexpr (kQk) WT::qk(s, qf, loader.k_tile(j), 0);
-    Arch::matrix_phase_order();
     Arch::template issue_priority<0>();
   }
   // X(j): the logits (the variant, the mask on edge tiles) and the online softmax (S -> P, O rescaled)
@@ -89,7 +88,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void pingpong_mainloop(const Args& a, typenam
                                                           const RowInfo* rows, const typename Cfg::Variant::Row* vrows,
                                                           LogitsTile& lt, RowSoftmax<WT, Arch>& softmax,
                                                           typename WT::OFrag& of) {
-  static_assert(PhasedArch<Arch>, "the target's arch has the phase barrier, the phase order and issue priorities");
+  static_assert(PhasedArch<Arch>, "the target's arch has the phase barrier and issue priorities");
   static_assert(WT::kRows == 16 && Cfg::kKN == Cfg::kBN, "16-row waves over all of a tile's keys");
   // the group, as a value the wave's lanes agree on (an SGPR: the branches on it are scalar)
   const bool lag = Arch::wave_uniform(static_cast<uint32_t>(wave)) >= uint32_t(Cfg::kGroupWaves);
