@@ -51,8 +51,8 @@ using dense_skeleton_narrow_v_config_t = NarrowVConfig<dense_skeleton_config_t<k
 
 // Whether the ping-pong schedule serves (head size, softcap) on `target`: gfx950 (its 160 KiB of LDS and
 // 16-byte LDS DMA) at d = 256, and at d = 128 without softcap. Elsewhere the AMD model puts the
-// skeleton's tile ahead (bench/NOTES.md "AMD: the ping-pong schedule", bf16: d 64 0.46 against 0.35 with
-// 64-key ping-pong tiles; d 128 softcap 0.38 against 0.29; gfx942's 64 KiB hold no ping-pong tile).
+// skeleton's tile ahead (bench/NOTES.md "AMD: the ping-pong schedule", bf16: d 64 0.45 against 0.36 with
+// 64-key ping-pong tiles; d 128 softcap 0.35 against 0.32; gfx942's 64 KiB hold no ping-pong tile).
 inline constexpr bool dense_pingpong_instance(Target target, int d_qk, int d_v, bool softcap) {
   return target == Target::gfx950 && d_qk == d_v && (d_qk == 256 || (d_qk == 128 && !softcap));
 }

@@ -49,13 +49,17 @@ struct PingPongWave {
   typename WT::OFrag& of;
   typename WT::QFrag qf;
   typename WT::SFrag s;  // S of tile j from M(j), P(j) from X(j) until M(j + 1) packs it
+  float f[WT::kRowSlots];  // X(j)'s factors for O, applied in M(j + 1) ahead of P(j) V(j)
 
   // M(j): the first tile has no P V, the last phase (j = n) no QK^T (compile-time: no branch in the
   // phase).
   template <bool kPv, bool kQk>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void matrix(int j) {
     Arch::template issue_priority<1>();
-    if constexpr (kPv) WT::pv(of, s, loader.v_tile(j - 1), 0, true);  // P <= 1
+    if constexpr (kPv) {
+      softmax.rescale(of, f);  // O x f(j - 1): O holds P(j - 2) V(j - 2) and before
+      WT::pv(of, s, loader.v_tile(j - 1), 0, true);  // P <= 1
+    }
     if constexpr (kQk) WT::qk(s, qf, loader.k_tile(j), 0);
     Arch::template issue_priority<0>();
   }
@@ -64,9 +68,7 @@ struct PingPongWave {
     const int32_t t = t_begin + j;
     lt.key0 = t * Cfg::kBN;
     lt.edge = !range.is_interior(t);
-    float f_old[WT::kRowSlots];
-    scores_to_probs<WT, Arch>(s, a.variant, rows, vrows, lt, lane, softmax, f_old);
-    softmax.rescale(of, f_old);
+    scores_to_probs<WT, Arch>(s, a.variant, rows, vrows, lt, lane, softmax, f);
   }
   // Tile j: M(j), then X(j), each ended by a barrier; the loads of interval 2j by each group.
   template <bool kFirst>
@@ -97,7 +99,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void pingpong_mainloop(const Args& a, typenam
   loader.prologue(t_begin);
   loader.wait();
   Arch::phase_barrier();  // barrier 0: Q and K(0) are visible
-  PingPongWave<Cfg, WT, Arch, Args> w{a, loader, range, t_begin, lag, lane, rows, vrows, lt, softmax, of, {}, {}};
+  PingPongWave<Cfg, WT, Arch, Args> w{a, loader, range, t_begin, lag, lane, rows, vrows, lt, softmax, of, {}, {}, {}};
   WT::load_q(w.qf, loader.q_tile(), wave * WT::kRows);
 
   if (lag) {  // interval 0: group 1's share of the loads only

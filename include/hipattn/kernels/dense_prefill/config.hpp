@@ -107,8 +107,8 @@ using DenseSkeletonConfig = UnifiedConfig<kBf16, KvKind::same16, kD, kWarpsM, kW
 // eight 16-row waves (128 query rows, two groups of four), each over all of a 32-key KV tile, LDS-DMA K
 // and V rings of two stages (LDS at d = 128: Q 32 KiB + K 2 x 8 + V 2 x 8 = 64 KiB, two workgroups a
 // CU in gfx950's 160; at d = 256: 64 + 2 x 16 + 2 x 16 = 128 KiB, one). 64-key tiles at d = 128 (96 KiB,
-// one workgroup a CU) modelled at 0.24 of the MFMA rate against 0.52 (bench/NOTES.md "AMD: the
-// ping-pong schedule").
+// one workgroup a CU) modelled at 0.24 of the MFMA rate against 32-key tiles' 0.52, both before the O
+// rescale moved into the matrix phase (bench/NOTES.md "AMD: the ping-pong schedule").
 template <Target kT, bool kBf16, int kD, class Variant>
 using DensePingPongConfig = PingPongConfig<DenseSkeletonConfig<kT, kBf16, kD, 8, 1, 1, 32, 2, Variant, CopyModel::lds_dma>>;
 
