@@ -3,8 +3,10 @@
 //
 // A work item's n KV tiles are computed by two groups of waves (group 0: waves [0, G), group 1:
 // [G, 2G)). Each wave owns 16 query rows (Q in registers) and does, per tile j,
-//   M(j)  matrix products: O += P(j - 1) V(j - 1) (P packed to 16-bit as it enters), then S = Q K(j)^T
-//   X(j)  the logits, the online softmax (S becomes P(j), O is rescaled) and its share of the loads
+//   M(j)  matrix products: O *= f(j - 1), O += P(j - 1) V(j - 1) (P packed to 16-bit as it enters),
+//         then S = Q K(j)^T
+//   X(j)  the logits, the online softmax (S becomes P(j); its factor f(j) for O waits for M(j + 1))
+//         and its share of the loads
 // Workgroup barriers (Arch::phase_barrier: the compiler moves nothing across them) cut time into
 // intervals 0, 1, 2, ...; group 0 runs M(j) in interval 2j and X(j) in 2j + 1, group 1 one interval
 // later (it starts with an interval of loads only). So in every interval one group of each SIMD's pair
@@ -17,7 +19,9 @@
 // K(j + 1) is first read in interval 2j + 2 and V(j) too. A K stage is read in intervals 2j, 2j + 1
 // and a V stage in 2j + 2, 2j + 3, so two stages of each suffice.
 // Both groups pass 2n + 1 barriers: group 0 ends with M(n) (P(n - 1) V(n - 1)) and one barrier, group
-// 1 with M(n) after its loads-only interval.
+// 1 with M(n) after its loads-only interval. Group 0's waves are [0, G) and group 1's [G, 2G); the
+// SIMDs take a workgroup's waves in turn, so with G a multiple of 4 (G = 4: eight waves) each SIMD
+// holds waves of both groups.
 #pragma once
 #include <cstdint>
 
