@@ -84,10 +84,14 @@ std::string offset_name() {
 inline std::string bool_name(bool b) { return b ? "true" : "false"; }
 
 // "hipattn::UnifiedConfig<true, (hipattn::KvKind)0, 64, 1, 2, 1, 16, 2, hipattn::StandardVariant<...>, long, 0,
-//  (hipattn::Target)1, (hipattn::CopyModel)1, hipattn::RowKvLayout>"
+//  (hipattn::Target)1, (hipattn::CopyModel)1, hipattn::RowKvLayout>", within "hipattn::PingPongConfig<...>"
+// for an instance of the ping-pong schedule (kernels/common/pingpong_config.hpp)
 template <class Cfg>
 std::string config_name() {
-  return "hipattn::UnifiedConfig<" + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" + std::to_string(int(Cfg::kKv)) +
+  if constexpr (pingpong_schedule<Cfg>())
+    return "hipattn::PingPongConfig<" + config_name<typename Cfg::PingPongBase>() + ">";
+  else
+    return "hipattn::UnifiedConfig<" + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" + std::to_string(int(Cfg::kKv)) +
          ", " + std::to_string(Cfg::kD) + ", " + std::to_string(Cfg::kWarpsM) + ", " + std::to_string(Cfg::kWarpsN) +
          ", " + std::to_string(Cfg::kMT) + ", " + std::to_string(Cfg::kKN) + ", " + std::to_string(Cfg::kStages) +
          ", " + VariantName<typename Cfg::Variant>::get() + ", " + offset_name<typename Cfg::Offset>() + ", " +

@@ -268,6 +268,10 @@ struct Case {
   // The targets whose dispatcher must pick the fp8 matrix path (a q8 instance: bit 0 gfx942's
   // e4m3fnuz_q8, bit 1 gfx950's e4m3fn_q8); every other run must not.
   int q8_on = 0;
+  // Whether gfx950's forced-2D runs must take the ping-pong schedule (dispatch/unified_plan.hpp
+  // unified_pingpong_refusal), written here from the rule, not asked of the planner; every other run
+  // must not (unset: not checked, the random cases).
+  std::optional<bool> pingpong = false;
 };
 
 // A NaN in the value row of key 3 of sequence 0 (kv head 0, column 5): every row of that sequence
@@ -310,6 +314,12 @@ ProblemSpec small_random_spec(uint64_t seed) {
   return random_spec(seed, z);
 }
 
+// A case whose gfx950 2D runs take the ping-pong (16-bit, d = 128 plain or 256, prefill tile).
+Case pp_case(Case c) {
+  c.pingpong = true;
+  return c;
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> v;
   // head sizes x page sizes, a decode row next to a prefill chunk (decode tile: 6 x 2 rows <= 16)
@@ -318,8 +328,8 @@ std::vector<Case> all_cases() {
   v.push_back({"d256_bf16_page5", base_spec(true, 256, 5, {{1, 33}, {4, 21}}, 13)});
   // prefill tiles (9 tokens x group 2 = 18 rows > 16), every head size
   v.push_back({"d64_f16_prefill_tile", base_spec(false, 64, 16, {{9, 40}, {1, 17}}, 14)});
-  v.push_back({"d128_bf16_prefill_tile_page5", base_spec(true, 128, 5, {{9, 30}, {1, 11}}, 15)});
-  v.push_back({"d256_f16_prefill_tile", base_spec(false, 256, 16, {{9, 26}, {1, 9}}, 16)});
+  v.push_back(pp_case({"d128_bf16_prefill_tile_page5", base_spec(true, 128, 5, {{9, 30}, {1, 11}}, 15)}));
+  v.push_back(pp_case({"d256_f16_prefill_tile", base_spec(false, 256, 16, {{9, 26}, {1, 9}}, 16)}));
   // head 192 (24 chunks a row: the loader's moving-column mapping), decode and prefill tiles, fp8
   v.push_back({"d192_bf16_page16", base_spec(true, 192, 16, {{1, 35}, {5, 23}}, 18)});
   v.push_back({"d192_f16_prefill_tile_page5", base_spec(false, 192, 5, {{9, 28}, {1, 13}}, 19)});
@@ -473,13 +483,13 @@ std::vector<Case> all_cases() {
   // larger shapes (cheap: the emulator runs them in well under a second): several q-blocks per
   // sequence, two head chunks (group 64 > the d=256 prefill tile's 32 rows), long contexts split over
   // many segments, the HND cache layout
-  v.push_back({"d128_bf16_prefill_multi_qblock", base_spec(true, 128, 16, {{70, 120}, {1, 50}, {33, 33}}, 51)});
+  v.push_back(pp_case({"d128_bf16_prefill_multi_qblock", base_spec(true, 128, 16, {{70, 120}, {1, 50}, {33, 33}}, 51)}));
   {
     ProblemSpec s = base_spec(false, 256, 16, {{1, 150}, {2, 61}}, 52);
     s.num_q_heads = 64;
     s.num_kv_heads = 1;
     s.sinks = true;
-    v.push_back({"d256_f16_group64_head_chunks", s});
+    v.push_back(pp_case({"d256_f16_group64_head_chunks", s}));
   }
   {
     ProblemSpec s = base_spec(true, 128, 16, {{1, 300}, {3, 181}, {1, 77}}, 53);
@@ -494,7 +504,46 @@ std::vector<Case> all_cases() {
     ProblemSpec s = base_spec(false, 256, 5, {{1, 90}, {12, 64}}, 54);
     s.hnd = true;
     s.window_left = 40;
-    v.push_back({"d256_f16_hnd_window", s});
+    v.push_back(pp_case({"d256_f16_hnd_window", s}));
+  }
+  // gfx950's ping-pong schedule on unified attention's prefill q-blocks (kernels/common/
+  // pingpong_mainloop.hpp; 128-row q-blocks of eight waves, 32-key tiles): GQA 4 with several q-blocks
+  // and a sequence with no query; pages of 7 slots (a tile spans pages) with a window, sinks and LSE;
+  // pages of one slot, not causal, a query with no key; a long context (13 tiles: the block ids read
+  // a tile ahead through a ring of two); a forced 3D path beside it (the skeleton's, for agreement)
+  {
+    ProblemSpec s = base_spec(true, 128, 16, {{40, 100}, {1, 33}, {0, 12}, {25, 25}}, 301);
+    s.num_q_heads = 16;
+    s.num_kv_heads = 4;
+    v.push_back(pp_case({"pp_d128_bf16_gqa4_multi", s}));
+  }
+  {
+    ProblemSpec s = base_spec(false, 128, 7, {{33, 90}, {17, 17}}, 302);
+    s.window_left = 30;
+    s.sinks = true;
+    v.push_back(pp_case({"pp_d128_f16_page7_window_sinks", s}));
+  }
+  {
+    ProblemSpec s = base_spec(true, 256, 1, {{20, 70}, {3, 0}, {5, 9}}, 303);
+    s.causal = false;
+    v.push_back(pp_case({"pp_d256_bf16_page1_noncausal", s}));
+  }
+  {
+    ProblemSpec s = base_spec(false, 128, 16, {{16, 400}, {8, 8}}, 304);
+    s.num_q_heads = 8;  // group 4: 64 rows of the first sequence's one q-block
+    v.push_back(pp_case({"pp_d128_f16_long_context", s}));
+  }
+  {
+    ProblemSpec s = base_spec(true, 256, 5, {{12, 80}, {7, 40}}, 305);
+    s.softcap = 25.f;  // the full variant keeps the skeleton's tile
+    s.alibi = true;
+    s.window_left = 50;
+    v.push_back({"pp_refused_d256_full_variant", s});
+  }
+  {
+    ProblemSpec s = base_spec(true, 128, 16, {{12, 60}, {9, 30}}, 306);
+    s.softcap = 25.f;  // d = 128 with softcap: the skeleton's tile
+    v.push_back({"pp_refused_d128_softcap", s});
   }
   // fp8 queries and fp8 outputs (problem/fp8_io.hpp, vLLM's fp8 attention contract): both query
   // formats with host and device q_scale over 16-bit and fp8 caches (the instance's 16-bit type:
@@ -591,6 +640,13 @@ std::vector<Case> all_cases() {
             {.out = DType::fp8_e4m3fnuz, .group = 64, .ue8m0 = true, .col_major_scales = true});
   }
   {
+    // gfx950's ping-pong epilogue (2D): an e4m3fn output in groups of 64, bf16, the prefill tile
+    ProblemSpec s = base_spec(true, 128, 16, {{20, 52}, {9, 33}}, 213);
+    s.sinks = true;
+    io_case("io_pp_d128_bf16_out_e4m3fn_group64", s, {.out = DType::fp8_e4m3fn, .group = 64});
+    v.back().pingpong = true;
+  }
+  {
     // group 128 (one group a head: the reduce's maximum over 32 lanes), fp16, sinks and a window
     ProblemSpec s = base_spec(false, 128, 16, {{1, 39}, {5, 26}}, 212);
     s.sinks = true;
@@ -665,6 +721,7 @@ std::vector<Case> all_cases() {
                                         "random4", "random5", "random6", "random7"};
     Case c{names[i], small_random_spec(88000 + i)};
     c.paths = {UnifiedPath::automatic, UnifiedPath::two_d, UnifiedPath::three_d};
+    c.pingpong = std::nullopt;
     v.push_back(c);
   }
   return v;
@@ -734,6 +791,12 @@ TEST_P(EmuUnified, MatchesReference) {
     const bool q8_ran = r.kernel.find("(hipattn::KvKind)3") != std::string::npos ||
                         r.kernel.find("(hipattn::KvKind)4") != std::string::npos;
     EXPECT_EQ(q8_ran, q8_want) << "fp8 matrix path: " << r.kernel;
+    // the ping-pong exactly where the case says (gfx950, forced 2D)
+    const bool pp_ran = r.kernel.find("PingPongConfig") != std::string::npos;
+    if (c.pingpong) {
+      const bool pp_want = *c.pingpong && t.target == Target::gfx950 && path == UnifiedPath::two_d;
+      EXPECT_EQ(pp_ran, pp_want) << "ping-pong schedule: " << r.kernel;
+    }
     IoStats st = compare(h, io, ref, r);
     EXPECT_EQ(st.bad, 0) << st.bad << " of " << st.checked << " checks failed; first: " << st.first_bad << " ["
                          << r.kernel << "]";
@@ -789,6 +852,35 @@ void for_each_dispatch_config(const EmuTarget& t, F&& f) {
 // The number of configurations for_each_dispatch_config visits on t.
 int dispatch_configs(const EmuTarget& t) { return for_each_table_entry(t.target, [](const TableEntry&) {}); }
 
+// Calls f.template operator()<Cfg>(tile) for gfx950's ping-pong instances (plan.pingpong: q dtype x
+// head size x variant where unified_pingpong_head holds; their 2D kernel only); returns how many.
+template <class F>
+int for_each_pingpong_config(F&& f) {
+  int n = 0;
+  for (DType q : {DType::f16, DType::bf16})
+    for (bool full : {false, true})
+      for (int d : UnifiedInstanceTable::head_sizes) {
+        if (!unified_pingpong_head(d, full)) continue;
+        UnifiedAttentionParams p;
+        p.q_dtype = p.kv_dtype = q;
+        p.softcap = full ? 10.f : 0.f;
+        p.head_size = d;
+        UnifiedPlan plan;
+        plan.tile_kind = UnifiedTileKind::prefill;
+        plan.pingpong = true;
+        bool visited = false;
+        visit_target_config(Target::gfx950, p, plan, [&]<class Cfg>() {
+          if constexpr (pingpong_schedule<Cfg>()) {
+            f.template operator()<Cfg>(gfx950_pingpong_tile(d));
+            visited = true;
+          }
+        });
+        EXPECT_TRUE(visited) << "d " << d << ": the plan's ping-pong visited another instance";
+        ++n;
+      }
+  return n;
+}
+
 TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
   for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
     std::string why;
@@ -803,6 +895,14 @@ TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
     });
     EXPECT_EQ(found, dispatch_configs(*t) * 3);
   }
+  // gfx950's ping-pong instances: 2D kernels (f16 / bf16 x d 128 and 256, plain variant)
+  std::string why;
+  const auto co = dispatch_code_object(kGfx950, why);
+  if (!co) GTEST_SKIP() << why;
+  const int pp = for_each_pingpong_config([&]<class Cfg>(const UnifiedTile&) {
+    EXPECT_NO_THROW((void)co->find(kernel_2d_parts<Cfg>())) << kernel_2d_parts<Cfg>()[0];
+  });
+  EXPECT_EQ(pp, 4);
 }
 
 // The residency the planner assumes (unified_residency: LDS, thread slots, the tile's register
@@ -821,7 +921,13 @@ TEST(EmuUnifiedResidency, KernelsKeepTheTileBudget) {
         ++checked;
       }
     });
-    EXPECT_EQ(checked, dispatch_configs(*t) * 2);
+    int pp = 0;
+    if (t->target == Target::gfx950)
+      pp = for_each_pingpong_config([&]<class Cfg>(const UnifiedTile& tile) {
+        expect_tile_budget<Cfg>(*co, kernel_2d_parts<Cfg>(), tile, t->target, t->gfx);
+        ++checked;
+      });
+    EXPECT_EQ(checked, dispatch_configs(*t) * 2 + pp);
     std::printf("  %s: %d kernels within their tile's register budget and LDS residency\n", emu::gfx_name(t->gfx),
                 checked);
   }

@@ -71,7 +71,7 @@ struct Expected {
   bool planned;
   int64_t capacity;
   uint64_t workspace;
-  bool warpgroup;
+  bool warpgroup, pingpong;
 };
 
 // ALGORITHM.md 6 / 7: the workspace of a planned 3D launch (tasks, item_task0, status, partial O and
@@ -150,8 +150,26 @@ Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o,
   // (the row map and the grid are theirs; the skeleton's tile stays in the plan).
   const bool wg_head = p.head_size == 64 || p.head_size == 128 || p.head_size == 192 || p.head_size == 256;
   e.warpgroup = dev.target == Target::sm90 && !e.decode && p.max_seqlen_q > 1 && !e.split && wg_head &&
-                !hipattn::is_fp8(p.q_dtype) && p.kv_dtype == p.q_dtype && o.pipeline != hipattn::UnifiedPipeline::skeleton;
+                !hipattn::is_fp8(p.q_dtype) && p.kv_dtype == p.q_dtype &&
+                (o.pipeline == hipattn::UnifiedPipeline::automatic || o.pipeline == hipattn::UnifiedPipeline::warpgroup);
   if (e.warpgroup) {
+    e.rows_per_token = g < 128 ? g : 128;
+    e.block_q = 128 / e.rows_per_token;
+    e.head_chunks = (g + e.rows_per_token - 1) / e.rows_per_token;
+    e.grid_x = p.num_tokens / e.block_q + p.num_seqs;
+    e.base = e.grid_x * p.num_kv_heads * e.head_chunks;
+  }
+  // gfx950: 16-bit prefill q-blocks of the 2D grid at d = 128 and 256 without softcap / ALiBi /
+  // QQ-bias run on the eight-wave ping-pong: 128 rows x 32 keys (its tile replaces the skeleton's),
+  // caches within the LDS-DMA loader's 4 GiB range.
+  const bool full = p.softcap > 0.f || p.alibi_slopes != nullptr || p.qq_bias != nullptr;
+  const bool pp_head = (p.head_size == 256 || p.head_size == 128) && !full;
+  e.pingpong = dev.target == Target::gfx950 && !e.decode && p.max_seqlen_q > 1 && !e.split && pp_head &&
+               !hipattn::is_fp8(p.q_dtype) && p.kv_dtype == p.q_dtype && hipattn::unified_kv_within_lds_dma_window(p) &&
+               (o.pipeline == hipattn::UnifiedPipeline::automatic || o.pipeline == hipattn::UnifiedPipeline::pingpong);
+  if (e.pingpong) {
+    e.bm = 128;
+    e.bn = 32;
     e.rows_per_token = g < 128 ? g : 128;
     e.block_q = 128 / e.rows_per_token;
     e.head_chunks = (g + e.rows_per_token - 1) / e.rows_per_token;
@@ -180,6 +198,8 @@ std::string diff(const UnifiedPlan& pl, const Expected& e) {
   else if (e.split) chk("num_segments", pl.num_segments, e.segments);
   chk("workspace_bytes", static_cast<int64_t>(pl.workspace_bytes), static_cast<int64_t>(e.workspace));
   chk("warpgroup", pl.warpgroup, e.warpgroup);
+  chk("pingpong", pl.pingpong, e.pingpong);
+  if (e.pingpong) chk("kv_copy is lds_dma", pl.kv_copy == hipattn::CopyModel::lds_dma, true);
   return err;
 }
 
@@ -256,6 +276,10 @@ TEST(Plan, ResidencyMatchesHandTable) {
   EXPECT_EQ(hipattn::unified_residency(hipattn::unified_tile(UnifiedTileKind::decode, 128, Target::sm90, true), 128, true,
                                        Target::sm90),
             2);
+  // gfx950's ping-pong tile: 64.5 KiB at d = 128 (2 a CU, and 2 by 128 registers a wave of 8), 128.5
+  // KiB at d = 256 (1)
+  EXPECT_EQ(hipattn::unified_residency(hipattn::gfx950_pingpong_tile(128), 128, false, Target::gfx950), 2);
+  EXPECT_EQ(hipattn::unified_residency(hipattn::gfx950_pingpong_tile(256), 256, false, Target::gfx950), 1);
 }
 
 // The KV loader policy: gfx950's 16-bit caches up to d = 128 load by LDS DMA (32-bit buffer offsets),
@@ -380,12 +404,82 @@ TEST(Plan, PrefillStays2D) {
   EXPECT_FALSE(ps.warpgroup);
   EXPECT_EQ(ps.block_q, 16);
   EXPECT_EQ(ps.grid_x, 516);
-  // d = 256 prefill (32-row CDNA tiles), also 2D.
+  // d = 256 prefill, also 2D: gfx950's ping-pong (128 rows a q-block), or the skeleton's 32-row tile
   const auto p2 = shape(2, 4096, 2048, 4096, 16, 16, 256);
   const auto pl2 = hipattn::plan_unified_attention(p2, {}, device(Target::gfx950, 256));
   EXPECT_EQ(pl2.tile_kind, UnifiedTileKind::prefill);
   EXPECT_FALSE(pl2.split);
-  EXPECT_EQ(pl2.block_q, 32);
+  EXPECT_TRUE(pl2.pingpong) << pl2.reason;
+  EXPECT_EQ(pl2.block_q, 128);
+  const auto ps2 = hipattn::plan_unified_attention(p2, skeleton, device(Target::gfx950, 256));
+  EXPECT_FALSE(ps2.pingpong);
+  EXPECT_EQ(ps2.block_q, 32);
+}
+
+// gfx950's eight-wave ping-pong (kernels/common/pingpong_mainloop.hpp): who takes it, its tile and
+// 128-row map, and the error of forcing it where it cannot run.
+TEST(Plan, PingPongPipeline) {
+  const PlanDevice dev = device(Target::gfx950, 256);
+  // G = 8, d = 128, 3 x 1000 new tokens: 128 / 8 = 16 tokens a q-block, 3000 / 16 + 3 = 190 q-blocks.
+  auto p = shape(3, 3000, 1000, 1000, 32, 4, 128);
+  auto pl = hipattn::plan_unified_attention(p, {}, dev);
+  EXPECT_TRUE(pl.pingpong) << pl.reason;
+  EXPECT_FALSE(pl.warpgroup);
+  EXPECT_EQ(pl.tile.rows(), 128);
+  EXPECT_EQ(pl.tile.keys(), 32);
+  EXPECT_EQ(pl.kv_copy, hipattn::CopyModel::lds_dma);
+  EXPECT_EQ(pl.residency, 2);  // 64 KiB of LDS and 128 registers a wave: two workgroups a CU
+  EXPECT_EQ(pl.rows_per_token, 8);
+  EXPECT_EQ(pl.block_q, 16);
+  EXPECT_EQ(pl.grid_x, 190);
+  EXPECT_EQ(pl.base_workgroups, 190 * 4);
+  // d = 256: one workgroup a CU (128 KiB)
+  auto p256 = shape(3, 3000, 1000, 1000, 32, 4, 256);
+  pl = hipattn::plan_unified_attention(p256, {}, dev);
+  EXPECT_TRUE(pl.pingpong) << pl.reason;
+  EXPECT_EQ(pl.residency, 1);
+  // G = 256 > 128 rows: two head chunks of 128 heads
+  pl = hipattn::plan_unified_attention(shape(2, 200, 100, 400, 512, 2, 256), {}, dev);
+  EXPECT_TRUE(pl.pingpong);
+  EXPECT_EQ(pl.rows_per_token, 128);
+  EXPECT_EQ(pl.head_chunks, 2);
+  UnifiedOptions force;
+  force.pipeline = hipattn::UnifiedPipeline::pingpong;
+  EXPECT_TRUE(hipattn::plan_unified_attention(p, force, dev).pingpong);
+  const auto refused = [&](const UnifiedAttentionParams& q, const PlanDevice& d, const char* why) {
+    SCOPED_TRACE(why);
+    EXPECT_FALSE(hipattn::plan_unified_attention(q, {}, d).pingpong);
+    try {
+      (void)hipattn::plan_unified_attention(q, force, d);
+      ADD_FAILURE() << "forcing the ping-pong did not throw";
+    } catch (const hipattn::Error& e) {
+      EXPECT_EQ(e.code(), hipattn::ErrorCode::unsupported);
+      EXPECT_EQ(e.field(), "options.pipeline");
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(p, device(Target::gfx942, 304), "not gfx950");
+  refused(p, device(Target::sm90, 132), "not gfx950");
+  auto fp8 = p;
+  fp8.kv_dtype = DType::fp8_e4m3fn;
+  refused(fp8, dev, "16-bit queries");
+  refused(shape(3, 3000, 1000, 1000, 32, 4, 64), dev, "head sizes 128 and 256 without");
+  auto softcap = p;
+  softcap.softcap = 30.f;
+  refused(softcap, dev, "head sizes 128 and 256 without");
+  p256.softcap = 30.f;
+  refused(p256, dev, "head sizes 128 and 256 without");
+  refused(shape(64, 64, 1, 8192, 32, 8, 128), dev, "decode");
+  auto big = p;  // a K cache of 2^20 blocks x 16 slots x 4 heads x 128 x 2 bytes = 16 GiB
+  big.num_blocks = 1 << 20;
+  big.block_size = 16;
+  big.k_stride_head = big.v_stride_head = 128;
+  big.k_stride_slot = big.v_stride_slot = 4 * 128;
+  big.k_stride_block = big.v_stride_block = 16 * 4 * 128;
+  refused(big, dev, "4 GiB");
+  UnifiedOptions three_d = force;
+  three_d.path = UnifiedPath::three_d;
+  EXPECT_THROW((void)hipattn::plan_unified_attention(p, three_d, dev), hipattn::Error);
 }
 
 // sm_90's warpgroup pipeline (kernels/unified/warpgroup.hpp): who takes it, its 128-row map, and the

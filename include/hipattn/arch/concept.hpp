@@ -154,12 +154,16 @@ concept LdsDmaArch = requires {
 // An arch that runs the ping-pong schedule (kernels/common/pingpong_mainloop.hpp: two groups of waves
 // that alternate matrix work with softmax and loads between workgroup barriers): a barrier across
 // which the compiler moves no instruction (so each group's phase stays between its two barriers), and
-// the wave's issue priority (raised over a phase of matrix products).
+// the wave's issue priority (raised over a phase of matrix products), a value the compiler cannot
+// trace (recompute_from: what is derived from it after the loop is not held across it), and a
+// vector-memory wait the compiler counts (vm_wait_counted).
 template <class A>
-concept PhasedArch = requires {
+concept PhasedArch = requires(int i) {
 #if defined(HIPATTN_HAS_DEVICE)
   A::phase_barrier();
   A::template issue_priority<0>();
+  { A::recompute_from(i) } -> std::same_as<int>;
+  A::vm_wait_counted();
 #endif
   true;
 };

@@ -71,7 +71,13 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
   const UnifiedLaunchGeometry g = make_unified_launch_geometry<Cfg>(p, plan);
   if (g.empty) return;
   const dim3 grid(g.grid.x, g.grid.y, g.grid.z);
-  if (g.split) {
+  if constexpr (pingpong_schedule<Cfg>()) {  // the ping-pong runs the 2D grid only (unified_pingpong_refusal)
+    if (g.split) throw Error(ErrorCode::unsupported, "options.path", "the ping-pong schedule runs the 2D grid");
+    rt::ensure_max_dynamic_shared(unified_2d_kernel<Cfg>, Cfg::kSmemBytes,
+                                  [] { return unified_instance_name<Cfg>("unified_2d_kernel, ping-pong"); });
+    unified_2d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
+    HIPATTN_CHECK_LAUNCH();
+  } else if (g.split) {
     rt::ensure_max_dynamic_shared(split_kv_3d_kernel<Cfg>, Cfg::kSmemBytes,
                                   [] { return unified_instance_name<Cfg>("split_kv_3d_kernel"); });
     if (plan.planned) {  // the tasks of this call's lengths, on the device (graph-safe)
@@ -109,8 +115,9 @@ void launch_unified_warpgroup(const UnifiedAttentionParams& p, const UnifiedPlan
 }
 #endif
 
-// One instance (target, q dtype, KV kind, head size, variant): both tile kinds, 2D and 3D, and on
-// sm_90 the warpgroup pipeline of 16-bit prefill q-blocks.
+// One instance (target, q dtype, KV kind, head size, variant): both tile kinds, 2D and 3D, and the
+// warp-specialised pipelines of 16-bit prefill q-blocks on the 2D grid: sm_90's warpgroup pipeline
+// (plan.warpgroup), gfx950's ping-pong (plan.pingpong, through visit_unified_tile).
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant>
 void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s,
                              const Variant& variant) {

@@ -25,6 +25,7 @@
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/dispatch/output_args.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
+#include "hipattn/kernels/common/pingpong_config.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/platform/error.hpp"
 
@@ -50,14 +51,27 @@ template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, 
           CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv), class KvLayout = RowKvLayout>
 using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT, kCopy, KvLayout>::Config;
 
+// gfx950's ping-pong instance of (dtype, head size, variant) (plan.pingpong): PingPongConfig
+// (kernels/common/pingpong_config.hpp) over the UnifiedConfig of gfx950_pingpong_tile, 16-bit cache,
+// LDS-DMA loads, 64-bit offsets, any page size. Built for the head sizes and variants the planner
+// sends there (unified_pingpong_head: d = 128 and 256, the plain variant or a caller's, which the
+// planner sees through the params' standard fields), 2D kernel only.
+template <bool kBf16, int kD, class Variant>
+struct UnifiedPingPongInstance {
+  static constexpr UnifiedTile tile = gfx950_pingpong_tile(kD);
+  using Config = PingPongConfig<UnifiedConfig<kBf16, KvKind::same16, kD, tile.warps_m, tile.warps_n, tile.mt, tile.kn,
+                                              tile.stages, Variant, int64_t, 0, Target::gfx950, CopyModel::lds_dma>>;
+};
+template <bool kBf16, int kD, class Variant>
+using unified_pingpong_config_t = typename UnifiedPingPongInstance<kBf16, kD, Variant>::Config;
+template <Target kT, KvKind kKv, int kD, class Variant>
+constexpr bool unified_pingpong_built() {
+  return kT == Target::gfx950 && kKv == KvKind::same16 && unified_pingpong_head(kD, std::is_same_v<Variant, FullVariant>);
+}
+
 // The standard variant type of a variant kind (plain or full).
 template <UnifiedVariantKind kV>
 using standard_variant_t = std::conditional_t<kV == UnifiedVariantKind::full, FullVariant, PlainVariant>;
-
-// Whether a problem needs the variant with softcap / ALiBi / QQ-bias compiled in.
-inline bool unified_uses_full_variant(const UnifiedAttentionParams& p) {
-  return p.softcap > 0.f || p.alibi_slopes != nullptr || p.qq_bias != nullptr;
-}
 
 // The instance a problem needs on `target`: its standard variant, or `custom` for a caller's.
 inline UnifiedInstanceKey unified_instance_key(const UnifiedAttentionParams& p, Target target,
@@ -163,8 +177,20 @@ void visit_unified_tile(UnifiedTileKind kind, CopyModel kv_copy, F&& f) {
   else
     visit_unified_copy<kT, kBf16, kKv, kD, UnifiedTileKind::prefill, Variant>(kv_copy, f);
 }
+// ... or the ping-pong instance (plan.pingpong).
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
 void visit_unified_tile(const UnifiedPlan& plan, F&& f) {
+  if (plan.pingpong) {
+    if constexpr (unified_pingpong_built<kT, kKv, kD, Variant>()) {
+      f.template operator()<unified_pingpong_config_t<kBf16, kD, Variant>>();
+      return;
+    } else {
+      throw Error(ErrorCode::unsupported, "options.pipeline",
+                  std::string("pingpong: not built for ") + std::string(target_name(kT)) + ", head size " + std::to_string(kD) +
+                      (kKv == KvKind::same16 ? "" : ", an fp8 cache") +
+                      (std::is_same_v<Variant, FullVariant> ? ", the full variant" : ""));
+    }
+  }
   visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
 }
 

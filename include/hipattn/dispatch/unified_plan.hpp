@@ -25,10 +25,13 @@ enum class UnifiedPath : uint8_t { automatic, two_d, three_d };
 // (decode batches: every q length <= 1; kernels/common/task_plan.hpp, ALGORITHM.md 6 and 7).
 enum class UnifiedSplit : uint8_t { automatic, uniform, planned };
 
-// Which pipeline runs the prefill q-blocks of the 2D grid on sm_90: automatic (the warp-specialised
-// one where unified_warpgroup_refusal has no objection), the attention skeleton (mma.sync), or the
-// warpgroup pipeline (kernels/unified/warpgroup.hpp; an error where it cannot serve the call).
-enum class UnifiedPipeline : uint8_t { automatic, skeleton, warpgroup };
+// Which pipeline runs the prefill q-blocks of the 2D grid: automatic (the target's warp-specialised
+// one where its refusal function has no objection), the attention skeleton, or one named:
+//   warpgroup  sm_90's warpgroup pipeline (kernels/unified/warpgroup.hpp; unified_warpgroup_refusal)
+//   pingpong   gfx950's eight-wave ping-pong (kernels/common/pingpong_mainloop.hpp;
+//              unified_pingpong_refusal)
+// A named pipeline that cannot serve the call is an error (options.pipeline).
+enum class UnifiedPipeline : uint8_t { automatic, skeleton, warpgroup, pingpong };
 
 // Caller's overrides (tests and benchmarks force a path).
 struct UnifiedOptions {
@@ -105,6 +108,23 @@ constexpr UnifiedTile gfx950_tile(UnifiedTileKind kind, int head_size) {
   return {2, 1, 1, 16, 2, 512, "prefill: 2x1 waves of 16 rows, 16-key tiles: 49 KiB at d=256; >256 registers (2 per CU)"};
 }
 
+// gfx950's ping-pong tile (the prefill q-blocks' schedule of ALGORITHM.md section 13, dense prefill's
+// DensePingPongConfig too): eight waves of 16 rows (128-row q-blocks) over 32-key tiles, LDS-DMA
+// loads into K and V rings of two stages. Registers: 122 at d = 128 (budget 128: four waves a SIMD,
+// two workgroups a CU, which the 64 KiB of LDS allow too); 202-204 at d = 256 (budget 256: one
+// workgroup, 128 KiB).
+constexpr UnifiedTile gfx950_pingpong_tile(int head_size) {
+  if (head_size <= 128) return {8, 1, 1, 32, 2, 128, "ping-pong: 8 waves of 16 rows (2 groups), 32-key tiles: 64 KiB (2 per CU)"};
+  return {8, 1, 1, 32, 2, 256, "ping-pong: 8 waves of 16 rows (2 groups), 32-key tiles: 128 KiB at d=256 (1 per CU)"};
+}
+// The head sizes and variants it serves: where the model (bench/NOTES.md "AMD: the ping-pong
+// schedule") puts it ahead of the skeleton's tile: d = 128 and 256 with the plain variant (0.41 / 0.21
+// of the MFMA rate against 0.29 / 0.20). The full variant's logit work (softcap, ALiBi, QQ-bias)
+// lengthens the softmax phase past the skeleton's tile (d = 256: 0.10 against 0.12).
+constexpr bool unified_pingpong_head(int head_size, bool full_variant) {
+  return (head_size == 128 || head_size == 256) && !full_variant;
+}
+
 // The tile of a target for a KV storage (fp8 or 16-bit).
 constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target target, bool fp8) {
   return target == Target::gfx942   ? gfx942_tile(kind, head_size)
@@ -162,9 +182,9 @@ struct TargetLimits {
 };
 constexpr TargetLimits target_limits(Target t) {
   switch (t) {
-    case Target::gfx942: return {64 * 1024, 0, 2048, 4, 512, 8};
-    case Target::gfx950: return {160 * 1024, 0, 2048, 4, 512, 8};
-    default: return {228 * 1024, 1024, 2048, 4, 16384, 16};  // sm_90: 64 K registers per SM, 16 K per sub-partition
+    case Target::gfx942: return {target_lds_bytes(t), 0, 2048, 4, 512, 8};
+    case Target::gfx950: return {target_lds_bytes(t), 0, 2048, 4, 512, 8};
+    default: return {target_lds_bytes(Target::sm90), 1024, 2048, 4, 16384, 16};  // sm_90: 64 K registers per SM, 16 K per sub-partition
   }
 }
 
@@ -215,6 +235,9 @@ struct UnifiedPlan {
   // sm_90: the 2D grid's q-blocks run on the warp-specialised pipeline (kernels/unified/warpgroup.hpp):
   // 128-row q-blocks (the row map above is theirs), one workgroup an SM
   bool warpgroup = false;
+  // gfx950: the 2D grid's q-blocks run on the ping-pong schedule (PingPongConfig of `tile`, which is
+  // gfx950_pingpong_tile: 128-row q-blocks; kv_copy is lds_dma)
+  bool pingpong = false;
   size_t workspace_bytes = 0;
   std::string reason;
 };
@@ -344,6 +367,26 @@ inline const char* unified_warpgroup_refusal(const UnifiedAttentionParams& p, Ta
   return nullptr;
 }
 
+// Whether a problem needs the variant with softcap / ALiBi / QQ-bias compiled in.
+inline bool unified_uses_full_variant(const UnifiedAttentionParams& p) {
+  return p.softcap > 0.f || p.alibi_slopes != nullptr || p.qq_bias != nullptr;
+}
+
+// Why gfx950's ping-pong schedule cannot run the call planned so far (null: it can): 16-bit queries
+// over a cache of the same type, a head size and variant it serves (unified_pingpong_head; a custom
+// variant is planned from the params' standard fields), the prefill tile's q-blocks on the 2D grid,
+// and caches within the LDS-DMA loader's buffer range.
+inline const char* unified_pingpong_refusal(const UnifiedAttentionParams& p, Target target, const UnifiedPlan& plan) {
+  if (target != Target::gfx950) return "the target is not gfx950";
+  if (is_fp8(p.q_dtype) || p.kv_dtype != p.q_dtype) return "it takes 16-bit queries over a cache of the same dtype";
+  if (!unified_pingpong_head(p.head_size, unified_uses_full_variant(p)))
+    return "it serves head sizes 128 and 256 without softcap, ALiBi or QQ-bias";
+  if (plan.tile_kind != UnifiedTileKind::prefill || plan.decode_grid) return "a decode batch runs the decode tiles";
+  if (plan.split) return "it runs the 2D grid, and the plan split the KV (3D)";
+  if (!unified_kv_within_lds_dma_window(p)) return "a cache extends past the LDS-DMA loader's 4 GiB buffer range";
+  return nullptr;
+}
+
 inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const UnifiedOptions& opt,
                                           const PlanDevice& dev) {
   UnifiedPlan plan;
@@ -429,7 +472,7 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   const char* refusal = unified_warpgroup_refusal(p, dev.target, plan);
   if (opt.pipeline == UnifiedPipeline::warpgroup && refusal != nullptr)
     throw Error(ErrorCode::unsupported, "options.pipeline", std::string("warpgroup: ") + refusal);
-  if (refusal == nullptr && opt.pipeline != UnifiedPipeline::skeleton) {
+  if (refusal == nullptr && (opt.pipeline == UnifiedPipeline::automatic || opt.pipeline == UnifiedPipeline::warpgroup)) {
     plan.warpgroup = true;
     const RowMap wrm = skeleton_row_map(group, 128, 1);
     plan.rows_per_token = wrm.rows_per_token;
@@ -439,6 +482,22 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
     plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
     plan.residency = 1;
     plan.reason += "; sm_90 warpgroup pipeline: 128 rows x " + std::to_string(unified_warpgroup_keys(p.head_size)) + " keys";
+  }
+  const char* pp_refusal = unified_pingpong_refusal(p, dev.target, plan);
+  if (opt.pipeline == UnifiedPipeline::pingpong && pp_refusal != nullptr)
+    throw Error(ErrorCode::unsupported, "options.pipeline", std::string("pingpong: ") + pp_refusal);
+  if (pp_refusal == nullptr && (opt.pipeline == UnifiedPipeline::automatic || opt.pipeline == UnifiedPipeline::pingpong)) {
+    plan.pingpong = true;
+    plan.tile = gfx950_pingpong_tile(p.head_size);
+    const RowMap prm = skeleton_row_map(group, plan.tile.rows(), 1);
+    plan.rows_per_token = prm.rows_per_token;
+    plan.block_q = prm.block_q;
+    plan.head_chunks = prm.head_chunks;
+    plan.grid_x = static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
+    plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
+    plan.residency = unified_residency(plan.tile, p.head_size, KvKind::same16, dev.target);
+    plan.kv_copy = CopyModel::lds_dma;
+    plan.reason += "; gfx950 ping-pong: 128 rows x 32 keys, " + std::to_string(plan.residency) + " a CU";
   }
   return plan;
 }

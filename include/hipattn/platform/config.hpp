@@ -33,6 +33,14 @@
 #define HIPATTN_FORCEINLINE inline __attribute__((always_inline))
 #endif
 
+// A kernel's occupancy hint on CDNA: at least n waves of it per SIMD, so the compiler keeps its
+// registers within 512 / n (clang's amdgpu_waves_per_eu). Empty elsewhere.
+#if defined(HIPATTN_BACKEND_HIP)
+#define HIPATTN_CDNA_WAVES_PER_SIMD(n) __attribute__((amdgpu_waves_per_eu(n)))
+#else
+#define HIPATTN_CDNA_WAVES_PER_SIMD(n)
+#endif
+
 // True while compiling device code (the device pass of clang-HIP or nvcc).
 #if (defined(HIPATTN_BACKEND_HIP) && defined(__HIP_DEVICE_COMPILE__)) || \
     (defined(HIPATTN_BACKEND_CUDA) && defined(__CUDA_ARCH__))

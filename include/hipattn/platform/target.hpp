@@ -30,6 +30,11 @@ HIPATTN_HOST_DEVICE constexpr int target_wave_size(Target t) {
 // CDNA (wave64, MFMA) or not.
 HIPATTN_HOST_DEVICE constexpr bool is_cdna(Target t) { return t == Target::gfx942 || t == Target::gfx950; }
 
+// LDS (shared memory) of one CU / SM in bytes: MI300 64 KiB, MI355X 160 KiB, H100 / H200 228 KiB.
+HIPATTN_HOST_DEVICE constexpr int target_lds_bytes(Target t) {
+  return t == Target::gfx942 ? 64 * 1024 : t == Target::gfx950 ? 160 * 1024 : t == Target::sm90 ? 228 * 1024 : 0;
+}
+
 // Parse a device architecture name as the runtime reports it ("gfx942:sramecc+:xnack-", "sm_90").
 inline Target target_from_arch_name(std::string_view name) {
   if (name.substr(0, 6) == "gfx950") return Target::gfx950;

@@ -148,6 +148,21 @@ struct Arch {
     __syncthreads();
     sched_fence();
   }
+  // s_waitcnt vmcnt(0) as the compiler's own instruction (the intrinsic, where lds_dma_wait is an asm
+  // the compiler cannot see into): its count of vector-memory loads in flight restarts from zero here,
+  // so it adds no wait of its own before registers loaded earlier are read. Free where every path to it
+  // has waited already (the ping-pong loader's issue: each wave waited before the barrier it passed).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void vm_wait_counted() {
+    __builtin_amdgcn_s_waitcnt(0x0F70);  // gfx9 encoding: vmcnt 0, expcnt 7 and lgkmcnt 15 (no wait)
+  }
+  // x, as a value the compiler cannot trace to its definition (an empty asm that may change it): what
+  // is derived from it afterwards is computed afresh rather than kept in registers from before. The
+  // ping-pong schedule passes the lane through it after its loop, so the epilogue's row coordinates
+  // are recomputed there, not held (at 128 VGPRs, spilled) across the loop.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static int recompute_from(int x) {
+    asm volatile("" : "+v"(x));
+    return x;
+  }
   // s_setprio: the wave's priority in the SIMD's issue arbitration (0 lowest, 3 highest).
   template <int kPriority>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void issue_priority() {

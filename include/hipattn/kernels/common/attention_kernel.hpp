@@ -37,7 +37,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
     constexpr int kBN = Cfg::kBN, kStages = Cfg::kStages;
 
     const int tid = static_cast<int>(threadIdx.x);
-    const int lane = Arch::lane();
+    int lane = Arch::lane();
     const int warp = tid / Cfg::kWaveSize;
     const int wm = warp % Cfg::kWarpsM, wn = warp / Cfg::kWarpsM;
 
@@ -93,6 +93,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
     if constexpr (pingpong_schedule<Cfg>()) {
       // ---- the CDNA ping-pong schedule (kernels/common/pingpong_mainloop.hpp): its own prologue ----
       pingpong_mainloop<Cfg, WT, Arch>(a, loader, range, t_begin, t_end, warp, lane, rows, vrows, lt, softmax, of);
+      lane = pingpong_epilogue_lane<Cfg, Arch>(lane);  // the epilogue's row coordinates: recomputed
     } else {
       // ---- prologue: the first tiles in flight behind Q (the loader says how many) ----
       loader.prologue(t_begin);

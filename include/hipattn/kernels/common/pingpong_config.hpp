@@ -23,9 +23,22 @@ struct PingPongConfig : Base {
                 "two equal groups of 16-row waves, each wave over all of a tile's keys");
   static_assert(!Base::kFp8 && Base::kDqk == Base::kDv && !Base::kVInK && !Base::kVFromK,
                 "16-bit K and V tiles of one head size");
+  using PingPongBase = Base;
   static constexpr bool kPingPong = true;
   static constexpr int kGroupWaves = Base::kWarpsM / 2;
   using Loader = LdsDmaPingPongLoader<PingPongConfig>;
+  // Registers for as many workgroups as the CU's LDS holds (d = 128: two of 64 KiB, so four waves a
+  // SIMD and 128 VGPRs a wave; d = 256: one), the kernels' occupancy hint (kernel_waves_per_simd).
+  static constexpr int kWavesPerSimd = [] {
+    const int wgs = target_lds_bytes(Base::kTarget) / Base::kSmemBytes;
+    const int w = (wgs > 0 ? wgs : 1) * Base::kWarps / 4;
+    return w < 1 ? 1 : w > 8 ? 8 : w;
+  }();
+  // Q's fragments stay in registers (16 VGPRs a wave at d = 128), or each QK^T reads them from LDS.
+  // A paged layout's loader holds two tiles' block ids, and at four waves a SIMD (128 VGPRs) Q's
+  // registers left the compiler no margin: the unified d = 128 kernel spilled in some translation
+  // units. Its matrix phase has room for the reads (the softmax phase is the longer one).
+  static constexpr bool kQInRegs = Base::KvLayout::kDense || kWavesPerSimd < 4;
 };
 
 // Whether an instance runs the ping-pong mainloop (configurations without kPingPong do not).
@@ -33,6 +46,15 @@ template <class Cfg>
 constexpr bool pingpong_schedule() {
   if constexpr (requires { Cfg::kPingPong; }) return Cfg::kPingPong;
   else return false;
+}
+
+// The occupancy a CDNA kernel of configuration Cfg asks the compiler for (HIPATTN_CDNA_WAVES_PER_SIMD):
+// the configuration's kWavesPerSimd, else what its workgroup needs alone (its waves over 4 SIMDs,
+// the compiler's own floor, so nothing changes for those).
+template <class Cfg>
+constexpr int kernel_waves_per_simd() {
+  if constexpr (requires { Cfg::kWavesPerSimd; }) return Cfg::kWavesPerSimd;
+  else return (Cfg::kThreads / 64 + 3) / 4 > 0 ? (Cfg::kThreads / 64 + 3) / 4 : 1;
 }
 
 }  // namespace hipattn

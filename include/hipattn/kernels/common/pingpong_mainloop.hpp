@@ -2,9 +2,9 @@
 // schedule (issue 11; the configuration: kernels/common/pingpong_config.hpp; ALGORITHM.md section 13).
 //
 // A work item's n KV tiles are computed by two groups of waves (group 0: waves [0, G), group 1:
-// [G, 2G)). Each wave owns 16 query rows (Q in registers) and does, per tile j,
+// [G, 2G)). Each wave owns 16 query rows and does, per tile j,
 //   M(j)  matrix products: O *= f(j - 1), O += P(j - 1) V(j - 1) (P packed to 16-bit as it enters),
-//         then S = Q K(j)^T
+//         then S = Q K(j)^T (Q in registers, or read from LDS: PingPongConfig::kQInRegs)
 //   X(j)  the logits, the online softmax (S becomes P(j); its factor f(j) for O waits for M(j + 1))
 //         and its share of the loads
 // Workgroup barriers (Arch::phase_barrier: the compiler moves nothing across them) cut time into
@@ -51,7 +51,8 @@ struct PingPongWave {
   LogitsTile& lt;
   RowSoftmax<WT, Arch>& softmax;
   typename WT::OFrag& of;
-  typename WT::QFrag qf;
+  const int row0;           // the wave's first row of the Q tile
+  typename WT::QFrag qf;    // Q (Cfg::kQInRegs)
   typename WT::SFrag s;  // S of tile j from M(j), P(j) from X(j) until M(j + 1) packs it
   float f[WT::kRowSlots];  // X(j)'s factors for O, applied in M(j + 1) ahead of P(j) V(j)
 
@@ -64,7 +65,10 @@ struct PingPongWave {
       softmax.rescale(of, f);  // O x f(j - 1): O holds P(j - 2) V(j - 2) and before
       WT::pv(of, s, loader.v_tile(j - 1), 0, true);  // P <= 1
     }
-    if constexpr (kQk) WT::qk(s, qf, loader.k_tile(j), 0);
+    if constexpr (kQk) {
+      if constexpr (Cfg::kQInRegs) WT::qk(s, qf, loader.k_tile(j), 0);
+      else WT::qk_lds(s, loader.q_tile(), row0, loader.k_tile(j), 0);
+    }
     Arch::template issue_priority<0>();
   }
   // X(j): the logits (the variant, the mask on edge tiles) and the online softmax (S -> P, O rescaled)
@@ -103,8 +107,8 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void pingpong_mainloop(const Args& a, typenam
   loader.prologue(t_begin);
   loader.wait();
   Arch::phase_barrier();  // barrier 0: Q and K(0) are visible
-  PingPongWave<Cfg, WT, Arch, Args> w{a, loader, range, t_begin, lag, lane, rows, vrows, lt, softmax, of, {}, {}, {}};
-  WT::load_q(w.qf, loader.q_tile(), wave * WT::kRows);
+  PingPongWave<Cfg, WT, Arch, Args> w{a, loader, range, t_begin, lag, lane, rows, vrows, lt, softmax, of, wave * WT::kRows, {}, {}, {}};
+  if constexpr (Cfg::kQInRegs) WT::load_q(w.qf, loader.q_tile(), w.row0);
 
   if (lag) {  // interval 0: group 1's share of the loads only
     loader.issue(0);
@@ -116,6 +120,14 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void pingpong_mainloop(const Args& a, typenam
     w.template matrix<true, false>(n);  // P(n - 1) V(n - 1)
   }
   if (!lag) Arch::phase_barrier();
+}
+
+// The lane as the epilogue after pingpong_mainloop takes it: a value the compiler cannot trace
+// (Arch::recompute_from), so the epilogue computes its row coordinates afresh instead of keeping the
+// prologue's live across the loop (at four waves a SIMD, 128 VGPRs, they were spilled to scratch).
+template <class Cfg, class Arch>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE int pingpong_epilogue_lane(int lane) {
+  return Arch::recompute_from(lane);
 }
 
 }  // namespace hipattn

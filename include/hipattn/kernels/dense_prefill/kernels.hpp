@@ -130,7 +130,8 @@ struct DenseQBlockScheduler {
 // The CDNA dense prefill kernel: the attention skeleton with the dense scheduler and the paged
 // loaders over DenseKvLayout (a page of one token whose block is its row).
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads) dense_prefill_kernel(const dense_args_t<Cfg> args) {
+__global__ void __launch_bounds__(Cfg::kThreads) HIPATTN_CDNA_WAVES_PER_SIMD(kernel_waves_per_simd<Cfg>())
+    dense_prefill_kernel(const dense_args_t<Cfg> args) {
   extern __shared__ __align__(16) char hipattn_smem[];
   attention_kernel<Cfg, DenseQBlockScheduler, NormalizedStore>(args, hipattn_smem);
 }

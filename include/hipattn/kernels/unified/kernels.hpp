@@ -18,7 +18,8 @@
 namespace hipattn {
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads) unified_2d_kernel(const unified_args_t<Cfg> args) {
+__global__ void __launch_bounds__(Cfg::kThreads) HIPATTN_CDNA_WAVES_PER_SIMD(kernel_waves_per_simd<Cfg>())
+    unified_2d_kernel(const unified_args_t<Cfg> args) {
   extern __shared__ __align__(16) char hipattn_smem[];
   attention_kernel<Cfg, QBlockScheduler<false>, NormalizedStore>(args, hipattn_smem);
 }
