@@ -384,6 +384,22 @@ TEST(Plan, ServeDecodeB64Ctx8kStays2D) {
   EXPECT_EQ(pl.workspace_bytes, 0u);
 }
 
+// A pipeline that cannot run q on d: the automatic plan does not take it (`taken`: the plan's flag of
+// that pipeline), and forcing it (`force`) throws Error(unsupported, "options.pipeline") naming `why`.
+void expect_pipeline_refused(const UnifiedAttentionParams& q, const PlanDevice& d, const UnifiedOptions& force,
+                             bool UnifiedPlan::*taken, const char* why) {
+  SCOPED_TRACE(why);
+  EXPECT_FALSE(hipattn::plan_unified_attention(q, {}, d).*taken);
+  try {
+    (void)hipattn::plan_unified_attention(q, force, d);
+    ADD_FAILURE() << "forcing the pipeline did not throw";
+  } catch (const hipattn::Error& e) {
+    EXPECT_EQ(e.code(), hipattn::ErrorCode::unsupported);
+    EXPECT_EQ(e.field(), "options.pipeline");
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+}
+
 TEST(Plan, PrefillStays2D) {
   // 4 sequences of 2048 new tokens (no context), G = 4, d = 128: 8192 / 16 + 4 = 516 q-blocks x 8 kv heads.
   const auto p = shape(4, 8192, 2048, 2048, 32, 8, 128);
@@ -447,16 +463,7 @@ TEST(Plan, PingPongPipeline) {
   force.pipeline = hipattn::UnifiedPipeline::pingpong;
   EXPECT_TRUE(hipattn::plan_unified_attention(p, force, dev).pingpong);
   const auto refused = [&](const UnifiedAttentionParams& q, const PlanDevice& d, const char* why) {
-    SCOPED_TRACE(why);
-    EXPECT_FALSE(hipattn::plan_unified_attention(q, {}, d).pingpong);
-    try {
-      (void)hipattn::plan_unified_attention(q, force, d);
-      ADD_FAILURE() << "forcing the ping-pong did not throw";
-    } catch (const hipattn::Error& e) {
-      EXPECT_EQ(e.code(), hipattn::ErrorCode::unsupported);
-      EXPECT_EQ(e.field(), "options.pipeline");
-      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
-    }
+    expect_pipeline_refused(q, d, force, &UnifiedPlan::pingpong, why);
   };
   refused(p, device(Target::gfx942, 304), "not gfx950");
   refused(p, device(Target::sm90, 132), "not gfx950");
@@ -505,16 +512,7 @@ TEST(Plan, WarpgroupPipeline) {
   force.pipeline = hipattn::UnifiedPipeline::warpgroup;
   EXPECT_TRUE(hipattn::plan_unified_attention(p, force, dev).warpgroup);
   const auto refused = [&](const UnifiedAttentionParams& q, const PlanDevice& d, const char* why) {
-    SCOPED_TRACE(why);
-    EXPECT_FALSE(hipattn::plan_unified_attention(q, {}, d).warpgroup);
-    try {
-      (void)hipattn::plan_unified_attention(q, force, d);
-      ADD_FAILURE() << "forcing the warpgroup pipeline did not throw";
-    } catch (const hipattn::Error& e) {
-      EXPECT_EQ(e.code(), hipattn::ErrorCode::unsupported);
-      EXPECT_EQ(e.field(), "options.pipeline");
-      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
-    }
+    expect_pipeline_refused(q, d, force, &UnifiedPlan::warpgroup, why);
   };
   refused(p, device(Target::gfx950, 256), "not sm_90");
   auto fp8 = p;
