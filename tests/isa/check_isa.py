@@ -445,7 +445,10 @@ def main(argv=None):
                 rm = REDUCE_RE.search(dem) if kind == "unified" else PD_REDUCE_RE.search(dem)
                 if table:
                     _, cfgs, reduces, planners = tables[target][table]
-                    if m and m["kernel"] == ("unified_2d_kernel" if table == "dispatch" else "paged_decode_kernel"):
+                    # (the ping-pong instances of unified attention's prefill q-blocks, gfx950's: a schedule
+                    # of the 2D grid only, which paged decode does not launch)
+                    if m and m["kernel"] == ("unified_2d_kernel" if table == "dispatch" else "paged_decode_kernel") \
+                            and not m["pp"]:
                         cfgs.add(m["cfg"])
                     elif rm:
                         reduces.add(rm.groups())
