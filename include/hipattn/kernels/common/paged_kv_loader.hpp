@@ -939,8 +939,9 @@ class LdsDmaPagedKvLoader
 // A paged layout's block ids are read a tile ahead of their first use, after the issue's DMA, so no
 // wait on the vector-memory counter (which would also wait for the DMA in flight, the counter being
 // in order) sits between the two halves of an issue: the ids an issue uses landed before the barrier
-// the wave last passed. A dense layout's are computed where they are used (no load). Every wave issues its share of each stage (a stage is whole waves of DMA units); the
-// loads of interval 2j fly for two intervals. Tiles past the item's end issue nothing.
+// the wave last passed. A dense layout's are computed where they are used (no load). Every wave
+// issues its share of each stage (a stage is whole waves of DMA units); the loads of interval 2j fly
+// for two intervals. Tiles past the item's end issue nothing.
 template <class Cfg>
 class LdsDmaPingPongLoader : public LdsDmaPagedKvLoader<Cfg> {
   using Base = LdsDmaPagedKvLoader<Cfg>;
@@ -1018,8 +1019,9 @@ class LdsDmaPingPongLoader : public LdsDmaPagedKvLoader<Cfg> {
   // Paged: the block-table entries of tile t's rows, for the issue after this one. Each is read
   // whether the row is visible or not (its key clamped into the item's visible range, which is not
   // empty while tiles remain, so the entry is one of the sequence's own), and the row's visibility is
-  // kept apart (in its slot): no other value merges with the loaded one, so the load writes the registers the next
-  // issue reads and no instruction reads them, or waits for them, before the wave's wait.
+  // kept apart (in its slot): no other value merges with the loaded one, so the load writes the
+  // registers the next issue reads and no instruction reads them, or waits for them, before the
+  // wave's wait.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void read_ahead(int32_t t) {
     const KvTileRange& r = this->range_;
 #pragma unroll
