@@ -61,6 +61,26 @@ KERNEL_NAMES = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "paged_de
 COPY_NAMES = {"0": "async", "1": "staged", "2": "dma"}  # hipattn::CopyModel: the KV loader policy
 # llvm-mca 21 crashes on MUBUF loads (buffer_load_*, with or without `lds`); for its cycle count a
 # buffer load is replaced by the global load of the same width (same issue cost, a VGPR destination).
+# The destinations rotate over eight 4-register ranges that the instructions given do not use (VGPRs,
+# else AGPRs), so that no replaced load depends on another or on the loop's own registers (an LDS-DMA
+# load writes no VGPR; one shared fake destination had serialized them on the load latency: the
+# gfx950 LDS-DMA skeleton at d = 128, 671 -> 461 cycles).
+REG_RE = re.compile(r"\b([va])(?:\[(\d+):(\d+)\]|(\d+))\b")
+
+
+def free_ranges(lines, count=8):
+    """`count` register ranges of 4 ("v[a:b]" / "a[a:b]") that no line names, VGPRs first."""
+    used = {"v": set(), "a": set()}
+    for line in lines:
+        for kind, lo, hi, one in REG_RE.findall(line):
+            a, b = (int(lo), int(hi)) if lo else (int(one), int(one))
+            used[kind].update(range(a, b + 1))
+    out = []
+    for kind in ("v", "a"):
+        for base in range(252, -1, -4):  # from the top: the fewest kernels reach there
+            if len(out) < count and not used[kind] & set(range(base, base + 4)):
+                out.append((kind, base))
+    return out or [("v", 252)]
 MCA_BUFFER_RE = re.compile(r"^buffer_load_(?P<w>dword(?:x(?P<n>\d))?)\b.*$")
 # The CDNA MLA decode kernels (issue 12: the skeleton over the latent cache, d_qk 576, V the first 512
 # columns of the K stage): MlaDecodeCdnaConfig<target, bf16, kv, warps_m, keys, stages>.
@@ -198,15 +218,20 @@ def mca_cycles(mca, target, lines, iterations=20):
     """llvm-mca's cycles per iteration of `lines` (instruction text) on `target`, or None."""
     if not mca or not lines:
         return None
-    def mca_text(line):
+    free = free_ranges(lines, 9)
+    vfree = [r for r in free if r[0] == "v"]
+    addr = f"v[{vfree[0][1]}:{vfree[0][1] + 1}]" if vfree else "v[254:255]"  # (an address is a VGPR pair)
+    dsts = [r for r in free if r != (vfree[0] if vfree else None)] or free
+    def mca_text(line, k):
         m = MCA_BUFFER_RE.match(line)
         if not m:
             return line
         n = int(m["n"] or 1)
-        dst = "v250" if n == 1 else f"v[250:{249 + n}]"
-        return f"global_load_{m['w']} {dst}, v[250:251], off"
+        kind, base = dsts[k % len(dsts)]
+        dst = f"{kind}{base}" if n == 1 else f"{kind}[{base}:{base + n - 1}]"
+        return f"global_load_{m['w']} {dst}, {addr}, off"
     with tempfile.NamedTemporaryFile("w", suffix=".s", delete=False) as f:
-        f.write("\n".join(mca_text(l) for l in lines) + "\n")
+        f.write("\n".join(mca_text(l, k) for k, l in enumerate(lines)) + "\n")
         path = f.name
     try:
         r = subprocess.run([mca, "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={target}", f"-iterations={iterations}", path],

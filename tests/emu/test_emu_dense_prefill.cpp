@@ -82,7 +82,9 @@ void visit_target_instance(Target t, bool bf16, int d, bool softcap, bool pingpo
 template <class Cfg>
 std::string dense_config_name() {
   static_assert(std::is_same_v<typename Cfg::KvLayout, DenseKvLayout>, "a dense instance");
-  std::string n = config_name<Cfg>();
+  std::string n;  // (a ping-pong instance: its base configuration's name; kernel_parts wraps it)
+  if constexpr (pingpong_schedule<Cfg>()) n = config_name<typename Cfg::PingPongBase>();
+  else n = config_name<Cfg>();
   const std::string row = "hipattn::RowKvLayout>";
   if (n.size() < row.size() || n.compare(n.size() - row.size(), row.size(), row) != 0)
     throw std::runtime_error("unexpected configuration name " + n);

@@ -193,7 +193,8 @@ void launch_config(const emu::CodeObject& co, const UnifiedAttentionParams& p, c
 // the kernels; returns what they wrote.
 template <class Launch>
 RunResult run_planned(const EmuTarget& t, EmuProblem& ep, UnifiedPath path, int segments,
-                      std::optional<CopyModel> kv_copy, Launch&& launch, UnifiedSplit split = UnifiedSplit::automatic) {
+                      std::optional<CopyModel> kv_copy, Launch&& launch, UnifiedSplit split = UnifiedSplit::automatic,
+                      UnifiedPipeline pipeline = UnifiedPipeline::automatic) {
   RunResult res;
   const UnifiedAttentionParams p = ep.params();
   throw_if_error(validate(p));
@@ -201,6 +202,7 @@ RunResult run_planned(const EmuTarget& t, EmuProblem& ep, UnifiedPath path, int 
   opt.path = path;
   opt.num_segments = segments;
   opt.split = split;
+  opt.pipeline = pipeline;
   UnifiedPlan plan = plan_unified_attention(p, opt, PlanDevice{t.target, t.cus});
   if (kv_copy) plan.kv_copy = *kv_copy;
   res.plan = std::string(plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") +
@@ -245,13 +247,14 @@ IoStats compare(const HostProblem& h, const IoHost& io, const reference::Attenti
 // The instance the dispatcher picks for the plan.
 RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuProblem& ep, UnifiedPath path,
                           int segments, std::optional<CopyModel> kv_copy = std::nullopt,
-                          UnifiedSplit split = UnifiedSplit::automatic) {
+                          UnifiedSplit split = UnifiedSplit::automatic,
+                          UnifiedPipeline pipeline = UnifiedPipeline::automatic) {
   return run_planned(
       t, ep, path, segments, kv_copy,
       [&](const UnifiedAttentionParams& p, const UnifiedPlan& plan, uint64_t ws, RunResult& res) {
         visit_target_config(t.target, p, plan, [&]<class Cfg>() { launch_config<Cfg>(co, p, plan, ws, ep, res); });
       },
-      split);
+      split, pipeline);
 }
 
 // ---- the cases ----
@@ -269,9 +272,12 @@ struct Case {
   // e4m3fnuz_q8, bit 1 gfx950's e4m3fn_q8); every other run must not.
   int q8_on = 0;
   // Whether gfx950's forced-2D runs must take the ping-pong schedule (dispatch/unified_plan.hpp
-  // unified_pingpong_refusal), written here from the rule, not asked of the planner; every other run
-  // must not (unset: not checked, the random cases).
+  // unified_pingpong_refusal, unified_pingpong_preferred), written here from the rule, not asked of
+  // the planner; every other run must not (unset: not checked, the random cases).
   std::optional<bool> pingpong = false;
+  // gfx950's 2D runs ask for the ping-pong (UnifiedOptions::pipeline; the automatic plan takes it at
+  // d = 256 only)
+  bool force_pingpong = false;
 };
 
 // A NaN in the value row of key 3 of sequence 0 (kv head 0, column 5): every row of that sequence
@@ -314,9 +320,11 @@ ProblemSpec small_random_spec(uint64_t seed) {
   return random_spec(seed, z);
 }
 
-// A case whose gfx950 2D runs take the ping-pong (16-bit, d = 128 plain or 256, prefill tile).
+// A case whose gfx950 2D runs take the ping-pong (16-bit, d = 128 or 256, plain variant, prefill
+// tile): on their own at d = 256, asked for at d = 128.
 Case pp_case(Case c) {
   c.pingpong = true;
+  c.force_pingpong = c.spec.head_size == 128;
   return c;
 }
 
@@ -510,7 +518,8 @@ std::vector<Case> all_cases() {
   // pingpong_mainloop.hpp; 128-row q-blocks of eight waves, 32-key tiles): GQA 4 with several q-blocks
   // and a sequence with no query; pages of 7 slots (a tile spans pages) with a window, sinks and LSE;
   // pages of one slot, not causal, a query with no key; a long context (13 tiles: the block ids read
-  // a tile ahead through a ring of two); a forced 3D path beside it (the skeleton's, for agreement)
+  // a tile ahead through a ring of two); a forced 3D path beside it (the skeleton's, for agreement);
+  // d = 128 asks for it (pp_case), d = 256 takes it automatically
   {
     ProblemSpec s = base_spec(true, 128, 16, {{40, 100}, {1, 33}, {0, 12}, {25, 25}}, 301);
     s.num_q_heads = 16;
@@ -545,6 +554,8 @@ std::vector<Case> all_cases() {
     s.softcap = 25.f;  // d = 128 with softcap: the skeleton's tile
     v.push_back({"pp_refused_d128_softcap", s});
   }
+  // d = 128, plain, prefill tile, not asked for: the automatic plan keeps the skeleton's tile
+  v.push_back({"pp_auto_d128_skeleton", base_spec(false, 128, 16, {{20, 60}, {7, 7}}, 307)});
   // fp8 queries and fp8 outputs (problem/fp8_io.hpp, vLLM's fp8 attention contract): both query
   // formats with host and device q_scale over 16-bit and fp8 caches (the instance's 16-bit type:
   // compute_dtype, also the type of a 16-bit output), fp8 outputs per tensor (both formats, host and
@@ -645,6 +656,7 @@ std::vector<Case> all_cases() {
     s.sinks = true;
     io_case("io_pp_d128_bf16_out_e4m3fn_group64", s, {.out = DType::fp8_e4m3fn, .group = 64});
     v.back().pingpong = true;
+    v.back().force_pingpong = true;
   }
   {
     // group 128 (one group a head: the reduce's maximum over 32 lanes), fp16, sinks and a window
@@ -780,8 +792,10 @@ TEST_P(EmuUnified, MatchesReference) {
     SCOPED_TRACE(std::string(emu::gfx_name(t.gfx)) + " " + c.name + " path=" + path_name(path));
     RunResult r;
     try {
+      const bool force_pp = c.force_pingpong && t.target == Target::gfx950 && path == UnifiedPath::two_d;
       r = run_on_emulator(*co, t, ep, path, path == UnifiedPath::three_d ? c.segments : 0, c.kv_copy,
-                          path == UnifiedPath::three_d ? c.split : UnifiedSplit::automatic);
+                          path == UnifiedPath::three_d ? c.split : UnifiedSplit::automatic,
+                          force_pp ? UnifiedPipeline::pingpong : UnifiedPipeline::automatic);
     } catch (const emu::Error& e) {
       ADD_FAILURE() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
       continue;

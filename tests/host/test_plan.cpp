@@ -159,14 +159,15 @@ Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o,
     e.grid_x = p.num_tokens / e.block_q + p.num_seqs;
     e.base = e.grid_x * p.num_kv_heads * e.head_chunks;
   }
-  // gfx950: 16-bit prefill q-blocks of the 2D grid at d = 128 and 256 without softcap / ALiBi /
-  // QQ-bias run on the eight-wave ping-pong: 128 rows x 32 keys (its tile replaces the skeleton's),
+  // gfx950: 16-bit prefill q-blocks of the 2D grid at d = 256 (automatic; d = 128 too when asked for)
+  // without softcap / ALiBi / QQ-bias run on the eight-wave ping-pong: 128 rows x 32 keys (its tile replaces the skeleton's),
   // caches within the LDS-DMA loader's 4 GiB range.
   const bool full = p.softcap > 0.f || p.alibi_slopes != nullptr || p.qq_bias != nullptr;
   const bool pp_head = (p.head_size == 256 || p.head_size == 128) && !full;
   e.pingpong = dev.target == Target::gfx950 && !e.decode && p.max_seqlen_q > 1 && !e.split && pp_head &&
                !hipattn::is_fp8(p.q_dtype) && p.kv_dtype == p.q_dtype && hipattn::unified_kv_within_lds_dma_window(p) &&
-               (o.pipeline == hipattn::UnifiedPipeline::automatic || o.pipeline == hipattn::UnifiedPipeline::pingpong);
+               ((o.pipeline == hipattn::UnifiedPipeline::automatic && p.head_size == 256) ||
+                o.pipeline == hipattn::UnifiedPipeline::pingpong);
   if (e.pingpong) {
     e.bm = 128;
     e.bn = 32;
@@ -436,9 +437,13 @@ TEST(Plan, PrefillStays2D) {
 // 128-row map, and the error of forcing it where it cannot run.
 TEST(Plan, PingPongPipeline) {
   const PlanDevice dev = device(Target::gfx950, 256);
-  // G = 8, d = 128, 3 x 1000 new tokens: 128 / 8 = 16 tokens a q-block, 3000 / 16 + 3 = 190 q-blocks.
+  UnifiedOptions force;
+  force.pipeline = hipattn::UnifiedPipeline::pingpong;
+  // G = 8, d = 128, 3 x 1000 new tokens: the automatic plan keeps the skeleton's tile at d = 128 (the
+  // model puts it ahead); asked for, 128 / 8 = 16 tokens a q-block, 3000 / 16 + 3 = 190 q-blocks.
   auto p = shape(3, 3000, 1000, 1000, 32, 4, 128);
-  auto pl = hipattn::plan_unified_attention(p, {}, dev);
+  EXPECT_FALSE(hipattn::plan_unified_attention(p, {}, dev).pingpong);
+  auto pl = hipattn::plan_unified_attention(p, force, dev);
   EXPECT_TRUE(pl.pingpong) << pl.reason;
   EXPECT_FALSE(pl.warpgroup);
   EXPECT_EQ(pl.tile.rows(), 128);
@@ -449,7 +454,7 @@ TEST(Plan, PingPongPipeline) {
   EXPECT_EQ(pl.block_q, 16);
   EXPECT_EQ(pl.grid_x, 190);
   EXPECT_EQ(pl.base_workgroups, 190 * 4);
-  // d = 256: one workgroup a CU (128 KiB)
+  // d = 256 (automatic): one workgroup a CU (128 KiB)
   auto p256 = shape(3, 3000, 1000, 1000, 32, 4, 256);
   pl = hipattn::plan_unified_attention(p256, {}, dev);
   EXPECT_TRUE(pl.pingpong) << pl.reason;
@@ -459,9 +464,6 @@ TEST(Plan, PingPongPipeline) {
   EXPECT_TRUE(pl.pingpong);
   EXPECT_EQ(pl.rows_per_token, 128);
   EXPECT_EQ(pl.head_chunks, 2);
-  UnifiedOptions force;
-  force.pipeline = hipattn::UnifiedPipeline::pingpong;
-  EXPECT_TRUE(hipattn::plan_unified_attention(p, force, dev).pingpong);
   const auto refused = [&](const UnifiedAttentionParams& q, const PlanDevice& d, const char* why) {
     expect_pipeline_refused(q, d, force, &UnifiedPlan::pingpong, why);
   };

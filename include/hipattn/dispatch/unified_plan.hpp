@@ -29,7 +29,7 @@ enum class UnifiedSplit : uint8_t { automatic, uniform, planned };
 // one where its refusal function has no objection), the attention skeleton, or one named:
 //   warpgroup  sm_90's warpgroup pipeline (kernels/unified/warpgroup.hpp; unified_warpgroup_refusal)
 //   pingpong   gfx950's eight-wave ping-pong (kernels/common/pingpong_mainloop.hpp;
-//              unified_pingpong_refusal)
+//              unified_pingpong_refusal; automatic takes it where unified_pingpong_preferred)
 // A named pipeline that cannot serve the call is an error (options.pipeline).
 enum class UnifiedPipeline : uint8_t { automatic, skeleton, warpgroup, pingpong };
 
@@ -117,13 +117,17 @@ constexpr UnifiedTile gfx950_pingpong_tile(int head_size) {
   if (head_size <= 128) return {8, 1, 1, 32, 2, 128, "ping-pong: 8 waves of 16 rows (2 groups), 32-key tiles: 64 KiB (2 per CU)"};
   return {8, 1, 1, 32, 2, 256, "ping-pong: 8 waves of 16 rows (2 groups), 32-key tiles: 128 KiB at d=256 (1 per CU)"};
 }
-// The head sizes and variants it serves: where the model (bench/NOTES.md "AMD: the ping-pong
-// schedule") puts it ahead of the skeleton's tile: d = 128 and 256 with the plain variant (0.41 / 0.21
-// of the MFMA rate against 0.29 / 0.20). The full variant's logit work (softcap, ALiBi, QQ-bias)
-// lengthens the softmax phase past the skeleton's tile (d = 256: 0.10 against 0.12).
+// The head sizes and variants it serves (built, and taken when UnifiedOptions::pipeline asks for it):
+// d = 128 and 256 with the plain variant. The full variant's logit work (softcap, ALiBi, QQ-bias)
+// lengthens the softmax phase past the skeleton's tile (the model, bench/NOTES.md "AMD: the ping-pong
+// schedule": d = 256, 0.10 against 0.12), so it is not built.
 constexpr bool unified_pingpong_head(int head_size, bool full_variant) {
   return (head_size == 128 || head_size == 256) && !full_variant;
 }
+// ... and where the automatic plan takes it: where the model puts it ahead of the skeleton's tile,
+// d = 256 (0.30 of the MFMA rate against 0.20). At d = 128 the LDS-DMA skeleton is ahead (0.42
+// against 0.38: the ping-pong's matrix phase carries group 0's share of the loads and Q's LDS reads).
+constexpr bool unified_pingpong_preferred(int head_size) { return head_size == 256; }
 
 // The tile of a target for a KV storage (fp8 or 16-bit).
 constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target target, bool fp8) {
@@ -486,7 +490,8 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   const char* pp_refusal = unified_pingpong_refusal(p, dev.target, plan);
   if (opt.pipeline == UnifiedPipeline::pingpong && pp_refusal != nullptr)
     throw Error(ErrorCode::unsupported, "options.pipeline", std::string("pingpong: ") + pp_refusal);
-  if (pp_refusal == nullptr && (opt.pipeline == UnifiedPipeline::automatic || opt.pipeline == UnifiedPipeline::pingpong)) {
+  if (pp_refusal == nullptr && ((opt.pipeline == UnifiedPipeline::automatic && unified_pingpong_preferred(p.head_size)) ||
+                                 opt.pipeline == UnifiedPipeline::pingpong)) {
     plan.pingpong = true;
     plan.tile = gfx950_pingpong_tile(p.head_size);
     const RowMap prm = skeleton_row_map(group, plan.tile.rows(), 1);
