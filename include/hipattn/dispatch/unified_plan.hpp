@@ -120,7 +120,8 @@ constexpr UnifiedTile gfx950_pingpong_tile(int head_size) {
 // The head sizes and variants it serves (built, and taken when UnifiedOptions::pipeline asks for it):
 // d = 128 and 256 with the plain variant. The full variant's logit work (softcap, ALiBi, QQ-bias)
 // lengthens the softmax phase past the skeleton's tile (the model, bench/NOTES.md "AMD: the ping-pong
-// schedule": d = 256, 0.10 against 0.12), so it is not built.
+// schedule": d = 256, 0.10 against 0.12, measured before the model's LDS-DMA correction), so it is
+// not built.
 constexpr bool unified_pingpong_head(int head_size, bool full_variant) {
   return (head_size == 128 || head_size == 256) && !full_variant;
 }
