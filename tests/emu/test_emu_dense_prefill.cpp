@@ -20,7 +20,8 @@
 // 128 / 256, both dtypes, padded token strides (NaN in the padding of q / k / v, which must never
 // reach a result, and the padding of out left untouched), a padded LSE stride, two and four q-blocks
 // of one sequence, both numberings of the q-block slots (by band and global,
-// DensePrefillCommon::by_band), and the batched layout with packed-equivalent strides. Outputs are
+// DensePrefillCommon::by_band), and the batched layout, with packed-equivalent strides and with q / k /
+// v as [seqs, heads, len, d] and out padded after each sequence (dense_sequence_args). Outputs are
 // poisoned (NaN) before every run; every element and every LSE is compared, with the device suites'
 // tolerances (emu_dispatch.hpp).
 //
@@ -119,6 +120,8 @@ struct Case {
   std::vector<std::pair<int, int>> lens = {};  // packed: (q, k) a sequence
   int batch = 0, batch_q = 0, batch_k = 0;  // batched (lens empty): batch sequences of (batch_q, batch_k)
   int pad = 0;      // extra elements after each token's heads in q, k, v and out (multiple of 8)
+  bool bhsd = false;     // batched: q, k, v as [seqs, heads, len, d] (out stays [seqs, len, heads, d])
+  int o_batch_pad = 0;   // batched: extra elements after each sequence of out (multiple of 8)
   int lse_pad = 0;  // extra columns of the LSE rows
   uint64_t seed = 0;
   int dv() const { return d == 192 ? 128 : d; }  // the served pairs: (d, d), and (192, 128)
@@ -130,7 +133,13 @@ struct DenseProblem {
   const Case& c;
   bool packed;
   int32_t num_seqs = 0, tokens_q = 0, tokens_k = 0, max_q = 0, max_k = 0;
-  int64_t q_st = 0, k_st = 0, v_st = 0, o_st = 0, lse_stride = 0;  // token strides (elements), LSE row stride
+  // Strides (elements) of q, k, v and out: token, head, batch; the LSE row stride.
+  struct Strides {
+    int64_t token = 0, head = 0, batch = 0;
+    int64_t at(int32_t seq, int64_t i, int64_t h) const { return seq * batch + i * token + h * head; }
+  };
+  Strides qs, ks, vs, os;
+  int64_t lse_stride = 0;
   std::vector<int32_t> cu_q, cu_k;
   std::vector<uint16_t> q, k, v;  // host tensors (the padding: NaN)
   int no_key_rows = 0;            // (token, head) rows that see no key
@@ -139,6 +148,17 @@ struct DenseProblem {
   emu::Memory mem;
   uint64_t dq = 0, dk = 0, dv = 0, dcu_q = 0, dcu_k = 0, dout = 0, dlse = 0;
   size_t out_elems = 0, lse_elems = 0;
+
+  // Element offset of (token t, head h) of a tensor: packed, token t; batched, token t % len of
+  // sequence t / len (the reference's packed view of a batched call).
+  int64_t at(const Strides& sd, int32_t t, int32_t len, int64_t h) const {
+    return packed ? sd.at(0, t, h) : sd.at(t / len, t % len, h);
+  }
+  // Elements spanned by `tokens` tokens of `heads` heads of d (and the padding inside).
+  int64_t extent(int32_t tokens, int32_t len, int heads, int d, const Strides& sd) const {
+    if (tokens == 0) return 0;
+    return packed ? int64_t(tokens) * sd.token : (tokens / len - 1) * sd.batch + (len - 1) * sd.token + (heads - 1) * sd.head + d;
+  }
 
   explicit DenseProblem(const Case& cs) : c(cs), packed(!cs.lens.empty()) {
     if (packed) {
@@ -160,25 +180,35 @@ struct DenseProblem {
       tokens_q = num_seqs * max_q;
       tokens_k = num_seqs * max_k;
     }
-    q_st = int64_t(c.q_heads) * c.d + c.pad;
-    k_st = int64_t(c.kv_heads) * c.d + c.pad;
-    v_st = int64_t(c.kv_heads) * c.dv() + c.pad;
-    o_st = int64_t(c.q_heads) * c.dv() + c.pad;
+    // token-major [tokens, heads, d + pad] (batched: [seqs, len, heads, d + pad]), or [seqs, heads, len, d]
+    const auto strides = [&](int heads, int d, int32_t len, bool bhsd) {
+      Strides r;
+      if (bhsd) r = {d, int64_t(len) * d, int64_t(heads) * len * d};
+      else r = {int64_t(heads) * d + c.pad, d, int64_t(len) * (int64_t(heads) * d + c.pad)};
+      if (packed) r.batch = 0;
+      return r;
+    };
+    qs = strides(c.q_heads, c.d, max_q, c.bhsd);
+    ks = strides(c.kv_heads, c.d, max_k, c.bhsd);
+    vs = strides(c.kv_heads, c.dv(), max_k, c.bhsd);
+    os = strides(c.q_heads, c.dv(), max_q, false);
+    if (!packed) os.batch += c.o_batch_pad;
     lse_stride = tokens_q + c.lse_pad;
     std::mt19937_64 rng(c.seed);
     std::uniform_real_distribution<float> uni(-1.f, 1.f);
-    const auto fill = [&](std::vector<uint16_t>& x, int64_t tokens, int heads, int d) {
-      const int64_t st = int64_t(heads) * d + c.pad;
-      x.assign(size_t(std::max<int64_t>(1, tokens * st)), kPoison16);
-      for (int64_t t = 0; t < tokens; ++t)
-        for (int64_t e = 0; e < int64_t(heads) * d; ++e) {
-          const float f = uni(rng);
-          x[size_t(t * st + e)] = c.bf16 ? bfloat16_t::from_float(f).bits : half_t::from_float(f).bits;
-        }
+    // (values drawn token by token, head by head, as in a token-major tensor, whatever the layout)
+    const auto fill = [&](std::vector<uint16_t>& x, int32_t tokens, int32_t len, int heads, int d, const Strides& sd) {
+      x.assign(size_t(std::max<int64_t>(1, extent(tokens, len, heads, d, sd))), kPoison16);
+      for (int32_t t = 0; t < tokens; ++t)
+        for (int h = 0; h < heads; ++h)
+          for (int e = 0; e < d; ++e) {
+            const float f = uni(rng);
+            x[size_t(at(sd, t, len, h) + e)] = c.bf16 ? bfloat16_t::from_float(f).bits : half_t::from_float(f).bits;
+          }
     };
-    fill(q, tokens_q, c.q_heads, c.d);
-    fill(k, tokens_k, c.kv_heads, c.d);
-    fill(v, tokens_k, c.kv_heads, c.dv());
+    fill(q, tokens_q, max_q, c.q_heads, c.d, qs);
+    fill(k, tokens_k, max_k, c.kv_heads, c.d, ks);
+    fill(v, tokens_k, max_k, c.kv_heads, c.dv(), vs);
 
     dq = mem.upload(q, "q");
     dk = mem.upload(k, "k");
@@ -187,7 +217,7 @@ struct DenseProblem {
       dcu_q = mem.upload(cu_q, "cu_seqlens_q");
       dcu_k = mem.upload(cu_k, "cu_seqlens_k");
     }
-    out_elems = size_t(std::max<int64_t>(1, int64_t(tokens_q) * o_st));
+    out_elems = size_t(std::max<int64_t>(1, extent(tokens_q, max_q, c.q_heads, c.dv(), os)));
     dout = mem.alloc(out_elems * 2, "out");
     lse_elems = size_t(int64_t(c.q_heads) * lse_stride);
     dlse = mem.alloc(std::max<size_t>(4, lse_elems * 4), "lse");
@@ -201,20 +231,20 @@ struct DenseProblem {
     // no key anywhere: k and v null, as the rules allow (tests/host/test_dense_prefill_rules "no keys at all")
     p.k = tokens_k == 0 ? nullptr : device ? dev_ptr(dk) : static_cast<const void*>(k.data());
     p.v = tokens_k == 0 ? nullptr : device ? dev_ptr(dv) : static_cast<const void*>(v.data());
-    p.q_stride_token = q_st;
-    p.q_stride_head = c.d;
-    p.k_stride_token = k_st;
-    p.v_stride_token = v_st;
-    p.k_stride_head = c.d;
-    p.v_stride_head = c.dv();
+    p.q_stride_token = qs.token;
+    p.q_stride_head = qs.head;
+    p.k_stride_token = ks.token;
+    p.v_stride_token = vs.token;
+    p.k_stride_head = ks.head;
+    p.v_stride_head = vs.head;
     if (packed) {
       p.cu_seqlens_q = device ? static_cast<const int32_t*>(dev_ptr(dcu_q)) : cu_q.data();
       p.cu_seqlens_k = device ? static_cast<const int32_t*>(dev_ptr(dcu_k)) : cu_k.data();
-    } else {  // the packed-equivalent batched layout (batch stride = length x token stride)
-      p.q_stride_batch = int64_t(max_q) * q_st;
-      p.k_stride_batch = int64_t(max_k) * k_st;
-      p.v_stride_batch = int64_t(max_k) * v_st;
-      p.o_stride_batch = int64_t(max_q) * o_st;
+    } else {
+      p.q_stride_batch = qs.batch;
+      p.k_stride_batch = ks.batch;
+      p.v_stride_batch = vs.batch;
+      p.o_stride_batch = os.batch;
     }
     p.num_seqs = num_seqs;
     p.num_tokens_q = tokens_q;
@@ -230,8 +260,8 @@ struct DenseProblem {
     p.window_left = c.window_left;
     p.softcap = c.softcap;
     p.out = device ? dev_ptr(dout) : nullptr;
-    p.o_stride_token = o_st;
-    p.o_stride_head = c.dv();
+    p.o_stride_token = os.token;
+    p.o_stride_head = os.head;
     p.lse = device ? static_cast<float*>(dev_ptr(dlse)) : nullptr;
     p.lse_stride_head = lse_stride;
     return p;
@@ -257,6 +287,8 @@ struct DenseProblem {
     } else {
       s += " batched " + std::to_string(c.batch) + "x(" + std::to_string(c.batch_q) + "," + std::to_string(c.batch_k) + ")";
     }
+    if (c.bhsd) s += " q/k/v [seqs, heads, len, d]";
+    if (c.o_batch_pad) s += " out batch pad " + std::to_string(c.o_batch_pad);
     if (c.pad) s += " pad " + std::to_string(c.pad);
     if (c.lse_pad) s += " lse_pad " + std::to_string(c.lse_pad);
     return s;
@@ -299,7 +331,7 @@ CompareStats compare(const DenseProblem& dp, const reference::AttentionResult& r
       if (!std::isinf(want_lse))
         st.max_lse = std::max(st.max_lse, std::isfinite(got_lse) ? std::fabs(got_lse - want_lse) : INFINITY);
       for (int64_t d = 0; d < D; ++d) {
-        const double got = to_double(out[size_t(t * dp.o_st + h * D + d)], c.bf16);
+        const double got = to_double(out[size_t(dp.at(dp.os, int32_t(t), dp.max_q, h) + d)], c.bf16);
         const double want = ref.out[size_t((t * H + h) * D + d)];
         const double err = std::fabs(got - want);
         ++st.checked;
@@ -310,8 +342,12 @@ CompareStats compare(const DenseProblem& dp, const reference::AttentionResult& r
         st.max_abs = std::max(st.max_abs, std::isfinite(err) ? err : INFINITY);
       }
     }
+  // every element of out that is no (token, head, d) place: the token and sequence padding
+  std::vector<bool> data(out.size(), false);
   for (int64_t t = 0; t < T; ++t)
-    for (int64_t e = H * D; e < dp.o_st; ++e) st.touched_padding += out[size_t(t * dp.o_st + e)] != kPoison16;
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t d = 0; d < D; ++d) data[size_t(dp.at(dp.os, int32_t(t), dp.max_q, h) + d)] = true;
+  for (size_t e = 0; e < out.size(); ++e) st.touched_padding += !data[e] && out[e] != kPoison16;
   for (int64_t h = 0; h < H; ++h)
     for (int64_t t = T; t < dp.lse_stride; ++t) {
       uint32_t bits;
@@ -397,7 +433,7 @@ std::vector<Case> all_cases() {
     c.seed = 207;
     v.push_back(c);
   }
-  // batched (packed-equivalent strides): 3 sequences of 7 queries and 11 keys, bf16 d 64 causal, GQA 2:1,
+  // batched (packed-equivalent strides: batch = len x token stride): 3 sequences of 7 queries and 11 keys, bf16 d 64 causal, GQA 2:1,
   // a padded LSE stride
   {
     Case c{"d64_bf16_causal_batched", true, 64, 4, 2, true};
@@ -406,6 +442,31 @@ std::vector<Case> all_cases() {
     c.batch_k = 11;
     c.lse_pad = 5;
     c.seed = 205;
+    v.push_back(c);
+  }
+  // batched with other batch strides (dense_sequence_args): q / k / v as [seqs, heads, len, d] and
+  // out with padding after each sequence (NaN there, untouched), f16 d 64 causal GQA 2:1
+  {
+    Case c{"d64_f16_causal_bhsd", false, 64, 4, 2, true};
+    c.batch = 3;
+    c.batch_q = 9;
+    c.batch_k = 13;
+    c.bhsd = true;
+    c.o_batch_pad = 16;
+    c.lse_pad = 2;
+    c.seed = 211;
+    v.push_back(c);
+  }
+  // the same layouts on gfx950's ping-pong (d 128 without softcap, bf16), GQA 2:1 (so that K's batch
+  // stride is two sequences of rows): three 32-key tiles a sequence
+  {
+    Case c{"d128_bf16_causal_bhsd", true, 128, 4, 2, true};
+    c.batch = 2;
+    c.batch_q = 40;
+    c.batch_k = 70;
+    c.bhsd = true;
+    c.o_batch_pad = 8;
+    c.seed = 212;
     v.push_back(c);
   }
   // batched f16 d 256, not causal, more queries than keys (every row sees every key)
@@ -547,15 +608,10 @@ TEST_P(EmuDensePrefill, MatchesReference) {
   DenseProblem dp(c);
   const DensePrefillParams host = dp.params(false), dev = dp.params(true);
   // the dispatcher's checks: validate (with the host copies of cu_seqlens), head sizes (64, 64),
-  // (128, 128), (256, 256), (192, 128), the packed-equivalent batched layout (check_skeleton_layout)
+  // (128, 128), (256, 256), (192, 128)
   {
     const ValidationReport r = dp.packed ? validate(dev, DenseHostSequenceInfo{dp.cu_q, dp.cu_k}) : validate(dev);
     ASSERT_TRUE(r.ok()) << r.field() << ": " << r.message();
-    if (!dp.packed) {
-      ASSERT_EQ(dev.q_stride_batch, int64_t(dev.max_seqlen_q) * dev.q_stride_token);
-      ASSERT_EQ(dev.k_stride_batch, int64_t(dev.max_seqlen_k) * dev.k_stride_token);
-      ASSERT_EQ(dev.v_stride_batch, int64_t(dev.max_seqlen_k) * dev.v_stride_token);
-    }
   }
   const reference::AttentionResult ref = reference::dense_prefill(host);
   std::printf("  %-7s %-34s %s\n", emu::gfx_name(t.gfx), c.name, dp.describe().c_str());

@@ -1,7 +1,8 @@
 // tests/host/test_dense_prefill_rules.cpp: host validation of DensePrefillParams
 // (problem/dense_prefill_rules.hpp): a packed and a batched valid problem, a table of single mutations
 // each rejected with its code, field and words of the message, a table of mutations that must stay
-// valid, several violations reported together, the host-array checks and needs_64bit_offsets.
+// valid, several violations reported together, the host-array checks and needs_64bit_offsets; and the
+// CDNA skeleton's batched K / V rows (dispatch/dense_prefill.hpp detail::dense_kv_pitch).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "../common/rules_table.hpp"
+#include "hipattn/dispatch/dense_prefill.hpp"
 #include "hipattn/problem/dense_prefill_rules.hpp"
 
 namespace {
@@ -275,6 +277,52 @@ TEST(DensePrefillRules, EverySweepShapeValidates) {
           }
   EXPECT_EQ(points, 2 * 2 * 13 + 4 * 2 * 15);  // d256: 13 (q, k) pairs with k >= q (3 + 5 + 5); d192: all 15
   EXPECT_GT(wide, 0);
+}
+
+// The CDNA skeleton finds batched K / V rows at seq x pitch + key of their token strides
+// (DenseKvLayout): the pitch is the batch stride over the token stride, a whole multiple, the same for K
+// and V, with every row within 32 bits; packed calls, one sequence and no keys need none. Anything else
+// is refused, naming the field, before a launch.
+TEST(DensePrefillCdnaLayout, BatchedKvPitch) {
+  using hipattn::detail::dense_kv_pitch;
+  EXPECT_EQ(dense_kv_pitch(packed()), 0);
+  EXPECT_EQ(dense_kv_pitch(batched()), 97);  // BSHD, one token of padding after each sequence
+  DensePrefillParams bhsd = batched();       // [seqs, heads, len, d]
+  bhsd.k_stride_token = bhsd.v_stride_token = 128;
+  bhsd.k_stride_head = bhsd.v_stride_head = 96 * 128;
+  bhsd.k_stride_batch = bhsd.v_stride_batch = 4 * 96 * 128;
+  ASSERT_TRUE(validate(bhsd).ok()) << validate(bhsd).summary();
+  EXPECT_EQ(dense_kv_pitch(bhsd), 4 * 96);
+  DensePrefillParams one = batched();  // one sequence: any batch stride
+  one.num_seqs = 1;
+  one.num_tokens_q = 64;
+  one.num_tokens_k = 96;
+  one.k_stride_batch += 64;
+  ASSERT_TRUE(validate(one).ok()) << validate(one).summary();
+  EXPECT_EQ(dense_kv_pitch(one), 0);
+
+  const auto refused = [](const DensePrefillParams& p, const char* field, const char* words) {
+    try {
+      dense_kv_pitch(p);
+      ADD_FAILURE() << "no error; wanted " << field;
+    } catch (const hipattn::Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::unsupported) << e.what();
+      EXPECT_EQ(e.field(), field) << e.what();
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  DensePrefillParams odd = batched();  // valid, but not a whole number of key rows
+  odd.k_stride_batch = 97 * 4 * 128 + 64;
+  ASSERT_TRUE(validate(odd).ok()) << validate(odd).summary();
+  refused(odd, "k_stride_batch", std::to_string(odd.k_stride_batch).c_str());
+  DensePrefillParams mixed = batched();  // K 97 rows a sequence, V 98
+  mixed.v_stride_batch = 98 * 4 * 128;
+  ASSERT_TRUE(validate(mixed).ok()) << validate(mixed).summary();
+  refused(mixed, "v_stride_batch", "98 value rows");
+  DensePrefillParams far = batched();  // row 1024 x 2^21 + key: past 2^31 - 1
+  far.num_seqs = 1025;
+  far.k_stride_batch = far.v_stride_batch = int64_t(4 * 128) << 21;
+  refused(far, "k_stride_batch", "2^31 - 1");
 }
 
 }  // namespace

@@ -13,7 +13,8 @@
 // Targets: sm_90 runs the warp-specialised kernel (kernels/dense_prefill: one producer warp issuing
 // bulk tensor copies into a ring, two consumer warpgroups with wgmma, ALGORITHM.md section 10). The
 // CDNA targets (gfx942, gfx950) run the attention skeleton (kernels/common) with the dense scheduler
-// over DenseKvLayout, batched tensors only in the packed layout (batch stride = length x token stride):
+// over DenseKvLayout (batched: q / out / lse any batch strides, K / V batch strides whole multiples of
+// their token strides, dense_kv_pitch):
 //   gfx950 at d = 256, and d = 128 without softcap, K and V within 4 GiB of their bases: the eight-wave
 //     ping-pong schedule (kernels/common/pingpong_mainloop.hpp, LDS-DMA loads; DensePingPongConfig);
 //   otherwise (gfx942; d = 64; d = 128 with softcap; (192, 128); larger tensors): the register-staged
@@ -89,20 +90,31 @@ void visit_dense_cdna_instance(bool bf16, int d_qk, bool softcap, bool pingpong,
   else go.template operator()<false, false>();
 }
 
-// The skeleton reads q / out / lse at token offsets and K / V at row offsets of one stride per
-// dimension: a batched layout must be the packed one (batch stride = length x token stride).
-inline void check_skeleton_layout(const DensePrefillParams& p) {
-  if (p.packed() || p.num_seqs <= 1) return;
-  const auto need = [&](const char* field, int64_t batch, int64_t token, int32_t len) {
-    if (batch != int64_t(len) * token)
+// Batched K and V on the skeleton (DenseKvLayout): key j of sequence s is row s x pitch + j of the
+// token strides, so each batch stride must be a whole multiple of its token stride (the rows of a
+// [seqs, len, heads, d] or [seqs, heads, len, d] tensor, padded or not), the same multiple for K and
+// V, with every row index within 32 bits. One sequence, or no key at all: the pitch is never used (0).
+inline int32_t dense_kv_pitch(const DensePrefillParams& p) {
+  if (p.packed() || p.num_seqs <= 1 || p.num_tokens_k == 0) return 0;
+  const auto pitch = [&](const char* field, int64_t batch, int64_t token) {
+    if (token <= 0 || batch % token != 0)
       throw Error(ErrorCode::unsupported, field,
-                  std::string(field) + " = " + std::to_string(batch) + ": the CDNA dense prefill kernel needs batched tensors laid out "
-                  "as packed ones (batch stride = max_seqlen x token stride = " + std::to_string(int64_t(len) * token) + ")");
+                  std::string(field) + " = " + std::to_string(batch) + ": the CDNA dense prefill kernel finds batched keys and values " +
+                      "as rows of their token stride (" + std::to_string(token) + "); the batch stride must be a whole multiple of it");
+    return batch / token;
   };
-  need("q_stride_batch", p.q_stride_batch, p.q_stride_token, p.max_seqlen_q);
-  need("o_stride_batch", p.o_stride_batch, p.o_stride_token, p.max_seqlen_q);
-  need("k_stride_batch", p.k_stride_batch, p.k_stride_token, p.max_seqlen_k);
-  need("v_stride_batch", p.v_stride_batch, p.v_stride_token, p.max_seqlen_k);
+  const int64_t k = pitch("k_stride_batch", p.k_stride_batch, p.k_stride_token);
+  const int64_t v = pitch("v_stride_batch", p.v_stride_batch, p.v_stride_token);
+  if (k != v)
+    throw Error(ErrorCode::unsupported, "v_stride_batch",
+                "v_stride_batch = " + std::to_string(p.v_stride_batch) + " is " + std::to_string(v) +
+                    " value rows, k_stride_batch " + std::to_string(k) + " key rows: the CDNA dense prefill kernel needs the same " +
+                    "number of rows between sequences in K and V");
+  if (int64_t(p.num_seqs - 1) * k + p.max_seqlen_k > INT32_MAX)
+    throw Error(ErrorCode::unsupported, "k_stride_batch",
+                "k_stride_batch = " + std::to_string(p.k_stride_batch) + " puts the last sequence's keys past row 2^31 - 1 of the " +
+                    "token stride (num_seqs = " + std::to_string(p.num_seqs) + ", " + std::to_string(k) + " rows a sequence)");
+  return static_cast<int32_t>(k);
 }
 
 // The skeleton kernel's arguments for `p` (host-visible, like everything above the device section:
@@ -122,7 +134,8 @@ dense_args_t<Cfg> make_dense_skeleton_args(const DensePrefillParams& p) {
   a.kv.v_stride_block = static_cast<int32_t>(p.v_stride_token);
   a.kv.v_stride_head = static_cast<int32_t>(p.v_stride_head);
   a.kv.block_table = p.cu_seqlens_k;  // DenseKvLayout: block = cu_seqlens_k[seq] + key (packed)
-  a.kv.block_table_stride = p.packed() ? 0 : p.max_seqlen_k;  // batched: seq x max_seqlen_k + key
+  a.kv.block_table_stride = p.packed() ? 0 : dense_kv_pitch(p);  // batched: seq x pitch + key
+  a.q_stride_batch = p.packed() ? 0 : p.q_stride_batch;  // q / out / lse: dense_sequence_args
   a.kv.page_size = 1;
   a.kv.page_div = FastDivmod(1u);
   a.num_seqs = p.num_seqs;
@@ -221,7 +234,6 @@ void launch_dense_prefill_sm90_heads(const DensePrefillParams& p, rt::stream_t s
 
 template <class Cfg>
 void launch_dense_prefill_skeleton(const DensePrefillParams& p, rt::stream_t stream) {
-  check_skeleton_layout(p);
   const dense_args_t<Cfg> a = make_dense_skeleton_args<Cfg>(p);
   if (a.dense.q_blocks == 0) return;
   if (a.dense.q_blocks > 65535)

@@ -474,17 +474,22 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
                            static_cast<size_t>(p.num_q_heads) * (static_cast<size_t>(p.head_size) + 1) * sizeof(float);
     plan.workspace_bytes += 256;  // alignment slack for the lse block
   }
+  // The 2D grid of a pipeline with its own q-block rows (the warpgroup pipeline's and the ping-pong's
+  // 128): the row map, its grid and workgroup count.
+  const auto remap_rows = [&](int rows) {
+    const RowMap rm = skeleton_row_map(group, rows, 1);
+    plan.rows_per_token = rm.rows_per_token;
+    plan.block_q = rm.block_q;
+    plan.head_chunks = rm.head_chunks;
+    plan.grid_x = static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
+    plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
+  };
   const char* refusal = unified_warpgroup_refusal(p, dev.target, plan);
   if (opt.pipeline == UnifiedPipeline::warpgroup && refusal != nullptr)
     throw Error(ErrorCode::unsupported, "options.pipeline", std::string("warpgroup: ") + refusal);
   if (refusal == nullptr && (opt.pipeline == UnifiedPipeline::automatic || opt.pipeline == UnifiedPipeline::warpgroup)) {
     plan.warpgroup = true;
-    const RowMap wrm = skeleton_row_map(group, 128, 1);
-    plan.rows_per_token = wrm.rows_per_token;
-    plan.block_q = wrm.block_q;
-    plan.head_chunks = wrm.head_chunks;
-    plan.grid_x = static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
-    plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
+    remap_rows(128);
     plan.residency = 1;
     plan.reason += "; sm_90 warpgroup pipeline: 128 rows x " + std::to_string(unified_warpgroup_keys(p.head_size)) + " keys";
   }
@@ -495,12 +500,7 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
                                  opt.pipeline == UnifiedPipeline::pingpong)) {
     plan.pingpong = true;
     plan.tile = gfx950_pingpong_tile(p.head_size);
-    const RowMap prm = skeleton_row_map(group, plan.tile.rows(), 1);
-    plan.rows_per_token = prm.rows_per_token;
-    plan.block_q = prm.block_q;
-    plan.head_chunks = prm.head_chunks;
-    plan.grid_x = static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
-    plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
+    remap_rows(plan.tile.rows());
     plan.residency = unified_residency(plan.tile, p.head_size, KvKind::same16, dev.target);
     plan.kv_copy = CopyModel::lds_dma;
     plan.reason += "; gfx950 ping-pong: 128 rows x 32 keys, " + std::to_string(plan.residency) + " a CU";

@@ -87,10 +87,15 @@ inline DensePrefillCommon make_dense_prefill_common(const DensePrefillParams& p,
 }
 
 // The skeleton kernel's arguments (dense_prefill_kernel, the CDNA path): the skeleton's, with the
-// paged view over DenseKvLayout as `kv`, and the dense work description.
+// paged view over DenseKvLayout as `kv`, and the dense work description. Batched tensors (dense's
+// cu_seqlens_q null): the kernel moves q, out and lse to the workgroup's sequence by their batch
+// strides (elements; out's is dense.o_stride_batch), so that the skeleton reads them as one packed
+// sequence whose tokens start at 0; K and V rows are seq x kv.block_table_stride + key of their token
+// strides (the batch strides' common multiple of them: dispatch/dense_prefill.hpp dense_kv_pitch).
 template <class KvParams, class Variant>
 struct DensePrefillKernelArgs : AttentionKernelArgs<KvParams, Variant> {
   DensePrefillCommon dense;
+  int64_t q_stride_batch = 0;
 };
 template <class Cfg>
 using dense_args_t = DensePrefillKernelArgs<typename Cfg::Loader::Params, typename Cfg::Variant>;

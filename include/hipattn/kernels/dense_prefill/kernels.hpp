@@ -113,7 +113,7 @@ struct DenseQBlockScheduler {
     w.kvh = d.head / a.group;
     w.chunk = d.head - w.kvh * a.group;
     w.segment = 0;
-    w.seq_tok0 = c.cu_seqlens_q != nullptr ? d.q_tok0 : d.seq * c.max_seqlen_q;
+    w.seq_tok0 = c.cu_seqlens_q != nullptr ? d.q_tok0 : 0;  // batched: the args start at the sequence
     w.q_len = d.q_len;
     w.kv_len = d.kv_len;
     w.ctx = d.kv_len - d.q_len;
@@ -127,13 +127,33 @@ struct DenseQBlockScheduler {
   }
 };
 
+// The arguments of this workgroup (DensePrefillKernelArgs): batched, q, out and lse moved to the
+// workgroup's sequence (DenseQBlockScheduler then starts its tokens at 0); packed, moved by 0. Each
+// pointer stays the kernel argument plus an offset, which the compiler keeps global (no flat
+// accesses). K and V are not moved: DenseKvLayout finds their rows at seq x block_table_stride + key
+// (moving them cost the register-staged loader 4 VGPRs at d = 64, a wave a SIMD on gfx950).
+template <class Arch, class Args>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE Args dense_sequence_args(const Args& args) {
+  const DensePrefillCommon& c = args.dense;
+  DenseWork d;
+  int64_t s = 0;  // the sequence, as a scalar (the division that finds it runs on the vector unit)
+  if (c.cu_seqlens_q == nullptr &&
+      dense_work(c, static_cast<int32_t>(blockIdx.y) * c.num_q_heads + static_cast<int32_t>(blockIdx.x), c.num_q_heads, d))
+    s = Arch::wave_uniform(static_cast<uint32_t>(d.seq));
+  Args a = args;
+  a.q = args.q + s * args.q_stride_batch;
+  a.out.ptr = static_cast<char*>(args.out.ptr) + s * c.o_stride_batch * out_elem_bytes(args.out.kind);
+  a.lse = args.lse + (args.lse != nullptr ? s * c.max_seqlen_q * args.lse_stride_token : 0);
+  return a;
+}
+
 // The CDNA dense prefill kernel: the attention skeleton with the dense scheduler and the paged
 // loaders over DenseKvLayout (a page of one token whose block is its row).
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) HIPATTN_CDNA_WAVES_PER_SIMD(kernel_waves_per_simd<Cfg>())
     dense_prefill_kernel(const dense_args_t<Cfg> args) {
   extern __shared__ __align__(16) char hipattn_smem[];
-  attention_kernel<Cfg, DenseQBlockScheduler, NormalizedStore>(args, hipattn_smem);
+  attention_kernel<Cfg, DenseQBlockScheduler, NormalizedStore>(dense_sequence_args<DeviceArch>(args), hipattn_smem);
 }
 
 }  // namespace hipattn
