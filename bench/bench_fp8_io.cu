@@ -33,6 +33,7 @@
 #include "../tests/common/scenario_spec.hpp"
 #include "bench_common.hpp"
 #include "hipattn/dispatch/paged_decode.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 
 namespace hipattn::bench {
@@ -150,7 +151,7 @@ void bench_fp8_unified(benchmark::State& state, int scenario, Io io) {
     const UnifiedOptions opt;  // the automatic path
     const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(rt::cached_device_properties()));
     void* ws = pr.workspace(plan.workspace_bytes);
-    const rt::CapturedGraph graph([&](rt::stream_t st) { unified_attention(p, ws, pr.ws.bytes, st, opt); });
+    const rt::CapturedGraph graph([&](rt::stream_t st) { prebuilt::unified_attention(p, ws, pr.ws.bytes, st, opt); });
     const double ms = time_graph(state, graph);
     set_counters(state, sc.name, io, ms, pr.h->spec, pr.h->spec.seqs, p.max_seqlen_q > 1);
     state.counters["segments"] = !plan.split ? 0 : plan.planned ? plan.capacity : plan.num_segments;
@@ -181,7 +182,7 @@ void bench_fp8_paged(benchmark::State& state, int scenario, int q_len, Io io) {
     const PagedDecodeOptions opt;  // the automatic split
     const PagedDecodePlan plan = plan_paged_decode(p, opt, plan_device(rt::cached_device_properties()));
     void* ws = pr.workspace(plan.workspace_bytes);
-    const rt::CapturedGraph graph([&](rt::stream_t st) { paged_decode(p, ws, pr.ws.bytes, st, opt); });
+    const rt::CapturedGraph graph([&](rt::stream_t st) { prebuilt::paged_decode(p, ws, pr.ws.bytes, st, opt); });
     const double ms = time_graph(state, graph);
     std::vector<std::pair<int, int>> seqs;
     for (auto [ql, kl] : s.seqs) seqs.emplace_back(q_len, kl);

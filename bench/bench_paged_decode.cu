@@ -33,6 +33,7 @@
 #include "../tests/common/scenario_spec.hpp"
 #include "bench_common.hpp"
 #include "hipattn/dispatch/paged_decode.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 
 namespace hipattn::bench {
@@ -157,7 +158,7 @@ void bench_paged_decode(benchmark::State& state, const Case* c, KvChoice kv, int
       const UnifiedPlan plan = plan_unified_attention(u, {}, dev);
       void* ws = sh.workspace(unified_attention_workspace_size(u));
       graph = std::make_unique<rt::CapturedGraph>(
-          [&](rt::stream_t st) { unified_attention(u, ws, sh.ws.bytes, st); });
+          [&](rt::stream_t st) { prebuilt::unified_attention(u, ws, sh.ws.bytes, st); });
       label = !plan.split ? "2d" : plan.planned ? "3d-planned" : "3d";
       slots = !plan.split ? 0 : plan.planned ? plan.capacity : plan.num_segments;
     } else {
@@ -172,7 +173,7 @@ void bench_paged_decode(benchmark::State& state, const Case* c, KvChoice kv, int
       const PagedDecodePlan plan = plan_paged_decode(p, opt, dev);
       void* ws = sh.workspace(paged_decode_workspace_size(traits, opt));
       graph = std::make_unique<rt::CapturedGraph>(
-          [&](rt::stream_t st) { paged_decode(p, ws, sh.ws.bytes, st, opt); });
+          [&](rt::stream_t st) { prebuilt::paged_decode(p, ws, sh.ws.bytes, st, opt); });
       label = std::string(plan.planned ? "planned" : plan.segments > 1 ? "uniform" : "one_partition") +
               (plan.tile_kind == UnifiedTileKind::decode ? " decode-tile" : " prefill-tile");
       slots = plan.capacity;

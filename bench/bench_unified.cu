@@ -23,6 +23,7 @@
 #include "../tests/common/scenario_spec.hpp"
 #include "bench_common.hpp"
 #include "hipattn/arch/arch.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #if defined(HIPATTN_BACKEND_CUDA)
 #include "hipattn/arch/sm90/wgmma.hpp"
@@ -271,7 +272,7 @@ void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DTyp
   const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(rt::device_properties()));
   DeviceBuffer ws(plan.workspace_bytes);
   // Capture the call in a graph (as engines do under graph capture) and time its replays.
-  const rt::CapturedGraph graph([&](rt::stream_t st) { unified_attention(p, ws.ptr, plan.workspace_bytes, st, opt); });
+  const rt::CapturedGraph graph([&](rt::stream_t st) { prebuilt::unified_attention(p, ws.ptr, plan.workspace_bytes, st, opt); });
   const double ms = time_graph(state, graph);
   const double s = ms * 1e-3;
   set_bandwidth_counters(state, ms, b.bytes);

@@ -43,7 +43,7 @@ for a in "$@"; do
     consumer)
       rm -rf build-dev/prefix build-dev/consumer
       cmake --install build-dev --prefix build-dev/prefix >/dev/null &&
-        cmake -S tests/consumer -B build-dev/consumer -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build-dev/prefix" \
+        cmake -S tests/consumer -B build-dev/consumer -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build-dev/prefix" -DCMAKE_CUDA_ARCHITECTURES=90a \
           >"$OUT/consumer.log" 2>&1 &&
         cmake --build build-dev/consumer -j "$(nproc)" >>"$OUT/consumer.log" 2>&1 || { rc=1; tail -20 "$OUT/consumer.log"; }
       for e in build-dev/consumer/hipattn_consumer build-dev/consumer/hipattn_consumer_prebuilt; do

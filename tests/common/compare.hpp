@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"
 #include "paged_problem.hpp"
@@ -63,9 +64,8 @@ CompareStats launch_and_compare(HostProblem& h, DeviceProblem& dp, const referen
   return st;
 }
 
-// Run once with `path` (the standard entry point, compiling the instances of kFilter) and compare.
-template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
-CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference::AttentionResult& ref,
+// Run once with `path` through the tests' instance library (prebuilt::unified_attention) and compare.
+inline CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference::AttentionResult& ref,
                                     UnifiedPath path, int segments = 0, std::vector<uint16_t>* raw = nullptr,
                                     UnifiedSplit split = UnifiedSplit::automatic,
                                     UnifiedPipeline pipeline = UnifiedPipeline::automatic) {
@@ -77,7 +77,7 @@ CompareStats run_and_compare(HostProblem& h, DeviceProblem& dp, const reference:
   return launch_and_compare(
       h, dp, ref, opt,
       [](const UnifiedAttentionParams& p, void* ws, size_t bytes, const UnifiedOptions& o) {
-        unified_attention<kFilter>(p, ws, bytes, nullptr, o);
+        prebuilt::unified_attention(p, ws, bytes, nullptr, o);
       },
       raw);
 }

@@ -380,7 +380,7 @@ struct DecodeHostProblem {
     Gathered g;
     PagedDecodeParams p = host_params(idx, g);
     p.window_left = window_left;
-    const float ks = p.k_scale_value, vs = p.v_scale_value;
+    const float ks = p.k_scale_value_or_one(), vs = p.v_scale_value_or_one();
     return reference::unified_attention(to_unified_params(p, g.cu.data(), &ks, &vs));
   }
   reference::AttentionResult reference(const std::vector<int>& idx) const { return reference(idx, spec.window_left); }

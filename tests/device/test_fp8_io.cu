@@ -30,6 +30,7 @@
 #include "../common/fp8_output_check.hpp"
 #include "../common/gpu.hpp"
 #include "hipattn/dispatch/paged_decode.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"
 
@@ -319,7 +320,7 @@ class Fp8Io {
     return launch([&](const UnifiedAttentionParams& p) {
       const size_t bytes = unified_attention_workspace_size(p, opt);
       ws_ = DeviceBuffer(bytes);
-      unified_attention(p, ws_.ptr, bytes, nullptr, opt);
+      prebuilt::unified_attention(p, ws_.ptr, bytes, nullptr, opt);
     });
   }
 
@@ -338,7 +339,7 @@ class Fp8Io {
       t.max_seqlen_k = pp.max_seqlen_k;
       const size_t bytes = paged_decode_workspace_size(t, opt);
       ws_ = DeviceBuffer(bytes);
-      paged_decode(pp, ws_.ptr, bytes, nullptr, opt);
+      prebuilt::paged_decode(pp, ws_.ptr, bytes, nullptr, opt);
     });
   }
 
@@ -589,10 +590,10 @@ TEST(Fp8Io, BadScalesAreTypedErrors) {
   DeviceBuffer d_q8 = DeviceBuffer::from(q8.codes);
   struct Bad { const char* field; std::function<void(UnifiedAttentionParams&)> set; };
   const Bad bads[] = {
-      {"q_scale.host", [](UnifiedAttentionParams& p) { p.q_scale.host = 0.f; }},
+      {"q_scale.host", [](UnifiedAttentionParams& p) { p.q_scale.host = INFINITY; }},
       {"q_scale.host", [](UnifiedAttentionParams& p) { p.q_scale.host = -1.f; }},
       {"q_scale.host", [](UnifiedAttentionParams& p) { p.q_scale.host = std::nanf(""); }},
-      {"out_format.scale.host", [](UnifiedAttentionParams& p) { p.out_format.scale.host = 0.f; }},
+      {"out_format.scale.host", [](UnifiedAttentionParams& p) { p.out_format.scale.host = -INFINITY; }},
       {"out_format.scale.host", [](UnifiedAttentionParams& p) { p.out_format.scale.host = -0.5f; }},
       {"out_format.scale.host", [](UnifiedAttentionParams& p) { p.out_format.scale.host = std::nanf(""); }},
       {"out_format.dtype", [](UnifiedAttentionParams& p) { p.out_format.dtype.reset(); }},
@@ -608,7 +609,7 @@ TEST(Fp8Io, BadScalesAreTypedErrors) {
     b.set(p);
     dp.poison();
     try {
-      unified_attention(p, nullptr, 0, nullptr);
+      prebuilt::unified_attention(p, nullptr, 0, nullptr);
       ADD_FAILURE() << b.field << ": accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.field(), b.field) << e.what();

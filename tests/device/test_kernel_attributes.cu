@@ -9,6 +9,7 @@
 
 #include "../common/compare.hpp"
 #include "../common/gpu.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"
 
@@ -50,7 +51,7 @@ TEST(KernelAttributes, FailedFirstSetThrowsTypedAndDoesNotPoisonLaterLaunches) {
     rt::testing::fail_next_attribute_set();
     bool threw = false;
     try {
-      unified_attention(p, ws.ptr, ws_bytes, nullptr, opt);
+      prebuilt::unified_attention(p, ws.ptr, ws_bytes, nullptr, opt);
     } catch (const Error& e) {
       threw = true;
       EXPECT_EQ(e.code(), ErrorCode::runtime) << e.what();
@@ -95,7 +96,7 @@ TEST(KernelAttributes, FailureOfOneKernelLeavesOthersRunning) {
   UnifiedOptions opt;
   opt.path = UnifiedPath::two_d;
   rt::testing::fail_next_attribute_set();
-  EXPECT_THROW(unified_attention(big_dp.params(), nullptr, 0, nullptr, opt), Error);
+  EXPECT_THROW(prebuilt::unified_attention(big_dp.params(), nullptr, 0, nullptr, opt), Error);
   EXPECT_EQ(rt::get_last_error(), rt::success);
   CompareStats st = run_and_compare(small, small_dp, small_ref, UnifiedPath::two_d);
   EXPECT_EQ(st.bad, 0) << "head 64: " << st.first_bad;

@@ -513,7 +513,7 @@ TEST(MlaDecode, TypedErrors) {
     std::function<void(MlaDecodeParams&)> set;
   };
   const Bad bads[] = {
-      {"out_format.scale.host", ErrorCode::invalid_argument, [](MlaDecodeParams& p) { fp8_output(p, 0); p.out_format.scale.host = 0.f; }},
+      {"out_format.scale.host", ErrorCode::invalid_argument, [](MlaDecodeParams& p) { fp8_output(p, 0); p.out_format.scale.host = INFINITY; }},
       {"out_format.scale.host", ErrorCode::invalid_argument, [](MlaDecodeParams& p) { fp8_output(p, 0); p.out_format.scale.host = -2.f; }},
       {"out_format.scale.host", ErrorCode::invalid_argument,
        [](MlaDecodeParams& p) { fp8_output(p, 0); p.out_format.scale.host = std::nanf(""); }},

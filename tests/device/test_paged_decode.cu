@@ -23,6 +23,7 @@
 #include "../common/decode_problem.hpp"
 #include "../common/gpu.hpp"
 #include "hipattn/dispatch/paged_decode.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"
 
@@ -71,7 +72,7 @@ struct RunResult {
 RunResult run_decode(const DecodeBatch& b, const PagedDecodeParams& p, const PagedDecodeOptions& opt, void* ws,
                      size_t bytes, rt::stream_t s = nullptr) {
   b.poison(s);
-  paged_decode(p, ws, bytes, s, opt);
+  prebuilt::paged_decode(p, ws, bytes, s, opt);
   HIPATTN_CHECK(rt::get_last_error());
   HIPATTN_CHECK(rt::device_synchronize());
   RunResult r;
@@ -299,7 +300,7 @@ TEST_P(PagedDecodeSlidingWindow, SplitEqualsOnePassAndReference) {
       p.window_left = window - 1;
       Workspace ws(p, opt);
       b.poison();
-      paged_decode(p, ws.buf.ptr, ws.bytes, nullptr, opt);
+      prebuilt::paged_decode(p, ws.buf.ptr, ws.bytes, nullptr, opt);
       HIPATTN_CHECK(rt::get_last_error());
       HIPATTN_CHECK(rt::device_synchronize());
       RunResult r;
@@ -512,8 +513,8 @@ TEST(PagedDecodeWorkspace, TwoStreams) {
   for (int round = 0; round < 3; ++round) {
     a.poison(s1.s);
     b.poison(s2.s);
-    paged_decode(a.params(), wa.buf.ptr, wa.bytes, s1.s, opt);
-    paged_decode(b.params(), wb.buf.ptr, wb.bytes, s2.s, opt);
+    prebuilt::paged_decode(a.params(), wa.buf.ptr, wa.bytes, s1.s, opt);
+    prebuilt::paged_decode(b.params(), wb.buf.ptr, wb.bytes, s2.s, opt);
     HIPATTN_CHECK(rt::get_last_error());
     s1.sync();
     s2.sync();
@@ -529,13 +530,13 @@ TEST(PagedDecodeWorkspace, TwoStreams) {
   const size_t bytes = std::max(wa.bytes, wb.bytes);
   DeviceBuffer ws(bytes);
   a.poison(s1.s);
-  paged_decode(a.params(), ws.ptr, bytes, s1.s, opt);
+  prebuilt::paged_decode(a.params(), ws.ptr, bytes, s1.s, opt);
   HIPATTN_CHECK(rt::get_last_error());
   s1.sync();
   RunResult ra;
   a.download(ra.out, ra.lse);
   b.poison(s2.s);
-  paged_decode(b.params(), ws.ptr, bytes, s2.s, opt);
+  prebuilt::paged_decode(b.params(), ws.ptr, bytes, s2.s, opt);
   HIPATTN_CHECK(rt::get_last_error());
   s2.sync();
   RunResult rb;
@@ -568,7 +569,7 @@ TEST(PagedDecodeGraph, ReplayWithNewLengthsAndBlockTables) {
       DecodeBatch b(m, A);
       const PagedDecodeParams p = b.params();
       Workspace ws(p, opt);
-      const rt::CapturedGraph graph([&](rt::stream_t st) { paged_decode(p, ws.buf.ptr, ws.bytes, st, opt); });
+      const rt::CapturedGraph graph([&](rt::stream_t st) { prebuilt::paged_decode(p, ws.buf.ptr, ws.bytes, st, opt); });
       TestStream s1;
       RunResult last;
       for (const std::vector<int>* batch : {&A, &B, &C}) {
@@ -586,7 +587,7 @@ TEST(PagedDecodeGraph, ReplayWithNewLengthsAndBlockTables) {
       }
       // An eager call on the last inputs: the same kernels, the same plan, the same bits.
       b.poison(s1.s);
-      paged_decode(p, ws.buf.ptr, ws.bytes, s1.s, opt);
+      prebuilt::paged_decode(p, ws.buf.ptr, ws.bytes, s1.s, opt);
       HIPATTN_CHECK(rt::get_last_error());
       s1.sync();
       RunResult eager;
@@ -699,7 +700,7 @@ TEST(PagedDecodeUnified, AgreesWithUnifiedAttention) {
     const size_t ubytes = unified_attention_workspace_size(u);
     DeviceBuffer uws(ubytes);
     b.poison();
-    unified_attention(u, uws.ptr, ubytes, nullptr);
+    prebuilt::unified_attention(u, uws.ptr, ubytes, nullptr);
     HIPATTN_CHECK(rt::get_last_error());
     HIPATTN_CHECK(rt::device_synchronize());
     RunResult ru;
@@ -1001,20 +1002,20 @@ TEST(PagedDecodeErrors, BadCallsThrowNamingTheField) {
   for (int q : {0, 9, -1}) {
     PagedDecodeParams p = b.params();
     p.q_len = q;
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr, planned); }, ErrorCode::unsupported, "q_len", "q_len");
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr, planned); }, ErrorCode::unsupported, "q_len", "q_len");
   }
   {
     const PagedDecodeParams p = b.params();
-    expect_error([&] { paged_decode(p, ws.ptr, plan.workspace_bytes - 1, nullptr, planned); }, ErrorCode::workspace,
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, plan.workspace_bytes - 1, nullptr, planned); }, ErrorCode::workspace,
                  "workspace", "one byte short");
-    expect_error([&] { paged_decode(p, nullptr, 0, nullptr, planned); }, ErrorCode::workspace, "workspace", "null workspace");
-    expect_error([&] { paged_decode(p, static_cast<char*>(ws.ptr) + 8, plan.workspace_bytes, nullptr, planned); },
+    expect_error([&] { prebuilt::paged_decode(p, nullptr, 0, nullptr, planned); }, ErrorCode::workspace, "workspace", "null workspace");
+    expect_error([&] { prebuilt::paged_decode(p, static_cast<char*>(ws.ptr) + 8, plan.workspace_bytes, nullptr, planned); },
                  ErrorCode::workspace, "workspace", "misaligned workspace");
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr, with_split(Split::one_partition, 0, 1024)); },
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr, with_split(Split::one_partition, 0, 1024)); },
                  ErrorCode::invalid_argument, "options.split", "one_partition with batch_invariant_keys");
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr, with_split(Split::planned, -1)); },
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr, with_split(Split::planned, -1)); },
                  ErrorCode::invalid_argument, "options.workgroup_budget", "negative budget");
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr, with_split(Split::planned, 0, -5)); },
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr, with_split(Split::planned, 0, -5)); },
                  ErrorCode::invalid_argument, "options.batch_invariant_keys", "negative batch_invariant_keys");
   }
   {  // fp8 per-tensor with null pointers: the host floats must be finite and > 0
@@ -1023,34 +1024,34 @@ TEST(PagedDecodeErrors, BadCallsThrowNamingTheField) {
     p.kv_scale_mode = KvScaleMode::per_tensor;
     p.k_scale = p.v_scale = nullptr;
     p.k_scale_value = NAN;
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "k_scale_value",
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "k_scale_value",
                  "NaN k_scale_value");
     p.k_scale_value = 0.5f;
     p.v_scale_value = INFINITY;
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "v_scale_value",
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "v_scale_value",
                  "Inf v_scale_value");
-    p.v_scale_value = 0.f;
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "v_scale_value",
-                 "zero v_scale_value");
+    p.v_scale_value = -1.f;  // 0 is unset (1)
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "v_scale_value",
+                 "negative v_scale_value");
     p.kv_scale_mode = KvScaleMode::per_token_head;
     p.v_scale_value = 1.f;
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "k_scale",
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "k_scale",
                  "per_token_head without scales");
   }
   {
     PagedDecodeParams p = b.params();
     p.head_size = 80;  // not in the instance table
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::unsupported, "head_size", "head 80");
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::unsupported, "head_size", "head 80");
   }
   {
     PagedDecodeParams p = b.params();
     p.num_kv_heads = 3;
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "num_kv_heads", "8 / 3 heads");
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "num_kv_heads", "8 / 3 heads");
   }
   {
     PagedDecodeParams p = b.params();
     p.seq_lens_k = nullptr;
-    expect_error([&] { paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "seq_lens_k", "null seq_lens_k");
+    expect_error([&] { prebuilt::paged_decode(p, ws.ptr, ws.bytes, nullptr); }, ErrorCode::invalid_argument, "seq_lens_k", "null seq_lens_k");
   }
   HIPATTN_CHECK(rt::get_last_error());
 }
@@ -1074,13 +1075,13 @@ TEST(PagedDecodeErrors, RocmLayoutBadCallsThrowNamingTheField) {
   {
     PagedDecodeParams p = b.params();
     p.block_size = 12;
-    expect_error([&] { paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::unsupported, "block_size",
+    expect_error([&] { prebuilt::paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::unsupported, "block_size",
                  "rocm with block_size 12");
   }
   {
     PagedDecodeParams p = b.params();
     p.v_stride_slot = 2;
-    expect_error([&] { paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::invalid_argument, "v_stride_slot",
+    expect_error([&] { prebuilt::paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::invalid_argument, "v_stride_slot",
                  "rocm with v_stride_slot 2");
   }
   {  // 4 more elements (8 bytes) a chunk; the head and block strides grown to keep the chunks apart
@@ -1088,13 +1089,13 @@ TEST(PagedDecodeErrors, RocmLayoutBadCallsThrowNamingTheField) {
     p.k_stride_chunk += 4;
     p.k_stride_head += p.head_size;
     p.k_stride_block += int64_t(p.num_kv_heads) * p.head_size;
-    expect_error([&] { paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::invalid_argument, "k_stride_chunk",
+    expect_error([&] { prebuilt::paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::invalid_argument, "k_stride_chunk",
                  "rocm with an 8-byte-misaligned k_stride_chunk");
   }
   {  // on the rows params (whose strides are valid rows strides): only the value is wrong
     PagedDecodeParams p = b.rows_params();
     p.kv_layout = static_cast<KvCacheLayout>(7);
-    expect_error([&] { paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::invalid_argument, "kv_layout",
+    expect_error([&] { prebuilt::paged_decode(p, nullptr, 0, nullptr, one); }, ErrorCode::invalid_argument, "kv_layout",
                  "kv_layout 7");
   }
   HIPATTN_CHECK(rt::get_last_error());
@@ -1112,7 +1113,7 @@ TEST(PagedDecodeErrors, EmptyBatchIsANoOp) {
   HIPATTN_CHECK(rt::device_synchronize());
   p.num_seqs = 0;
   p.q = nullptr, p.out = nullptr, p.block_table = nullptr, p.seq_lens_k = nullptr;
-  for (Split sp : {Split::one_partition, Split::planned, Split::automatic}) paged_decode(p, nullptr, 0, nullptr, with_split(sp));
+  for (Split sp : {Split::one_partition, Split::planned, Split::automatic}) prebuilt::paged_decode(p, nullptr, 0, nullptr, with_split(sp));
   HIPATTN_CHECK(rt::get_last_error());
   HIPATTN_CHECK(rt::device_synchronize());
   std::vector<uint16_t> out;

@@ -12,6 +12,7 @@
 #include "../common/gpu.hpp"
 #include "../common/random_spec.hpp"
 #include "../common/scenario_spec.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"
 
@@ -254,7 +255,7 @@ TEST(UnifiedErrors, BadInputThrowsNamingTheField) {
   UnifiedAttentionParams p = dp.params();
   p.num_kv_heads = 3;
   try {
-    unified_attention(p, nullptr, 0, nullptr);
+    prebuilt::unified_attention(p, nullptr, 0, nullptr);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.field(), "num_kv_heads");
@@ -264,7 +265,7 @@ TEST(UnifiedErrors, BadInputThrowsNamingTheField) {
   p.q_stride_token = 8 * 80; p.q_stride_head = 80; p.o_stride_token = 8 * 80; p.o_stride_head = 80;
   hipattn::set_cache_strides(p, hipattn::nhd_strides(16, 2, 80));
   try {
-    unified_attention(p, nullptr, 0, nullptr);
+    prebuilt::unified_attention(p, nullptr, 0, nullptr);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unsupported);
@@ -275,7 +276,7 @@ TEST(UnifiedErrors, BadInputThrowsNamingTheField) {
   UnifiedOptions opt;
   opt.path = UnifiedPath::three_d;
   try {
-    unified_attention(p, nullptr, 0, nullptr, opt);
+    prebuilt::unified_attention(p, nullptr, 0, nullptr, opt);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::workspace);

@@ -150,7 +150,7 @@ reference::AttentionResult io_reference(const DecodeHostProblem& m, const IoHost
   DecodeHostProblem::Gathered g;
   PagedDecodeParams p = m.host_params(m.all(), g);  // every sequence in order: the codes' rows
   io.apply(p, io.q8.data(), &io.q_scale, &io.out_scale, nullptr);
-  const float ks = p.k_scale_value, vs = p.v_scale_value;
+  const float ks = p.k_scale_value_or_one(), vs = p.v_scale_value_or_one();
   return reference::unified_attention(to_unified_params(p, g.cu.data(), &ks, &vs));
 }
 

@@ -144,9 +144,10 @@ const std::vector<Rejected>& rejected() {
       {"fp8 queries without an output dtype", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fnuz;
                                                               p.kv_scale = at<const float>(1536); p.q_scale.host = 0.5f; }),
        kInvalid, "out_format.dtype", {"out_format.dtype (unset)", "fp8 queries need the output dtype set"}, 1},
-      {"fp8 queries with q_scale 0", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fn; p.kv_scale = at<const float>(1536);
-                                                     p.out_format.dtype = DType::f16; p.q_scale.host = 0.f; }),
-       kInvalid, "q_scale.host", {"q_scale.host (0)", "finite and > 0"}, 1},
+      {"fp8 queries with a negative q_scale", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fn;
+                                                              p.kv_scale = at<const float>(1536); p.out_format.dtype = DType::f16;
+                                                              p.q_scale.host = -0.5f; }),
+       kInvalid, "q_scale.host", {"q_scale.host (-0.5)", "finite and > 0"}, 1},
       {"fp8 queries with a misaligned q_scale", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fn;
                                                                p.kv_scale = at<const float>(1536); p.out_format.dtype = DType::f16;
                                                                p.q_scale.device = at<const float>(1538); }),
@@ -189,16 +190,14 @@ const std::vector<Rejected>& rejected() {
        "out_format.scale.device", {"must be null", "only an fp8 output is scaled"}, 1},
       {"16-bit output with groups", V([](auto& p) { fp8_group(p, 64); p.out_format.dtype = DType::bf16; }), kInvalid,
        "out_format.group_size", {"out_format.group_size (64)", "must be 0"}, 2},  // and its group_scale
-      {"fp8 output scale 0", T8([](auto& p) { p.out_format.scale.host = 0.f; }), kInvalid, "out_format.scale.host",
-       {"out_format.scale.host (0)", "finite and > 0"}, 1},
       {"fp8 output scale negative", T8([](auto& p) { p.out_format.scale.host = -0.5f; }), kInvalid, "out_format.scale.host",
        {"out_format.scale.host (-0.5)", "finite and > 0"}, 1},
       {"fp8 output scale nan", T8([](auto& p) { p.out_format.scale.host = kNan; }), kInvalid, "out_format.scale.host",
        {"nan", "finite and > 0"}, 1},
       {"fp8 output scale inf", T8([](auto& p) { p.out_format.scale.host = kInf; }), kInvalid, "out_format.scale.host",
        {"inf"}, 1},
-      {"fnuz output scale 0", V([](auto& p) { fp8_tensor(p, DType::fp8_e4m3fnuz); p.out_format.scale.host = 0.f; }), kInvalid,
-       "out_format.scale.host", {"out_format.scale.host (0)"}, 1},
+      {"fnuz output scale -1", V([](auto& p) { fp8_tensor(p, DType::fp8_e4m3fnuz); p.out_format.scale.host = -1.f; }), kInvalid,
+       "out_format.scale.host", {"out_format.scale.host (-1)"}, 1},
       {"misaligned device output scale", T8([](auto& p) { p.out_format.scale.device = at<const float>(1538); }), kInvalid,
        "out_format.scale.device", {"not 4-byte aligned"}, 1},
       {"per-tensor output with group scales", T8([](auto& p) { p.out_format.group_scale = at<float>(5120); }), kInvalid,
@@ -216,7 +215,7 @@ const std::vector<Rejected>& rejected() {
       {"group scale stride negative", G8(32, [](auto& p) { p.out_format.group_scale_stride_group = -1; }), kInvalid,
        "out_format.group_scale_stride_group", {"(-1)"}, 1},
       {"group output with a per-tensor scale", G8(64, [](auto& p) { p.out_format.scale.host = 0.5f; }), kInvalid,
-       "out_format.scale.host", {"must be 1 (unset)", "computes its scales"}, 1},
+       "out_format.scale.host", {"must be 0 or 1 (unset)", "computes its scales"}, 1},
       {"group fp8 max past the format", V([](auto& p) { fp8_group(p, 32, DType::fp8_e4m3fnuz); p.out_format.group_fp8_max = 300.f; }),
        kInvalid, "out_format.group_fp8_max", {"out_format.group_fp8_max (300)", "(0, 240]"}, 1},
       {"group fp8 max negative", G8(32, [](auto& p) { p.out_format.group_fp8_max = -1.f; }), kInvalid,
@@ -325,6 +324,9 @@ TEST(MlaDecodeRules, AcceptedCorners) {
                                                    p.q_scale.host = 0.25f; })},
       {"bf16 out stride of 520 elements (1040 bytes)", V([](auto& p) { p.o_stride_head = 520; p.o_stride_token = kHeads * 520; })},
       {"fp8 output, host scale", T8([](auto&) {})},
+      {"fp8 output, host scale 0 (unset: the scale 1)", T8([](auto& p) { p.out_format.scale.host = 0.f; })},
+      {"fp8 queries, q_scale 0 (unset: the scale 1)", V([](auto& p) { p.q_dtype = p.kv_dtype = DType::fp8_e4m3fn;
+                                                                    p.q_scale.host = 0.f; p.out_format.dtype = DType::f16; })},
       {"fp8 output, device scale (its host value is not read)",
        T8([](auto& p) { p.out_format.scale.device = at<const float>(1536); p.out_format.scale.host = kNan; })},
       {"fnuz output", V([](auto& p) { fp8_tensor(p, DType::fp8_e4m3fnuz); })},
@@ -388,8 +390,11 @@ TEST(MlaDecodeRules, Fp8CacheScale) {
     p.kv_stride_slot = 592;
     p.kv_stride_page = 64 * 592;
     EXPECT_TRUE(validate(p).ok()) << what << ": " << describe(validate(p));
+    // 0: unset, the scale 1 (kv_scale_value_or_one)
+    p.kv_scale_value = 0.f;
+    EXPECT_TRUE(validate(p).ok()) << what << ": " << describe(validate(p));
     for (const auto& [bad, words] : std::vector<std::pair<float, const char*>>{
-             {0.f, "kv_scale_value (0)"}, {-1.f, "kv_scale_value (-1)"}, {kNan, "nan"}, {kInf, "inf"}}) {
+             {-1.f, "kv_scale_value (-1)"}, {kNan, "nan"}, {kInf, "inf"}}) {
       p.kv_scale_value = bad;
       const ValidationReport r = validate(p);
       ASSERT_FALSE(r.ok()) << what << " " << words;
@@ -420,7 +425,7 @@ TEST(MlaDecodeRules, EmptyBatch) {
     fp8_group(g, 64);
     g.out_format.group_scale = nullptr;
     EXPECT_TRUE(validate(g).ok()) << describe(validate(g));
-    g.out_format.scale.host = 0.f;  // ... but its format is still checked
+    g.out_format.scale.host = 0.5f;  // ... but its format is still checked
     EXPECT_EQ(validate(g).field(), "out_format.scale.host");
   }
   // ... but counts never go negative,

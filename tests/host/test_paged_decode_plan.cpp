@@ -105,6 +105,13 @@ TEST(PagedDecodeRules, ValidProblemsPass) {
          p.kv_dtype = DType::fp8_e4m3fnuz, p.kv_scale_mode = KvScaleMode::per_tensor;
          p.k_scale_value = 0.02f, p.v_scale_value = 3.f;
        }},
+      {"fp8 per-tensor host floats unset (0: the scale 1)", [](PagedDecodeParams& p) {
+         p.kv_dtype = DType::fp8_e4m3fn, p.kv_scale_mode = KvScaleMode::per_tensor;
+         p.k_scale_value = 0.f, p.v_scale_value = 0.f;
+       }},
+      {"fp8 queries with q_scale unset (0: the scale 1)", [](PagedDecodeParams& p) {
+         p.q_dtype = DType::fp8_e4m3fn, p.out_format.dtype = DType::f16, p.q_scale.host = 0.f;
+       }},
       {"fp8 per-(token, head)", [](PagedDecodeParams& p) {
          p.kv_dtype = DType::fp8_e4m3fn, p.kv_scale_mode = KvScaleMode::per_token_head;
          p.k_scale = fake<const float>(0x800000), p.v_scale = fake<const float>(0x900000);
@@ -146,9 +153,9 @@ TEST(PagedDecodeRules, EachRuleFiresNamingItsFieldAndValue) {
       {"NaN k_scale_value", [](PagedDecodeParams& p) {
          p.kv_dtype = DType::fp8_e4m3fn, p.kv_scale_mode = KvScaleMode::per_tensor, p.k_scale_value = NAN;
        }, ErrorCode::invalid_argument, "k_scale_value", {"nan"}},
-      {"zero k_scale_value", [](PagedDecodeParams& p) {
-         p.kv_dtype = DType::fp8_e4m3fn, p.kv_scale_mode = KvScaleMode::per_tensor, p.k_scale_value = 0.f;
-       }, ErrorCode::invalid_argument, "k_scale_value", {"(0)"}},
+      {"negative k_scale_value", [](PagedDecodeParams& p) {
+         p.kv_dtype = DType::fp8_e4m3fn, p.kv_scale_mode = KvScaleMode::per_tensor, p.k_scale_value = -0.5f;
+       }, ErrorCode::invalid_argument, "k_scale_value", {"(-0.5)"}},
       {"negative v_scale_value", [](PagedDecodeParams& p) {
          p.kv_dtype = DType::fp8_e4m3fnuz, p.kv_scale_mode = KvScaleMode::per_tensor, p.v_scale_value = -2.f;
        }, ErrorCode::invalid_argument, "v_scale_value", {"(-2)"}},
@@ -181,8 +188,8 @@ TEST(PagedDecodeRules, EachRuleFiresNamingItsFieldAndValue) {
        {"bf16", "f16"}},
       {"q dtype fp8 without an output dtype", [](PagedDecodeParams& p) { p.q_dtype = DType::fp8_e4m3fn; },
        ErrorCode::invalid_argument, "out_format.dtype", {"unset"}},
-      {"q dtype fp8 scale zero", [](PagedDecodeParams& p) { p.q_dtype = DType::fp8_e4m3fn, p.out_format.dtype = DType::f16, p.q_scale.host = 0.f; },
-       ErrorCode::invalid_argument, "q_scale.host", {"(0)"}},
+      {"q dtype fp8 scale negative", [](PagedDecodeParams& p) { p.q_dtype = DType::fp8_e4m3fn, p.out_format.dtype = DType::f16, p.q_scale.host = -1.f; },
+       ErrorCode::invalid_argument, "q_scale.host", {"(-1)"}},
       {"fp8 output scale NaN", [](PagedDecodeParams& p) { p.out_format.dtype = DType::fp8_e4m3fnuz, p.out_format.scale.host = std::nanf(""); },
        ErrorCode::invalid_argument, "out_format.scale.host", {"nan"}},
       {"negative num_seqs", [](PagedDecodeParams& p) { p.num_seqs = -1; }, ErrorCode::invalid_argument, "num_seqs", {"(-1)"}},

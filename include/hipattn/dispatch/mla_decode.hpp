@@ -50,10 +50,23 @@ enum class MlaDecodeSplit : uint8_t {
   planned,        // the device planner's tasks (forced)
 };
 
+// Every field's zero is its default (a zero-filled struct plans automatically). plan_mla_decode and
+// mla_decode_workspace_size check every field first (validate_options).
 struct MlaDecodeOptions {
   MlaDecodeSplit split = MlaDecodeSplit::automatic;
   int32_t workgroup_budget = 0;  // planned: workgroups to fill (0: the device's SMs)
 };
+
+// The rules of the options' fields, each issue naming its field ("options.split") and value: split
+// one of its enumerators (a C caller may pass any byte), workgroup_budget >= 0 (invalid_argument).
+inline ValidationReport validate_options(const MlaDecodeOptions& o) {
+  ValidationReport r;
+  validation::enum_in(r, "options.split", o.split,
+                      {{MlaDecodeSplit::automatic, "automatic"}, {MlaDecodeSplit::one_partition, "one_partition"},
+                       {MlaDecodeSplit::planned, "planned"}});
+  validation::at_least(r, "options.workgroup_budget", o.workgroup_budget, 0);
+  return r;
+}
 
 struct MlaDecodePlan {
   int32_t row_blocks = 1;  // workgroups a task slot: sm_90 ceil(q_len x num_heads / 64); CDNA head_chunks x q_blocks
@@ -95,12 +108,11 @@ inline SlotWorkspace mla_decode_workspace(int32_t capacity, int32_t batch, int32
 }
 
 inline MlaDecodePlan plan_mla_decode(const MlaDecodeParams& p, const MlaDecodeOptions& opt, const PlanDevice& dev) {
+  throw_if_error(validate_options(opt));  // every option field in range before any is read
   if (!mla_decode_target_supported(dev.target))
     throw Error(ErrorCode::unsupported, "target",
                 std::string("no MLA decode kernel for target ") + std::string(target_name(dev.target)) +
                     " (sm_90, gfx942, gfx950)");
-  if (opt.workgroup_budget < 0)
-    throw Error(ErrorCode::invalid_argument, "options.workgroup_budget", std::to_string(opt.workgroup_budget) + " < 0");
   MlaDecodePlan plan;
   const MlaTile tile = mla_decode_tile(dev.target);
   plan.tile_keys = tile.keys;
@@ -143,6 +155,7 @@ inline MlaDecodePlan plan_mla_decode(const MlaDecodeParams& p, const MlaDecodeOp
 // at most max_q_len x num_heads rows).
 inline size_t mla_decode_workspace_size(const MlaDecodeTraits& t, const PlanDevice& dev, const MlaDecodeOptions& opt = {}) {
   throw_if_error(validate(t));
+  throw_if_error(validate_options(opt));
   if (!mla_decode_target_supported(dev.target))
     throw Error(ErrorCode::unsupported, "target",
                 std::string("no MLA decode kernel for target ") + std::string(target_name(dev.target)));
@@ -180,7 +193,7 @@ inline MlaDecodeKernelArgs make_mla_decode_kernel_args(const MlaDecodeParams& p,
   a.q_kind = unified_kv_kind(p.q_dtype);
   if (is_fp8(p.q_dtype)) {
     a.q_scale = p.q_scale.device;
-    a.q_scale_value = p.q_scale.host;
+    a.q_scale_value = p.q_scale.host_or_one();
   }
   a.q = static_cast<const uint16_t*>(p.q);
   a.q_stride_token = p.q_stride_token;
@@ -195,7 +208,7 @@ inline MlaDecodeKernelArgs make_mla_decode_kernel_args(const MlaDecodeParams& p,
   a.kv_stride_slot_bytes = p.kv_stride_slot * esize;
   a.page_div = FastDivmod(static_cast<uint32_t>(std::max(1, p.page_size)));
   a.kv_scale = p.kv_scale;
-  a.kv_scale_value = p.kv_scale_value;
+  a.kv_scale_value = p.kv_scale_value_or_one();
   a.block_table = p.block_table;
   a.block_table_stride = p.block_table_stride;
   a.seq_lens_k = p.seq_lens_k;
@@ -265,7 +278,7 @@ mla_cdna_args_t<Cfg> make_mla_decode_cdna_args(const MlaDecodeParams& p, const M
   a.q_kind = unified_kv_kind(p.q_dtype);  // fp8 queries: converted exactly as Q loads
   if (is_fp8(p.q_dtype)) {
     a.q_scale_tensor = p.q_scale.device;
-    a.q_scale_value = p.q_scale.host;
+    a.q_scale_value = p.q_scale.host_or_one();
   }
   a.q = static_cast<const uint16_t*>(p.q);
   a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
@@ -283,7 +296,7 @@ mla_cdna_args_t<Cfg> make_mla_decode_cdna_args(const MlaDecodeParams& p, const M
   a.kv.page_div = FastDivmod(static_cast<uint32_t>(std::max(1, p.page_size)));
   if (is_fp8(p.kv_dtype)) {  // one per-tensor scale: K's (the scores) and V's (the output)
     a.k_scale_tensor = a.v_scale_tensor = p.kv_scale;
-    a.k_scale_value = a.v_scale_value = p.kv_scale_value;
+    a.k_scale_value = a.v_scale_value = p.kv_scale_value_or_one();
   }
   a.seq_lens_k = p.seq_lens_k;
   a.num_seqs = p.batch;

@@ -38,7 +38,7 @@ inline OutputArgs make_output_args(void* out, int64_t stride_token, int64_t stri
     o.group_scale_stride_group = f.group_scale_stride_group;
   } else {
     o.scale_tensor = f.scale.device;
-    o.scale_value = f.scale.host;
+    o.scale_value = f.scale.host_or_one();
   }
   return o;
 }

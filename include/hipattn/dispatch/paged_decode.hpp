@@ -10,9 +10,9 @@
 // values only (dispatch/paged_decode_plan.hpp), then launches the device planner (planned plans),
 // the kernel and the reduce (planned plans) on `stream`. It never allocates and never synchronizes;
 // the grid depends on host values only, so a captured graph replays with other seq_lens_k and block
-// tables. The instances are unified attention's (same keys, same table and filter; with
-// HIPATTN_UNIFIED_PREBUILT they come from the program's instance library, which
-// hipattn_add_unified_instances() builds for both families).
+// tables. The instances are unified attention's (same keys, same table and filter); an instance
+// library (hipattn_add_unified_instances(), both families) has its own entry point,
+// hipattn::prebuilt::paged_decode (dispatch/prebuilt.hpp).
 #pragma once
 #include "hipattn/dispatch/paged_decode_plan.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
@@ -82,43 +82,6 @@ inline PagedDecodePlan prepare_paged_decode_call(const PagedDecodeParams& p, voi
 
 }  // namespace detail
 
-// One entry of an instance library (hipattn_add_unified_instances builds both families' entries).
-struct PagedDecodePrebuiltInstance {
-  UnifiedInstanceKey key;
-  detail::PagedDecodeLaunchFn launch = nullptr;
-};
-
-#if defined(HIPATTN_UNIFIED_PREBUILT)
-const std::vector<PagedDecodePrebuiltInstance>& paged_decode_prebuilt_instances();
-
-template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
-detail::PagedDecodeLaunchFn find_paged_decode_prebuilt(const UnifiedInstanceKey& key) {
-  const std::vector<PagedDecodePrebuiltInstance>& lib = paged_decode_prebuilt_instances();
-  if (kFilter.admits(key))
-    for (const PagedDecodePrebuiltInstance& e : lib)
-      if (e.key == key) return e.launch;
-  std::vector<UnifiedInstanceKey> built;
-  for (const PagedDecodePrebuiltInstance& e : lib)
-    if (kFilter.admits(e.key)) built.push_back(e.key);
-  throw unified_instance_missing(key, built);
-}
-#endif
-
-#define HIPATTN_PAGED_DECODE_INSTANCE(TARGET, BF16, KV, D, VARIANT)                                             \
-  template void ::hipattn::detail::launch_paged_decode_standard<::hipattn::Target::TARGET, BF16,                  \
-                                                                ::hipattn::KvKind::KV, D,                         \
-                                                                ::hipattn::UnifiedVariantKind::VARIANT>(          \
-      const ::hipattn::PagedDecodeParams&, const ::hipattn::PagedDecodePlan&, void*, ::hipattn::rt::stream_t);
-#define HIPATTN_PAGED_DECODE_EXTERN_INSTANCE(TARGET, BF16, KV, D, VARIANT) \
-  extern HIPATTN_PAGED_DECODE_INSTANCE(TARGET, BF16, KV, D, VARIANT)
-#define HIPATTN_PAGED_DECODE_REGISTRY_ENTRY(TARGET, BF16, KV, D, VARIANT)                                       \
-  ::hipattn::PagedDecodePrebuiltInstance {                                                                       \
-    ::hipattn::UnifiedInstanceKey{::hipattn::Target::TARGET, BF16, ::hipattn::KvKind::KV, D,                      \
-                                  ::hipattn::UnifiedVariantKind::VARIANT},                                      \
-        &::hipattn::detail::launch_paged_decode_standard<::hipattn::Target::TARGET, BF16, ::hipattn::KvKind::KV,  \
-                                                         D, ::hipattn::UnifiedVariantKind::VARIANT>             \
-  }
-
 // Run paged decode. `workspace` must hold the plan's bytes (paged_decode_workspace_size of traits
 // that bound this call suffices), 16-byte aligned; it may be null when the plan needs none (one
 // partition). kFilter: the instances this translation unit compiles (as unified_attention's).
@@ -128,9 +91,6 @@ void paged_decode(const PagedDecodeParams& p, void* workspace, size_t workspace_
   const PagedDecodePlan plan = detail::prepare_paged_decode_call(p, workspace, workspace_bytes, opt);
   if (p.num_seqs == 0) return;
   const UnifiedInstanceKey key = paged_decode_instance_key(p, rt::cached_device_properties().target);
-#if defined(HIPATTN_UNIFIED_PREBUILT)
-  find_paged_decode_prebuilt<kFilter>(key)(p, plan, workspace, stream);
-#else
   auto with = [&]<UnifiedVariantKind kV>() {
     return visit_unified_instance<kFilter, kV>(key, BackendTargets{}, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
       detail::launch_paged_decode_standard<kT, kBf16, kKv, kD, kV>(p, plan, workspace, stream);
@@ -139,7 +99,6 @@ void paged_decode(const PagedDecodeParams& p, void* workspace, size_t workspace_
   const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()
                                                              : with.template operator()<UnifiedVariantKind::plain>();
   if (!found) throw unified_instance_missing(key, detail::standard_instance_keys<kFilter>());
-#endif
 }
 
 }  // namespace hipattn

@@ -40,12 +40,29 @@ enum class PagedDecodeSplit : uint8_t {
   uniform,        // every sequence in the same number of near-equal segments, no planner (forced)
 };
 
+// Every field's zero is its default (a zero-filled struct plans automatically). plan_paged_decode and
+// paged_decode_workspace_size check every field first (validate_options).
 struct PagedDecodeOptions {
   PagedDecodeSplit split = PagedDecodeSplit::automatic;
   int32_t num_segments = 0;          // uniform: segments a sequence (0: chosen from the device)
   int32_t workgroup_budget = 0;      // planned: workgroups to fill (0: the device's resident workgroups)
   int32_t batch_invariant_keys = 0;  // > 0: fixed split boundaries (rounded up to whole tiles); planned
 };
+
+// The rules of the options' own fields, each issue naming its field ("options.split") and value:
+// split one of its enumerators (a C caller may pass any byte), num_segments, workgroup_budget and
+// batch_invariant_keys >= 0 (invalid_argument). The rules between fields (a segment count only with
+// the uniform split; batch-invariant keys neither with one_partition nor uniform) are the planner's.
+inline ValidationReport validate_options(const PagedDecodeOptions& o) {
+  ValidationReport r;
+  validation::enum_in(r, "options.split", o.split,
+                      {{PagedDecodeSplit::automatic, "automatic"}, {PagedDecodeSplit::one_partition, "one_partition"},
+                       {PagedDecodeSplit::planned, "planned"}, {PagedDecodeSplit::uniform, "uniform"}});
+  validation::at_least(r, "options.num_segments", o.num_segments, 0);
+  validation::at_least(r, "options.workgroup_budget", o.workgroup_budget, 0);
+  validation::at_least(r, "options.batch_invariant_keys", o.batch_invariant_keys, 0);
+  return r;
+}
 
 struct PagedDecodePlan {
   UnifiedTileKind tile_kind = UnifiedTileKind::decode;
@@ -105,15 +122,11 @@ inline int32_t paged_decode_uniform_segments(int64_t base, int64_t budget, int32
 }
 
 inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const PagedDecodeOptions& opt, const PlanDevice& dev) {
+  throw_if_error(validate_options(opt));  // every option field in range before any is read
   PagedDecodePlan plan;
   if (dev.target != Target::sm90 && dev.target != Target::gfx942 && dev.target != Target::gfx950)
     throw Error(ErrorCode::unsupported, "target",
                 std::string("no paged-decode tiles for target ") + std::string(target_name(dev.target)));
-  if (opt.workgroup_budget < 0)
-    throw Error(ErrorCode::invalid_argument, "options.workgroup_budget", std::to_string(opt.workgroup_budget) + " < 0");
-  if (opt.batch_invariant_keys < 0)
-    throw Error(ErrorCode::invalid_argument, "options.batch_invariant_keys",
-                std::to_string(opt.batch_invariant_keys) + " < 0");
   if (opt.batch_invariant_keys > 0 && opt.split == PagedDecodeSplit::one_partition)
     throw Error(ErrorCode::invalid_argument, "options.split",
                 "one_partition with batch_invariant_keys (" + std::to_string(opt.batch_invariant_keys) +
@@ -141,7 +154,7 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
   const int32_t max_tiles = paged_decode_max_tiles(p, tile_keys);
   const int64_t budget = opt.workgroup_budget > 0 ? opt.workgroup_budget
                                                   : static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
-  if (opt.num_segments < 0 || (opt.num_segments > 0 && opt.split != PagedDecodeSplit::uniform))
+  if (opt.num_segments > 0 && opt.split != PagedDecodeSplit::uniform)
     throw Error(ErrorCode::invalid_argument, "options.num_segments",
                 std::to_string(opt.num_segments) + ": a segment count is an option of the uniform split only (>= 1)");
   if (opt.batch_invariant_keys > 0 && opt.split == PagedDecodeSplit::uniform)
@@ -222,6 +235,7 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
 inline size_t paged_decode_workspace_size(const PagedDecodeTraits& t, const PlanDevice& dev,
                                           const PagedDecodeOptions& opt = {}) {
   throw_if_error(validate(t));
+  throw_if_error(validate_options(opt));
   size_t most = 0;
   for (int32_t d : UnifiedInstanceTable::head_sizes) {
     if (d > t.max_head_size) continue;
@@ -295,8 +309,8 @@ paged_decode_args_t<Cfg> make_paged_decode_kernel_args(const PagedDecodeParams& 
   fill_attention_kernel_args(a, to_unified_params(p, nullptr), plan.rows_per_token, plan.block_q, plan.head_chunks,
                              variant);
   if (p.kv_scale_mode == KvScaleMode::per_tensor) {
-    a.k_scale_value = p.k_scale_value;
-    a.v_scale_value = p.v_scale_value;
+    a.k_scale_value = p.k_scale_value_or_one();
+    a.v_scale_value = p.v_scale_value_or_one();
   }
   if (p.kv_layout == KvCacheLayout::rocm) {  // validated < 2^31
     a.kv.k_stride_chunk = static_cast<int32_t>(p.k_stride_chunk);

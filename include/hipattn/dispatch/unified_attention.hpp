@@ -8,10 +8,16 @@
 // one compiled instance and launches it. Nothing is allocated; the workspace is the caller's.
 //
 // Which instances exist: every one of the instance table (problem/unified_instances.hpp) by default,
-// compiled in the caller's translation unit; a subset with unified_attention<filter>(...); or an
-// instance library built by hipattn_add_unified_instances() (README, "Using hipattn in a project").
+// compiled in the caller's translation unit; a subset with unified_attention<filter>(...). An instance
+// library built by hipattn_add_unified_instances() has entry points of its own,
+// hipattn::prebuilt::unified_attention / paged_decode (dispatch/prebuilt.hpp): two names for two
+// modes, so no macro changes what a function of this header compiles.
 #pragma once
 #include <mutex>
+
+#if defined(HIPATTN_UNIFIED_PREBUILT)
+#error "HIPATTN_UNIFIED_PREBUILT is gone: an instance library's entry points are hipattn::prebuilt::unified_attention / paged_decode (hipattn/dispatch/prebuilt.hpp); hipattn::unified_attention always compiles its filter's instances in the calling translation unit"
+#endif
 
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
@@ -54,12 +60,6 @@ std::string target_list_name(TargetList<kTs...>) {
   return s;
 }
 
-// "unified_2d_kernel<bf16, D=256, BM=64, BN=64>": the instance, for error messages.
-template <class Cfg>
-std::string unified_instance_name(const char* kernel) {
-  return std::string(kernel) + (Cfg::kBf16 ? "<bf16" : "<f16") + ", D=" + std::to_string(Cfg::kD) +
-         ", BM=" + std::to_string(Cfg::kBM) + ", BN=" + std::to_string(Cfg::kBN) + ">";
-}
 
 // Launch one compiled configuration: arguments, grids and LDS from dispatch/unified_launch.hpp. The
 // 2D / 3D kernel's dynamic shared-memory limit is raised first, once per device
@@ -175,71 +175,18 @@ std::vector<UnifiedInstanceKey> standard_instance_keys() {
 
 }  // namespace detail
 
-// ---- instance libraries --------------------------------------------------------------------------
-// hipattn_add_unified_instances() (cmake/hipattnInstances.cmake, installed with the package) builds
-// a static library of standard instances, one translation unit each, and a registry translation unit
-// that lists them. Its consumers are compiled with HIPATTN_UNIFIED_PREBUILT: unified_attention then
-// instantiates no kernel in the caller's translation unit and launches through the registry; a
-// problem whose instance is not in it throws Error(unsupported, "instance") naming what was built.
-
-// One entry of an instance library.
-struct UnifiedPrebuiltInstance {
-  UnifiedInstanceKey key;
-  detail::UnifiedLaunchFn launch = nullptr;
-};
-
-// The registry of the program's instance library (defined by the generated registry translation unit).
-#if defined(HIPATTN_UNIFIED_PREBUILT)
-const std::vector<UnifiedPrebuiltInstance>& unified_prebuilt_instances();
-
-// The launcher of `key` in the program's instance library, among the entries kFilter admits.
-// Throws Error(unsupported, "instance") naming the key and what was built when there is none.
-template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
-detail::UnifiedLaunchFn find_unified_prebuilt(const UnifiedInstanceKey& key) {
-  const std::vector<UnifiedPrebuiltInstance>& lib = unified_prebuilt_instances();
-  if (kFilter.admits(key))
-    for (const UnifiedPrebuiltInstance& e : lib)
-      if (e.key == key) return e.launch;
-  std::vector<UnifiedInstanceKey> built;
-  for (const UnifiedPrebuiltInstance& e : lib)
-    if (kFilter.admits(e.key)) built.push_back(e.key);
-  throw unified_instance_missing(key, built);
-}
-#endif
-
-// Explicit instantiation (definition) / declaration of one standard instance: what the generated
-// translation units contain. TARGET: gfx942 | gfx950 | sm90; KV: same16 | e4m3fn | e4m3fnuz;
-// VARIANT: plain | full.
-#define HIPATTN_UNIFIED_INSTANCE(TARGET, BF16, KV, D, VARIANT)                                                  \
-  template void ::hipattn::detail::launch_unified_standard<::hipattn::Target::TARGET, BF16, ::hipattn::KvKind::KV, \
-                                                           D, ::hipattn::UnifiedVariantKind::VARIANT>(            \
-      const ::hipattn::UnifiedAttentionParams&, const ::hipattn::UnifiedPlan&, void*, ::hipattn::rt::stream_t);
-#define HIPATTN_UNIFIED_EXTERN_INSTANCE(TARGET, BF16, KV, D, VARIANT) \
-  extern HIPATTN_UNIFIED_INSTANCE(TARGET, BF16, KV, D, VARIANT)
-// The registry entry of one standard instance.
-#define HIPATTN_UNIFIED_REGISTRY_ENTRY(TARGET, BF16, KV, D, VARIANT)                                            \
-  ::hipattn::UnifiedPrebuiltInstance {                                                                           \
-    ::hipattn::UnifiedInstanceKey{::hipattn::Target::TARGET, BF16, ::hipattn::KvKind::KV, D,                      \
-                                  ::hipattn::UnifiedVariantKind::VARIANT},                                      \
-        &::hipattn::detail::launch_unified_standard<::hipattn::Target::TARGET, BF16, ::hipattn::KvKind::KV, D,    \
-                                                    ::hipattn::UnifiedVariantKind::VARIANT>                     \
-  }
-
 // ---- entry points ----------------------------------------------------------------------------------
 
 // Run unified attention. `workspace` must hold unified_attention_workspace_size(p, opt) bytes
 // (16-byte aligned); it may be null when that size is 0.
 // kFilter: the instances this translation unit compiles (every one of the table by default; a call
-// outside them throws Error(unsupported, "instance") naming what was built). With
-// HIPATTN_UNIFIED_PREBUILT the instances come from the program's instance library instead.
+// outside them throws Error(unsupported, "instance") naming what was built). An instance library's
+// entry point is hipattn::prebuilt::unified_attention (dispatch/prebuilt.hpp).
 template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
 void unified_attention(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes, rt::stream_t stream,
                        const UnifiedOptions& opt = {}) {
   const UnifiedPlan plan = detail::prepare_unified_call(p, workspace, workspace_bytes, opt);
   const UnifiedInstanceKey key = unified_instance_key(p, rt::cached_device_properties().target);
-#if defined(HIPATTN_UNIFIED_PREBUILT)
-  find_unified_prebuilt<kFilter>(key)(p, plan, workspace, stream);
-#else
   auto with = [&]<UnifiedVariantKind kV>() {
     return visit_unified_instance<kFilter, kV>(key, BackendTargets{}, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
       detail::launch_unified_standard<kT, kBf16, kKv, kD, kV>(p, plan, workspace, stream);
@@ -248,7 +195,6 @@ void unified_attention(const UnifiedAttentionParams& p, void* workspace, size_t 
   const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()
                                                              : with.template operator()<UnifiedVariantKind::plain>();
   if (!found) throw unified_instance_missing(key, detail::standard_instance_keys<kFilter>());
-#endif
 }
 
 // Run unified attention with a logit variant of the caller's (tile/variants.hpp: derive from

@@ -51,6 +51,18 @@ template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, 
           CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv), class KvLayout = RowKvLayout>
 using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT, kCopy, KvLayout>::Config;
 
+// "unified_2d_kernel<bf16, kv=e4m3fn, D=256, BM=64, BN=64>": a compiled configuration, for error
+// messages (a refused shared-memory size, a pipeline not built). The KV kind is named, so that a
+// missing fp8 instance does not read like a 16-bit one; configurations without one (the 16-bit
+// warpgroup pipeline) say same16.
+template <class Cfg>
+std::string unified_instance_name(const char* kernel) {
+  KvKind kv = KvKind::same16;
+  if constexpr (requires { Cfg::kKv; }) kv = Cfg::kKv;
+  return std::string(kernel) + (Cfg::kBf16 ? "<bf16" : "<f16") + ", kv=" + kv_kind_name(kv) +
+         ", D=" + std::to_string(Cfg::kD) + ", BM=" + std::to_string(Cfg::kBM) + ", BN=" + std::to_string(Cfg::kBN) + ">";
+}
+
 // gfx950's ping-pong instance of (dtype, head size, variant) (plan.pingpong): PingPongConfig
 // (kernels/common/pingpong_config.hpp) over the UnifiedConfig of gfx950_pingpong_tile, 16-bit cache,
 // LDS-DMA loads, 64-bit offsets, any page size. Built for the head sizes and variants the planner
@@ -277,7 +289,7 @@ void fill_attention_kernel_args(AttentionKernelArgs<KvParams, Variant>& a, const
   a.p8 = p.fp8_math == Fp8Math::fp8_pv;   // read by the fp8 matrix path's instances only
   if (is_fp8(p.q_dtype)) {
     a.q_scale_tensor = p.q_scale.device;
-    a.q_scale_value = p.q_scale.host;
+    a.q_scale_value = p.q_scale.host_or_one();
   }
   a.kv.k = p.k_cache;
   a.kv.v = p.v_cache;

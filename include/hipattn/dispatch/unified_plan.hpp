@@ -33,13 +33,35 @@ enum class UnifiedSplit : uint8_t { automatic, uniform, planned };
 // A named pipeline that cannot serve the call is an error (options.pipeline).
 enum class UnifiedPipeline : uint8_t { automatic, skeleton, warpgroup, pingpong };
 
-// Caller's overrides (tests and benchmarks force a path).
+// Caller's overrides (tests and benchmarks force a path). Every field's zero is its default (a
+// zero-filled struct chooses everything automatically). plan_unified_attention checks every field
+// first (validate_options: a C caller may pass any byte in an enumeration).
 struct UnifiedOptions {
   UnifiedPath path = UnifiedPath::automatic;
   int32_t num_segments = 0;  // 3D only: 0 = chosen from the device; else forced (>= 1)
   UnifiedSplit split = UnifiedSplit::automatic;  // 3D only; planned needs a decode batch and no num_segments
   UnifiedPipeline pipeline = UnifiedPipeline::automatic;
 };
+
+// The rules of the options' own fields, each issue naming its field ("options.pipeline") and value:
+// path, split and pipeline one of their enumerators, num_segments >= 0 (invalid_argument). The rules
+// that tie an option to the problem (planned needs a decode batch; a named pipeline that cannot
+// serve the call) are the planner's.
+inline ValidationReport validate_options(const UnifiedOptions& o) {
+  ValidationReport r;
+  validation::enum_in(r, "options.path", o.path,
+                      {{UnifiedPath::automatic, "automatic"}, {UnifiedPath::two_d, "two_d"}, {UnifiedPath::three_d, "three_d"}});
+  if (o.num_segments < 0)
+    r.invalid("options.num_segments", "options.num_segments (" + validation::num(o.num_segments) +
+                                          ") must be >= 0 (0: chosen from the device)");
+  validation::enum_in(r, "options.split", o.split,
+                      {{UnifiedSplit::automatic, "automatic"}, {UnifiedSplit::uniform, "uniform"},
+                       {UnifiedSplit::planned, "planned"}});
+  validation::enum_in(r, "options.pipeline", o.pipeline,
+                      {{UnifiedPipeline::automatic, "automatic"}, {UnifiedPipeline::skeleton, "skeleton"},
+                       {UnifiedPipeline::warpgroup, "warpgroup"}, {UnifiedPipeline::pingpong, "pingpong"}});
+  return r;
+}
 
 // A tile shape of the unified kernels: warps as kWarpsM x kWarpsN, 16 * mt rows and kn keys per warp,
 // `stages` LDS stages, and the register budget the tile is held to (per thread on sm_90, VGPRs +
@@ -394,6 +416,7 @@ inline const char* unified_pingpong_refusal(const UnifiedAttentionParams& p, Tar
 
 inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const UnifiedOptions& opt,
                                           const PlanDevice& dev) {
+  throw_if_error(validate_options(opt));  // every option field in range before any is read
   UnifiedPlan plan;
   const int32_t group = p.num_q_heads / std::max(1, p.num_kv_heads);
   // Decode tile when a q-block of the prefill tile would leave most of its 64 rows empty.
@@ -431,8 +454,6 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
                           : "auto: 2D grid fills the device or sequences are short";
   }
   plan.split = split;
-  if (opt.num_segments < 0)
-    throw Error(ErrorCode::invalid_argument, "options.num_segments", std::to_string(opt.num_segments) + " < 0");
   if (opt.split == UnifiedSplit::planned && (!plan.decode_grid || opt.num_segments != 0))
     throw Error(ErrorCode::invalid_argument, "options.split",
                 std::string("planned needs a decode batch (max_seqlen_q <= 1, got ") + std::to_string(p.max_seqlen_q) +

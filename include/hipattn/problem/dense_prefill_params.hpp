@@ -22,6 +22,13 @@
 // q, k, v and out share one dtype (fp16 or bf16). LSE (optional) is [num_q_heads, lse_stride_head]
 // indexed by the query token (packed: its index in q; batched: b * max_seqlen_q + t), natural log.
 // problem/dense_prefill_rules.hpp validates it; the float64 reference is reference/dense_prefill.hpp.
+//
+// A zero-filled struct (a C / FFI caller's memset, then the fields it knows) means: dtype fp16 (DType
+// enumerator 0); every pointer null (cu_seqlens_q / cu_seqlens_k null: batched); every stride, count
+// and bound 0; scale 0 (refused by validation: set it); causal false (the default: non-causal);
+// softcap 0 (off). The one field whose zero is not its default:
+//   window_left  default -1 (no window); 0 keeps only the keys at or after the query's position
+//                (with causal, the one key at its position): a real, different problem, so set it
 #pragma once
 #include <array>
 #include <cstdint>

@@ -14,6 +14,16 @@
 // q_scale with the K scale into the score scale and read the codes exactly (an e4m3 value is exact in
 // fp16 and bf16); compute_dtype() says which 16-bit type their products use. A 16-bit output is
 // always of that type (one packing compiled per instance).
+//
+// A zero-filled struct (a C / FFI caller's memset, then the fields it knows) means the defaults here:
+//   TensorScale    device null, host 0: unset. Where the scale is used (fp8 queries' q_scale, a
+//                  per-tensor fp8 output's scale) host 0 is the identity scale 1 (host_or_one());
+//                  where it must be unset, host 0 and host 1 are both accepted.
+//   OutputFormat   dtype disengaged (std::optional<DType>: the engaged flag is a byte that zero
+//                  leaves false in libstdc++ and libc++): the query dtype; group_size 0: no groups;
+//                  group_fp8_max 0: the format's largest finite value.
+//   Fp8Math        enumerator 0 is fp8_qk, the default.
+// Every field's zero is its default here.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -22,20 +32,29 @@
 
 namespace hipattn {
 
-// A per-tensor scale: *device when device != nullptr, else host. Host values are validated (finite,
-// > 0); device values cannot be, without a synchronization.
+// A host scale value whose 0 means unset: the identity scale 1 where the scale is used. Any other
+// value is returned as is (validation refuses the negative and non-finite ones).
+constexpr float host_scale_or_one(float host) { return host == 0.f ? 1.f : host; }
+
+// A per-tensor scale: *device when device != nullptr, else host. host 0 (the default, and what a
+// zero-filled struct holds) is unset: the identity 1 where the scale is used; every reader of the
+// host value goes through host_or_one(). Host values are validated (0, or finite and > 0; a scale
+// that must be unset takes 0 or 1); device values cannot be, without a synchronization.
 struct TensorScale {
   const float* device = nullptr;
-  float host = 1.f;
+  float host = 0.f;
+  // The host scale the kernels and the references apply when device is null: host, or 1 when unset.
+  constexpr float host_or_one() const { return host_scale_or_one(host); }
 };
 
 struct OutputFormat {
   // fp16, bf16 (the compute dtype: the query's, a 16-bit cache's), fp8_e4m3fn or fp8_e4m3fnuz.
-  // Unset: the query dtype (which must then be 16-bit).
+  // Unset: the query dtype (which must then be 16-bit). Zero-filled, the optional is disengaged
+  // (its engaged flag is 0 in libstdc++ and libc++), which is this "unset".
   std::optional<DType> dtype;
   // fp8, per tensor (group_size == 0): out = saturate(O / scale), saturating to the format's largest
-  // finite value (448 e4m3fn, 240 e4m3fnuz), NaN kept NaN (numeric/fp8.hpp's rules). 16-bit outputs
-  // take no scale (leave it at its default).
+  // finite value (448 e4m3fn, 240 e4m3fnuz), NaN kept NaN (numeric/fp8.hpp's rules); host 0 (unset)
+  // is the scale 1. 16-bit outputs take no scale (leave it unset: host 0 or 1, device null).
   TensorScale scale;
   // fp8, per group (group_size > 0: 16, 32, 64 or 128, dividing head_size): each row's head_size
   // columns split into groups of group_size; group g of (token t, q head h) gets
@@ -64,8 +83,12 @@ struct OutputFormat {
 // this field says. sm_90 runs mma.sync's e4m3 shape by converting its operands to f16 for the f16
 // tensor cores (NVIDIA/cutlass#1986; Hopper's native fp8 rate is wgmma's), so there the path saves
 // the cache's conversion, not matrix time (bench/NOTES.md run v15). The CDNA MFMAs run fp8 at twice
-// their 16-bit rate.
+// their 16-bit rate. The enumerators' values are the order below: fp8_qk (the default) is 0, so a
+// zero-filled struct takes it.
 enum class Fp8Math : uint8_t {
+  // Scores by the e4m3 MMA; P V with P in f16 (11 significant bits) and V's codes converted exactly.
+  // The default.
+  fp8_qk,
   // Scores by the e4m3 MMA (exact products, fp32 sums); P V by the e4m3 MMA with P quantized to e4m3
   // (scaled by 2^8: relative error up to 2^-4 a weight) on tiles whose warps take 32 keys or more
   // (prefill tiles), P in f16 with V's codes converted exactly elsewhere (decode tiles) and with
@@ -73,9 +96,6 @@ enum class Fp8Math : uint8_t {
   // exact (P goes to e4m3 and back to f16 in the MMA's conversion). sm_90 only: the CDNA tiles
   // compute P V in 16-bit (V converted by the loader), so on gfx942 / gfx950 this is fp8_qk.
   fp8_pv,
-  // Scores by the e4m3 MMA; P V with P in f16 (11 significant bits) and V's codes converted exactly.
-  // The default.
-  fp8_qk,
   // Queries converted to the compute dtype as they load; every product in 16-bit.
   convert,
 };

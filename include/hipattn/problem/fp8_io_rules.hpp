@@ -3,8 +3,9 @@
 //   io_dtypes     q_dtype, kv_dtype and the output dtype, and which pairs are served
 //   io_out_dtype  the output dtype alone (io_dtypes' part; MLA decode keeps its own query rules)
 //   io_scales     q_scale, out_format's scale and its per-group fields
-// Host values are checked (finite, > 0); a device scalar cannot be without a synchronization, so
-// ALGORITHM.md section 12 says what a zero, negative or NaN one gives.
+// Host values are checked (0, meaning unset: the identity 1 where the scale is used; else finite and
+// > 0; a scale that must be unset takes 0 or 1); a device scalar cannot be without a synchronization,
+// so ALGORITHM.md section 12 says what a zero, negative or NaN one gives.
 #pragma once
 #include <array>
 #include <cmath>
@@ -64,22 +65,24 @@ inline IoDtypesOk io_dtypes(ValidationReport& r, DType q_dtype, DType kv_dtype, 
 }
 
 namespace detail {
-// A scale that must be left unset: no device pointer, host 1.
+// A scale that must be left unset: no device pointer, host 0 (the default) or 1 (the identity).
 inline void scale_unset(ValidationReport& r, const TensorScale& s, const char* device_field, const char* host_field,
                         const std::string& why) {
   if (s.device != nullptr)
     r.invalid(device_field, std::string(device_field) + " (" + ptr(s.device) + ") must be null: " + why);
-  if (s.host != 1.f)
-    r.invalid(host_field, std::string(host_field) + " (" + flt(s.host) + ") must be 1 (unset): " + why);
+  if (s.host != 0.f && s.host != 1.f)
+    r.invalid(host_field, std::string(host_field) + " (" + flt(s.host) + ") must be 0 or 1 (unset): " + why);
 }
-// A scale that is used: a 4-byte-aligned device scalar, or a finite host value > 0.
+// A scale that is used: a 4-byte-aligned device scalar, or a host value that is 0 (unset: the
+// identity 1, TensorScale::host_or_one) or finite and > 0.
 inline void scale_used(ValidationReport& r, const TensorScale& s, const char* device_field, const char* host_field) {
   if (s.device != nullptr) {
     if (reinterpret_cast<uintptr_t>(s.device) % alignof(float) != 0)
       r.invalid(device_field, std::string(device_field) + " (" + ptr(s.device) + ") is not 4-byte aligned");
-  } else if (!std::isfinite(s.host) || !(s.host > 0.f)) {
+  } else if (s.host != 0.f && (!std::isfinite(s.host) || !(s.host > 0.f))) {
     r.invalid(host_field, std::string(host_field) + " (" + flt(s.host) +
-                              ") must be finite and > 0 (the per-tensor scale when its device pointer is null)");
+                              ") must be finite and > 0, or 0 for the scale 1 (the per-tensor scale when its "
+                              "device pointer is null)");
   }
 }
 }  // namespace detail

@@ -17,6 +17,10 @@
 // dimensions. out and lse must not overlap the inputs (not checked: undefined behaviour).
 // Any head size that is a multiple of 8 in [8, 1024]; partials and output in fp16, bf16 or fp32, in any
 // combination. problem/merge_rules.hpp validates it; dispatch/merge_attention_states.hpp runs it.
+//
+// A zero-filled struct (a C / FFI caller's memset, then the fields it knows) means the defaults: every
+// field's zero is its default (pointers null, strides and counts 0, partial_dtype and out_dtype fp16,
+// DType enumerator 0; num_tokens 0 is an empty call).
 #pragma once
 #include <cstdint>
 

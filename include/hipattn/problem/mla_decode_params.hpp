@@ -30,6 +30,18 @@
 //   * LSE (optional) is [batch * q_len, num_heads] through its two strides, natural log.
 // problem/mla_decode_rules.hpp validates it; the float64 reference is reference/mla_decode.hpp;
 // dispatch/mla_decode.hpp runs it.
+//
+// A zero-filled struct (a C / FFI caller's memset, then the fields it knows) means: every pointer
+// null (q_rope null: a joined query); every stride, count and bound 0; q_scale unset (host 0: the
+// scale 1 for fp8 queries, problem/fp8_io.hpp); kv_scale_value 0 (unset: the scale 1 for an fp8
+// cache whose kv_scale is null); scale 0 (refused by validation: set it); out_format unset (the query
+// dtype, no fp8 scale). Fields whose zero is not their default:
+//   q_dtype, kv_dtype  default bf16; 0 is fp16 (DType enumerator 0), a real, different problem
+//                      (an fp16 query and cache): set them
+//   q_len              default 1 (decode); 0 is refused by validation (q_len, unsupported): set it,
+//                      1..8
+// MlaDecodeTraits: max_q_len, default 1, the same way (0 is refused); its other fields' zero is their
+// default.
 #pragma once
 #include <cstdint>
 
@@ -60,7 +72,7 @@ struct MlaDecodeParams {
   int32_t num_pages = 0;
   int32_t page_size = 0;  // any value >= 1
   const float* kv_scale = nullptr;  // fp8: device scalar [1], or null to use kv_scale_value
-  float kv_scale_value = 1.f;       // fp8 with kv_scale null (host value, finite and > 0)
+  float kv_scale_value = 0.f;       // fp8 with kv_scale null (host value, finite and > 0; 0: unset, 1)
 
   // ---- sequences ----
   const int32_t* block_table = nullptr;  // [batch, block_table_stride]
@@ -84,6 +96,9 @@ struct MlaDecodeParams {
   int64_t lse_stride_token = 0, lse_stride_head = 0;
 
   int32_t num_tokens() const { return batch * q_len; }
+  // The fp8 cache's host scale the kernels apply (kv_scale null): the value, or 1 when it is 0
+  // (unset). Every reader of kv_scale_value goes through it.
+  constexpr float kv_scale_value_or_one() const { return host_scale_or_one(kv_scale_value); }
 };
 
 // What the host knows before any call (bounds), for the workspace size: a workspace sized from these

@@ -22,19 +22,22 @@
 //   * q_dtype f16, bf16, fp8_e4m3fn or fp8_e4m3fnuz; kv_dtype equals a 16-bit q_dtype or is
 //     fp8_e4m3fn / fp8_e4m3fnuz, and fp8 queries need an fp8 cache (unsupported otherwise). While
 //     q_dtype is itself unsupported, kv_dtype only has to be one of those four. fp8 queries take
-//     q_scale (device scalar, or a finite host value > 0); 16-bit ones leave it unset.
+//     q_scale (device scalar, or a host value finite and > 0, or 0: unset, the scale 1); 16-bit ones
+//     leave it unset (host 0 or 1).
 //   * out_format: the rules unified attention runs (problem/fp8_io_rules.hpp, io_out_dtype and
 //     io_scales with head size 512): the output dtype unset (q_dtype), q_dtype, or fp8; an fp8 output
-//     takes a per-tensor scale (device scalar, or a finite host value > 0) or a group size in {16, 32,
-//     64, 128} with a non-null, 4-byte-aligned group_scale whose [batch * q_len, num_heads * 512 /
-//     group_size] strides do not overlap (required when batch > 0), group_fp8_max 0 or in (0, the
-//     format's max]; a 16-bit output takes none of these. Reported after the logit and cache scales.
+//     takes a per-tensor scale (device scalar, or a host value finite and > 0, or 0: the scale 1) or a
+//     group size in {16, 32, 64, 128} with a non-null, 4-byte-aligned group_scale whose [batch * q_len,
+//     num_heads * 512 / group_size] strides do not overlap (required when batch > 0), group_fp8_max 0
+//     or in (0, the format's max]; a 16-bit output takes none of these. Reported after the logit and
+//     cache scales.
 //   * A context shorter than q_len (0 included) is valid (those rows output zeros): no bound ties
 //     max_seqlen_k to q_len. max_seqlen_k <= max_pages_per_seq * page_size (64-bit product), reported
 //     on max_pages_per_seq as unified reports max_blocks_per_seq; block_table_stride >=
 //     max_pages_per_seq and < 2^31.
 //   * scale finite and > 0. An fp8 cache with kv_scale null takes kv_scale_value, which must be
-//     finite and > 0; a 16-bit cache ignores both kv_scale fields.
+//     0 (unset: the scale 1, kv_scale_value_or_one) or finite and > 0; a 16-bit cache ignores both
+//     kv_scale fields.
 //   * Required when batch > 0: q, kv_cache, block_table, seq_lens_k, out. q_rope (split query) and
 //     lse are optional; their strides are read only when they are set.
 //   * Strided tensors, innermost dimension first (toolkit rules: strides >= 0 and < 2^31 elements, no
@@ -187,9 +190,11 @@ inline void bounds(ValidationReport& r, const MlaDecodeParams& p) {
 inline void scales(ValidationReport& r, const MlaDecodeParams& p, DtypesOk dtypes_ok) {
   using namespace validation;
   if (!std::isfinite(p.scale) || !(p.scale > 0.f)) r.invalid("scale", "scale (" + flt(p.scale) + ") must be finite and > 0");
-  if (is_fp8(p.kv_dtype) && p.kv_scale == nullptr && (!std::isfinite(p.kv_scale_value) || !(p.kv_scale_value > 0.f)))
+  if (is_fp8(p.kv_dtype) && p.kv_scale == nullptr && p.kv_scale_value != 0.f &&
+      (!std::isfinite(p.kv_scale_value) || !(p.kv_scale_value > 0.f)))
     r.invalid("kv_scale_value", "kv_scale_value (" + flt(p.kv_scale_value) +
-                                    ") must be finite and > 0 (the fp8 cache's scale while kv_scale is null)");
+                                    ") must be finite and > 0, or 0 for the scale 1 (the fp8 cache's scale while "
+                                    "kv_scale is null)");
   if (dtypes_ok.q && dtypes_ok.out)
     io_scales(r, p.q_dtype, p.q_scale, p.out_format, output_dtype(p.q_dtype, p.out_format), tokens(p), p.num_heads,
               kMlaLatentDim);

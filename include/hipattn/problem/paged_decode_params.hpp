@@ -21,6 +21,18 @@
 //     between the dimensions of a value; v_stride_slot is 1). block_size is a multiple of 8 there
 //     (a value load covers 8 consecutive slots of one dimension).
 // problem/paged_decode_rules.hpp validates it; dispatch/paged_decode.hpp runs it.
+//
+// A zero-filled struct (a C / FFI caller's memset, then the fields it knows) means: every pointer
+// null; every stride, count and bound 0; q_dtype and kv_dtype fp16 (DType enumerator 0); q_scale
+// unset (host 0: the scale 1 for fp8 queries, problem/fp8_io.hpp); fp8_math fp8_qk (the default);
+// kv_layout rows; kv_scale_mode none; k_scale_value / v_scale_value 0 (unset: the scale 1 where a
+// per-tensor scale's pointer is null); scale 0 (refused by validation: set it); softcap 0 (off);
+// out_format unset (the query dtype, no fp8 scale). Fields whose zero is not their default:
+//   window_left  default -1 (no window); 0 is a window of one key (each query row sees only the key
+//                at its own position): a real, different problem, so set it
+//   q_len        default 1 (decode); 0 is refused by validation (q_len, unsupported): set it, 1..8
+// PagedDecodeTraits: max_q_len, default 1, the same way (0 is refused); its other fields' zero is
+// their default.
 #pragma once
 #include <cstdint>
 
@@ -70,8 +82,8 @@ struct PagedDecodeParams {
   // [num_blocks, block_size, num_kv_heads] (strided), required.
   const float* k_scale = nullptr;
   const float* v_scale = nullptr;
-  float k_scale_value = 1.f;  // per_tensor with k_scale == nullptr (host value, finite and > 0)
-  float v_scale_value = 1.f;
+  float k_scale_value = 0.f;  // per_tensor with k_scale == nullptr (host value, finite and > 0; 0: unset, 1)
+  float v_scale_value = 0.f;
   int64_t scale_stride_block = 0, scale_stride_slot = 0, scale_stride_head = 0;
 
   // ---- sequences ----
@@ -103,6 +115,10 @@ struct PagedDecodeParams {
   int64_t lse_stride_head = 0;
 
   int32_t num_tokens() const { return num_seqs * q_len; }
+  // The per-tensor host scales the kernels apply (per_tensor with a null pointer): the value, or 1
+  // when it is 0 (unset). Every reader of k_scale_value / v_scale_value goes through these.
+  constexpr float k_scale_value_or_one() const { return host_scale_or_one(k_scale_value); }
+  constexpr float v_scale_value_or_one() const { return host_scale_or_one(v_scale_value); }
 };
 
 // Elements of one chunk of the rocm layout (x: 16 bytes of the KV dtype; 0 for an unknown dtype).

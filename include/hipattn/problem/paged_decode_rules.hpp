@@ -8,7 +8,8 @@
 // its own come first:
 //   * q_len in [1, kPagedDecodeMaxQLen];
 //   * a per-tensor scale is a device scalar or, when its pointer is null, a host float that must be
-//     finite and > 0; per_token_head needs both pointers;
+//     0 (unset: the scale 1, k_scale_value_or_one) or finite and > 0; per_token_head needs both
+//     pointers;
 //   * q, out, block_table and seq_lens_k are required when num_seqs > 0 (no cu_seqlens_q exists);
 //   * a context shorter than q_len (0 included) is valid: those rows output zeros (no bound ties
 //     max_seqlen_k to q_len);
@@ -96,13 +97,14 @@ inline void q_len(ValidationReport& r, const PagedDecodeParams& p) {
                                validation::num(kPagedDecodeMaxQLen) + "]");
 }
 
-// Per-tensor host floats.
+// Per-tensor host floats: 0 (unset: the scale 1), or finite and > 0.
 inline void scale_values(ValidationReport& r, const PagedDecodeParams& p) {
   if (p.kv_scale_mode != KvScaleMode::per_tensor) return;
   const auto check = [&](const float* ptr, float value, const char* field) {
-    if (ptr == nullptr && (!std::isfinite(value) || !(value > 0.f)))
+    if (ptr == nullptr && value != 0.f && (!std::isfinite(value) || !(value > 0.f)))
       r.invalid(field, std::string(field) + " (" + validation::flt(value) +
-                           ") must be finite and > 0 (the per-tensor scale when its pointer is null)");
+                           ") must be finite and > 0, or 0 for the scale 1 (the per-tensor scale when its pointer "
+                           "is null)");
   };
   check(p.k_scale, p.k_scale_value, "k_scale_value");
   check(p.v_scale, p.v_scale_value, "v_scale_value");

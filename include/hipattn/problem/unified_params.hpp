@@ -8,6 +8,16 @@
 // qq_bias, k_scale, v_scale, out, lse. The reference (reference/unified_attention.hpp) takes the same
 // struct with host pointers. problem/unified_rules.hpp validates it; problem/unified_builder.hpp fills its
 // strides and bounds from shapes and a cache layout.
+//
+// A zero-filled struct (a C / FFI caller's memset, then the fields it knows) means: every pointer
+// null; every stride, count and bound 0; q_dtype and kv_dtype fp16 (DType enumerator 0); q_scale
+// unset (host 0: the scale 1 for fp8 queries, problem/fp8_io.hpp); fp8_math fp8_qk (the default);
+// kv_scale_mode none; scale 0 (refused by validation: set it); softcap 0 (off); qq_bias_stride 0;
+// out_format unset (the query dtype, no fp8 scale). Fields whose zero is not their default (their
+// zero is a real, different problem, so a zero-filling caller must set them):
+//   causal       default true (bottom-right causal); false (0) is non-causal attention
+//   window_left  default -1 (no window); 0 keeps only the keys at or after the query's position
+//                (with causal, the one key at its position)
 #pragma once
 #include <cstdint>
 

@@ -145,9 +145,9 @@ inline std::array<bool, 3> dtypes(ValidationReport& r, const UnifiedAttentionPar
 // fp8_math (an Fp8Math value, whatever the dtypes: a C caller may pass any byte), then q_scale and the
 // output format's scales (problem/fp8_io_rules.hpp), when the dtypes are known.
 inline void io_scales(ValidationReport& r, const UnifiedAttentionParams& p, std::array<bool, 3> dtypes_ok) {
-  if (p.fp8_math != Fp8Math::fp8_pv && p.fp8_math != Fp8Math::fp8_qk && p.fp8_math != Fp8Math::convert)
+  if (p.fp8_math != Fp8Math::fp8_qk && p.fp8_math != Fp8Math::fp8_pv && p.fp8_math != Fp8Math::convert)
     r.invalid("fp8_math", "fp8_math (" + std::to_string(static_cast<int>(p.fp8_math)) +
-                              ") is not fp8_pv (0), fp8_qk (1) or convert (2)");
+                              ") is not fp8_qk (0), fp8_pv (1) or convert (2)");
   if (!dtypes_ok[0] || !dtypes_ok[2]) return;
   validation::io_scales(r, p.q_dtype, p.q_scale, p.out_format, output_dtype(p.q_dtype, p.out_format), p.num_tokens,
                         p.num_q_heads, p.head_size);

@@ -32,6 +32,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -184,6 +185,26 @@ inline bool dtype_in(ValidationReport& r, ErrorCode code, const char* field, DTy
   if (std::find(allowed.begin(), allowed.end(), d) != allowed.end()) return true;
   const std::span<const DType> a(allowed.begin(), allowed.size());
   r.add(code, field, std::string(field) + " (" + dtype_str(d) + ") must be " + join(a, dtype_str, " or "));
+  return false;
+}
+
+// One enumerator of an enumeration field and its name (enum_in).
+template <class E>
+struct EnumName {
+  E value;
+  const char* name;
+};
+
+// An enumeration field, which a C caller may fill with any byte: `value` is one of `allowed`, else
+// "field (v) is not one of a, b, c" (invalid_argument), v the underlying integer.
+template <class E>
+inline bool enum_in(ValidationReport& r, const char* field, E value,
+                    std::initializer_list<EnumName<std::type_identity_t<E>>> allowed) {
+  for (const EnumName<E>& a : allowed)
+    if (a.value == value) return true;
+  const std::span<const EnumName<E>> a(allowed.begin(), allowed.size());
+  r.invalid(field, std::string(field) + " (" + num(static_cast<int64_t>(static_cast<std::underlying_type_t<E>>(value))) +
+                       ") is not one of " + join(a, [](const EnumName<E>& e) { return std::string(e.name); }));
   return false;
 }
 

@@ -132,7 +132,7 @@ inline void attend_one(const UnifiedAttentionParams& p, int32_t b, int32_t i, in
   // fp8 queries: code * q_scale (problem/fp8_io.hpp; a device-pointer scale is a host pointer here)
   const double q_scale = !is_fp8(p.q_dtype)       ? 1.0
                          : p.q_scale.device != nullptr ? double(*p.q_scale.device)
-                                                       : double(p.q_scale.host);
+                                                       : double(p.q_scale.host_or_one());
   std::vector<double> q(static_cast<size_t>(D));
   for (int d = 0; d < D; ++d)
     q[size_t(d)] = double(load_as_float(p.q, p.q_dtype, t * p.q_stride_token + h * p.q_stride_head + d)) * q_scale;
@@ -257,7 +257,7 @@ inline void write_output_tensor(const AttentionResult& r, int64_t T, int64_t H, 
   const bool group = is_fp8(od) && f.group_size > 0;
   const double tensor_scale = !is_fp8(od) || group ? 1.0
                               : f.scale.device != nullptr ? double(*f.scale.device)
-                                                          : double(f.scale.host);
+                                                          : double(f.scale.host_or_one());
   std::vector<double> gs;
   if (group) {
     detail::require(f.group_scale != nullptr, "out_format.group_scale", "null");
