@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 
 namespace {
@@ -685,3 +686,21 @@ TEST(Plan, UnknownTargetThrowsUnsupported) {
 }
 
 }  // namespace
+
+// The name of a compiled configuration in a refusal (shared memory, a pipeline not built) says its KV
+// kind, so that a missing fp8 instance does not read like a 16-bit one.
+TEST(Plan, InstanceNamesSayTheKvKind) {
+  using hipattn::KvKind;
+  using hipattn::Target;
+  using hipattn::UnifiedTileKind;
+  using Fp8 = hipattn::unified_instance_config_t<true, KvKind::e4m3fn, 128, UnifiedTileKind::decode, hipattn::PlainVariant,
+                                                 Target::sm90>;
+  using Same = hipattn::unified_instance_config_t<true, KvKind::same16, 128, UnifiedTileKind::decode,
+                                                  hipattn::PlainVariant, Target::sm90>;
+  using Q8 = hipattn::unified_instance_config_t<false, KvKind::e4m3fnuz_q8, 64, UnifiedTileKind::prefill,
+                                                hipattn::PlainVariant, Target::gfx942>;
+  EXPECT_EQ(hipattn::unified_instance_name<Fp8>("unified_2d_kernel"),
+            "unified_2d_kernel<bf16, kv=e4m3fn, D=128, BM=" + std::to_string(Fp8::kBM) + ", BN=" + std::to_string(Fp8::kBN) + ">");
+  EXPECT_NE(hipattn::unified_instance_name<Same>("split_kv_3d_kernel").find("<bf16, kv=same16, D=128"), std::string::npos);
+  EXPECT_NE(hipattn::unified_instance_name<Q8>("unified_2d_kernel").find("<f16, kv=e4m3fnuz_q8, D=64"), std::string::npos);
+}
