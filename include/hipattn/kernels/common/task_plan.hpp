@@ -31,6 +31,7 @@
 #pragma once
 #include <cstdint>
 
+#include "hipattn/platform/block_collectives.hpp"
 #include "hipattn/platform/config.hpp"
 #include "hipattn/tile/tile_range.hpp"
 
@@ -175,26 +176,6 @@ inline constexpr int kPlannerThreads = 64;
 inline constexpr int kPlannerCachedItems = 4096;
 
 #if defined(HIPATTN_HAS_DEVICE)
-namespace detail {
-// Sum and max of (sum, mx) over the workgroup (every thread gets both); red holds 2 x kPlannerThreads.
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void plan_block_reduce(int64_t& sum, int64_t& mx, int64_t* red) {
-  const int t = static_cast<int>(threadIdx.x);
-  __syncthreads();
-  red[t] = sum;
-  red[kPlannerThreads + t] = mx;
-  __syncthreads();
-  for (int s = kPlannerThreads / 2; s > 0; s >>= 1) {
-    if (t < s) {
-      red[t] += red[t + s];
-      if (red[kPlannerThreads + t + s] > red[kPlannerThreads + t]) red[kPlannerThreads + t] = red[kPlannerThreads + t + s];
-    }
-    __syncthreads();
-  }
-  sum = red[0];
-  mx = red[kPlannerThreads];
-}
-}  // namespace detail
-
 // The planner: one workgroup of kPlannerThreads. Thread t owns the contiguous items
 // [t * per, (t + 1) * per), per = ceil(num_items / kPlannerThreads), whose tile counts and first
 // tiles it computes once (into LDS for the first kPlannerCachedItems items). The bound is searched
@@ -207,8 +188,9 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void plan_block_reduce(int64_t& sum, int64_t&
 // (A template so that the header defines it in every translation unit without a second definition.)
 template <int kThreads = kPlannerThreads>
 __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const DecodePlanArgs a) {
-  static_assert(kThreads == kPlannerThreads, "the reductions are sized for kPlannerThreads");
-  __shared__ int64_t red[2 * kPlannerThreads];
+  static_assert(kThreads == kPlannerThreads, "the item split is sized for kPlannerThreads");
+  using Block = BlockCollectives<kPlannerThreads>;
+  __shared__ typename Block::TempStorage red;
   __shared__ int32_t lds_n[kPlannerCachedItems], lds_first[kPlannerCachedItems];
   const int t = static_cast<int>(threadIdx.x);
   const int32_t per = (a.num_items + kPlannerThreads - 1) / kPlannerThreads;
@@ -231,12 +213,11 @@ __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const Decod
     sum += n;
     mx = n > mx ? n : mx;
   }
-  detail::plan_block_reduce(sum, mx, red);  // its barriers also publish lds_n / lds_first
+  Block::sum_max(sum, mx, red);  // its barriers also publish lds_n / lds_first
   auto tasks_of = [&](int32_t T) {  // tasks(T) over the workgroup
-    int64_t s = 0, unused = 0;
+    int64_t s = 0;
     for (int32_t i = i0; i < i1; ++i) s += plan_item_tasks(tiles(i), T);
-    detail::plan_block_reduce(s, unused, red);
-    return s;
+    return Block::sum(s, red);
   };
   // the bound
   int32_t T = a.fixed_tiles;
@@ -265,20 +246,12 @@ __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const Decod
       const int32_t k = plan_item_tasks(tiles(i), T);
       mine += k > 1 ? static_cast<int64_t>(k) << 32 : 1;
     }
-  __syncthreads();
-  red[t] = mine;
-  __syncthreads();
-  for (int s = 1; s < kPlannerThreads; s <<= 1) {  // inclusive Hillis-Steele scan
-    const int64_t add = t >= s ? red[t - s] : 0;
-    __syncthreads();
-    red[t] += add;
-    __syncthreads();
-  }
-  const int64_t split_total = red[kPlannerThreads - 1] >> 32;
-  const int64_t total = split_total + (red[kPlannerThreads - 1] & 0xFFFFFFFF);
+  const typename Block::Scanned scan = Block::exclusive_sum(mine, red);
+  const int64_t split_total = scan.total >> 32;
+  const int64_t total = split_total + (scan.total & 0xFFFFFFFF);
   const bool ok = T > 0 && total <= a.capacity;
   if (t == 0) *a.status = ok ? kPlanOk : kPlanOverflow;
-  const int64_t before = red[t] - mine;
+  const int64_t before = scan.prefix();
   int64_t split_slot = before >> 32, single_slot = split_total + (before & 0xFFFFFFFF);
   for (int32_t i = i0; i < i1; ++i) {
     if (!ok) {
