@@ -99,6 +99,9 @@ extern "C" __attribute__((visibility("default"))) int CONSUMER_CHECK() {
     std::printf("hipattn prebuilt consumer %s: no GPU present: launches skipped\n", CONSUMER_NAME);
     return failures;
   }
+  const hipattn::rt::DeviceProperties& props = hipattn::rt::cached_device_properties();
+  std::printf("hipattn prebuilt consumer %s: device %s (target %s)\n", CONSUMER_NAME, props.arch_name.c_str(),
+              std::string(hipattn::target_name(props.target)).c_str());
   // One launch of a built instance over random data, the output poisoned with NaN first.
   hipattn::UnifiedAttentionParams p = problem(kDType);
   const int lens[2] = {8, 200};  // q lengths 1 and 8

@@ -8,6 +8,7 @@ extern "C" int consumer_a_check();
 extern "C" int consumer_b_check();
 
 int main() {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // the modules' lines in order, also when one aborts
   const int a = consumer_a_check();
   const int b = consumer_b_check();
   std::printf("hipattn prebuilt consumer: %d failed checks in module a, %d in module b\n", a, b);

@@ -201,14 +201,25 @@ inline DeviceProperties device_properties(int device) {
 }
 }  // namespace hipattn::rt
 namespace hipattn::rt {
+// Not std::call_once: libstdc++'s call_once hands the callable to pthread_once through TLS and a
+// global __once_proxy, and where a shared object carries its own exported copy of those, another
+// module's call_once can run nothing. Seen on the GPU machine (g++ 13, two instance-library modules in
+// one process, tests/consumer): the second module got empty properties. A mutex and an acquire flag.
 inline const DeviceProperties& cached_device_properties() {
   constexpr int kMaxDevices = 64;
   static DeviceProperties cache[kMaxDevices];
-  static std::once_flag once[kMaxDevices];
+  static std::atomic<bool> ready[kMaxDevices];
+  static std::mutex mutex;
   int d = 0;
   HIPATTN_CHECK(get_device(&d));
   if (d < 0 || d >= kMaxDevices) throw Error(ErrorCode::runtime, "device", std::to_string(d) + " >= 64 devices");
-  std::call_once(once[d], [d] { cache[d] = device_properties(d); });
+  if (!ready[d].load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!ready[d].load(std::memory_order_relaxed)) {
+      cache[d] = device_properties(d);
+      ready[d].store(true, std::memory_order_release);
+    }
+  }
   return cache[d];
 }
 }  // namespace hipattn::rt
