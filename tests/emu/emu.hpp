@@ -32,6 +32,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hipattn::emu {
@@ -106,8 +107,12 @@ class CodeObject {
   std::vector<KernelInfo> kernels_;
   uint64_t text_addr_ = 0, text_offset_ = 0, text_size_ = 0;
   Tools tools_;
+  std::string asm_path_;  // the build's llvm-objdump -d of this file; empty when absent or older
   mutable std::mutex code_mutex_;
   mutable std::map<std::string, std::vector<Instruction>> code_;  // by mangled name, filled on use
+  mutable std::string_view asm_;                                  // asm_path_ mapped on first use
+  mutable std::map<std::string, std::string_view> asm_pieces_;    // asm_ by symbol
+  const std::map<std::string, std::string_view>* build_asm() const;
 };
 
 // Device global memory: host buffers at device addresses, with guard gaps between them.

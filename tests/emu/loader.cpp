@@ -1,8 +1,12 @@
 // tests/emu/loader.cpp: reading an AMDGPU code object. The ELF (sections, symbols, the kernel
 // descriptors) is read here; the metadata note comes from `llvm-readelf --notes` (YAML) and the
 // instructions from `llvm-objdump -d` (LLVM's decoder), whose text this file parses into operands
-// and modifiers.
+// and modifiers. The build writes both outputs next to each code object (cmake/HipattnAmdgpu.cmake);
+// those files are read instead of running the tools again in every test process.
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,6 +60,26 @@ std::string run_tool(const std::string& cmd, const std::string& path) {
   const int rc = pclose(p);
   if (rc != 0) co_fail(path, "command failed (" + std::to_string(rc) + "): " + cmd);
   return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) co_fail(path, "cannot open");
+  std::string s(size_t(f.tellg()), '\0');
+  f.seekg(0);
+  if (!f.read(s.data(), std::streamsize(s.size()))) co_fail(path, "cannot read");
+  return s;
+}
+
+// The file the build writes next to code object `path` (its ".co" replaced by `ext`); empty when there
+// is none or it is older than the code object (then the caller runs the tool that writes it).
+std::string fresh_sibling(const std::string& path, const char* ext) {
+  if (path.size() < 3 || path.compare(path.size() - 3, 3, ".co") != 0) return {};
+  const std::string sib = path.substr(0, path.size() - 3) + ext;
+  struct stat c, s;
+  if (stat(path.c_str(), &c) != 0 || stat(sib.c_str(), &s) != 0) return {};
+  const bool older = std::pair(s.st_mtim.tv_sec, s.st_mtim.tv_nsec) < std::pair(c.st_mtim.tv_sec, c.st_mtim.tv_nsec);
+  return older ? std::string() : sib;
 }
 
 std::string shell_quote(const std::string& s) {
@@ -484,14 +508,14 @@ Tools Tools::from_env() {
   return t;
 }
 
-CodeObject::~CodeObject() = default;
+CodeObject::~CodeObject() {
+  if (!asm_.empty()) munmap(const_cast<char*>(asm_.data()), asm_.size());
+}
 
 std::shared_ptr<const CodeObject> CodeObject::load(const std::string& path, const Tools& tools) {
   std::shared_ptr<CodeObject> co(new CodeObject());
   co->path_ = path;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) co_fail(path, "cannot open");
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string bytes = read_file(path);
   if (bytes.size() < sizeof(Elf64_Ehdr) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) co_fail(path, "not an ELF file");
   Elf64_Ehdr eh;
   std::memcpy(&eh, bytes.data(), sizeof eh);
@@ -532,7 +556,10 @@ std::shared_ptr<const CodeObject> CodeObject::load(const std::string& path, cons
   };
 
   // metadata
-  const auto notes = parse_notes(run_tool(shell_quote(tools.readelf) + " --notes " + shell_quote(path), path), path);
+  const std::string notes_path = fresh_sibling(path, ".notes.txt");
+  const auto notes = parse_notes(notes_path.empty() ? run_tool(shell_quote(tools.readelf) + " --notes " + shell_quote(path), path)
+                                                    : read_file(notes_path),
+                                 path);
   std::string names;
   for (const auto& nk : notes) {
     KernelInfo k;
@@ -600,6 +627,7 @@ std::shared_ptr<const CodeObject> CodeObject::load(const std::string& path, cons
   }
   // instructions: disassembled per kernel on first use (CodeObject::code)
   co->tools_ = tools;
+  co->asm_path_ = fresh_sibling(path, ".s");
   return co;
 }
 
@@ -639,37 +667,82 @@ std::vector<Instruction> kernel_code(const std::string& dis, const std::string& 
   }
   return code;
 }
+
+// llvm-objdump -d output `dis` split at the symbol headers ("<addr> <symbol>:"), so that each kernel's
+// parse reads only its own lines.
+std::map<std::string, std::string_view> split_symbols(std::string_view dis) {
+  std::map<std::string, std::string_view> pieces;
+  std::string cur;
+  size_t start = 0;
+  for (size_t pos = 0, eol; pos < dis.size(); pos = eol) {
+    eol = std::min(dis.find('\n', pos), dis.size() - 1) + 1;
+    const std::string_view line = dis.substr(pos, eol - pos);
+    if (line[0] != '\t' && line[0] != ' ' && line.find(">:") != std::string_view::npos) {
+      if (!cur.empty()) pieces.emplace(cur, dis.substr(start, pos - start));
+      const size_t lt = line.find('<');
+      cur = line.substr(lt + 1, line.rfind(">:") - lt - 1);
+      start = pos;
+    }
+  }
+  if (!cur.empty()) pieces.emplace(cur, dis.substr(start));
+  return pieces;
+}
+
+// empty when absent (kernel_code then says the kernel has no instructions)
+std::string piece(const std::map<std::string, std::string_view>& pieces, const std::string& name) {
+  auto it = pieces.find(name);
+  return it == pieces.end() ? std::string() : std::string(it->second);
+}
 }  // namespace
 
-// One kernel's instructions, disassembled on first use (`--disassemble-symbols=<kernel>`: a test of
-// one kernel of the dispatch table does not pay for the other 150).
+// The build's disassembly split by symbol, mapped on first use (the caller holds code_mutex_): the
+// dispatch table's is ~200 MB, of which a test reads one kernel's lines; null when there is none.
+const std::map<std::string, std::string_view>* CodeObject::build_asm() const {
+  if (asm_path_.empty()) return nullptr;
+  if (asm_.empty()) {
+    const int fd = open(asm_path_.c_str(), O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+      if (fd >= 0) close(fd);
+      co_fail(asm_path_, "cannot open, or empty");
+    }
+    void* m = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) co_fail(asm_path_, "cannot map");
+    asm_ = std::string_view(static_cast<const char*>(m), size_t(st.st_size));
+    asm_pieces_ = split_symbols(asm_);
+  }
+  return &asm_pieces_;
+}
+
+// One kernel's instructions, parsed on first use: its piece of the build's disassembly, else of
+// `llvm-objdump --disassemble-symbols=<kernel>` (a test of one kernel of the dispatch table does not
+// pay for the other 150).
 const std::vector<Instruction>& CodeObject::code(const KernelInfo& k) const {
   std::lock_guard<std::mutex> lock(code_mutex_);
   auto found = code_.find(k.name);
   if (found != code_.end()) return found->second;
-  const std::string dis = run_tool(shell_quote(tools_.objdump) + " -d --mcpu=" + gfx_name(gfx_) +
-                                       " --disassemble-symbols=" + shell_quote(k.name) + " " + shell_quote(path_),
-                                   path_);
+  const auto* pieces = build_asm();
+  const std::string dis =
+      pieces ? piece(*pieces, k.name)
+             : run_tool(shell_quote(tools_.objdump) + " -d --mcpu=" + gfx_name(gfx_) +
+                            " --disassemble-symbols=" + shell_quote(k.name) + " " + shell_quote(path_),
+                        path_);
   return code_.emplace(k.name, kernel_code(dis, k.name, path_)).first->second;
 }
 
 void CodeObject::disassemble_all() const {
   std::lock_guard<std::mutex> lock(code_mutex_);
-  const std::string dis =
-      run_tool(shell_quote(tools_.objdump) + " -d --mcpu=" + gfx_name(gfx_) + " " + shell_quote(path_), path_);
-  // split into per-symbol pieces so that each kernel's parse reads only its own lines
-  std::map<std::string, std::string> pieces;
-  std::stringstream ds(dis);
-  std::string line, cur;
-  while (std::getline(ds, line)) {
-    if (!line.empty() && line[0] != '\t' && line[0] != ' ' && line.find(">:") != std::string::npos) {
-      const size_t lt = line.find('<');
-      cur = line.substr(lt + 1, line.rfind(">:") - lt - 1);
-    }
-    if (!cur.empty()) pieces[cur] += line + "\n";
+  const auto* pieces = build_asm();
+  std::string dis;  // without the build's: one llvm-objdump run, split here
+  std::map<std::string, std::string_view> split;
+  if (!pieces) {
+    dis = run_tool(shell_quote(tools_.objdump) + " -d --mcpu=" + gfx_name(gfx_) + " " + shell_quote(path_), path_);
+    split = split_symbols(dis);
+    pieces = &split;
   }
   for (const auto& k : kernels_)
-    if (!code_.count(k.name)) code_.emplace(k.name, kernel_code(pieces[k.name], k.name, path_));
+    if (!code_.count(k.name)) code_.emplace(k.name, kernel_code(piece(*pieces, k.name), k.name, path_));
 }
 
 const KernelInfo& CodeObject::kernel(const std::string& mangled) const {
