@@ -177,7 +177,7 @@ function(hipattn_add_unified_instances name)
       endif()
       foreach(_kv IN LISTS A_KV_KINDS)
         # the fp8 matrix path: the q8 kind of the format the target's fp8 MMA reads
-        # (kernels/common/kv_kind.hpp kv_kind_on_target)
+        # (numeric/kv_kind.hpp kv_kind_on_target)
         if((_kv STREQUAL "e4m3fn_q8" AND _t STREQUAL "gfx942") OR (_kv STREQUAL "e4m3fnuz_q8" AND NOT _t STREQUAL "gfx942"))
           continue()
         endif()

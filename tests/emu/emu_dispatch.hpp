@@ -128,7 +128,7 @@ struct TableEntry {
   CopyModel kv_copy;
   bool q8 = false;  // the fp8 matrix path: queries and cache in the target's q8 format, q the compute dtype
 };
-// The fp8 format of a target's q8 instances (kernels/common/kv_kind.hpp).
+// The fp8 format of a target's q8 instances (numeric/kv_kind.hpp).
 inline DType q8_format(Target t) { return t == Target::gfx942 ? DType::fp8_e4m3fnuz : DType::fp8_e4m3fn; }
 // Calls f(entry) for every configuration of the table on target t: (q dtype, KV kind, variant, head
 // size, tile kind), plus the register-staged fallback of each LDS-DMA one, plus the fp8 matrix path's

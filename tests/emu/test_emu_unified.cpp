@@ -678,7 +678,7 @@ std::vector<Case> all_cases() {
     c.q8_on = 2;
     v.push_back(c);
   }
-  // The fp8 matrix path (issue 13: kernels/common/kv_kind.hpp's q8 kinds): fp8 queries and cache in
+  // The fp8 matrix path (issue 13: numeric/kv_kind.hpp's q8 kinds): fp8 queries and cache in
   // the format the target's fp8 MFMA reads, QK^T on the codes (cdna3/warp_tile.hpp), P V in 16-bit.
   // Head sizes 64 to 256 (96: the last 32-column step of 8-byte reads), Q in registers (decode tile,
   // d <= 128) and read from LDS (prefill tile, d > 128), e4m3fn queries over an e4m3fnuz cache on

@@ -652,7 +652,7 @@ TEST(Fp8, BranchlessEncodersEqualFromFloat) {
 }
 
 // gfx942's fp8 MFMA reads e4m3fnuz: e4m3fn query codes are re-encoded as the fnuz codes of half their
-// values (kernels/common/kv_kind.hpp q8_query_factor). Every code in every byte position, with the
+// values (numeric/kv_kind.hpp q8_query_factor). Every code in every byte position, with the
 // other bytes random: each byte's value is exactly half (zeros both +0, NaNs NaN), the others untouched.
 TEST(Fp8, FnCodesAsFnuzHalfEveryCode) {
   std::mt19937 rng(1234);

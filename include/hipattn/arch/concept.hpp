@@ -8,7 +8,7 @@
 #include <concepts>
 #include <cstdint>
 
-#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/kv_kind.hpp"
 #include "hipattn/numeric/vec.hpp"
 #include "hipattn/platform/config.hpp"
 #include "hipattn/platform/target.hpp"

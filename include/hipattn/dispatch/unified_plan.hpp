@@ -180,7 +180,7 @@ constexpr KvKind unified_kv_kind(DType kv) {
 // reads the cache's format:
 //   sm_90, gfx950: e4m3fn queries with an e4m3fn cache -> e4m3fn_q8
 //   gfx942: fp8 queries of either format with an e4m3fnuz cache -> e4m3fnuz_q8 (e4m3fn queries are
-//           re-encoded as they load: kernels/common/kv_kind.hpp)
+//           re-encoded as they load: numeric/kv_kind.hpp)
 inline KvKind unified_operand_kind(DType q_dtype, DType kv_dtype, Fp8Math math, Target target) {
   if (math != Fp8Math::convert && is_fp8(q_dtype)) {
     if ((target == Target::sm90 || target == Target::gfx950) && q_dtype == DType::fp8_e4m3fn &&

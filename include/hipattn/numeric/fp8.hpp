@@ -175,7 +175,7 @@ HIPATTN_HOST_DEVICE inline uint32_t fp8_e4m3fnuz_bits_from_fn2x(float x, uint32_
 // (0x80, fnuz's NaN) -> 0x00 and fn's NaNs (S.1111.111, fnuz's +-240) -> 0x80, fnuz's NaN. Exact for
 // every code, and no branch (SWAR over the 4 bytes): gfx942's fp8 MFMA reads e4m3fnuz, so e4m3fn
 // queries meet an e4m3fnuz cache through these codes with 2 folded into the score scale
-// (kernels/common/kv_kind.hpp q8_query_factor). tests/host/test_numeric.cpp checks every code.
+// (numeric/kv_kind.hpp q8_query_factor). tests/host/test_numeric.cpp checks every code.
 HIPATTN_HOST_DEVICE constexpr uint32_t fp8_e4m3fn_codes_as_fnuz_half(uint32_t x) {
   const uint32_t mag = x & 0x7F7F7F7Fu;                              // per byte: 0..0x7f, no carry below
   const uint32_t nan_hi = (mag + 0x01010101u) & 0x80808080u;         // bit 7 of each byte whose magnitude is 0x7f

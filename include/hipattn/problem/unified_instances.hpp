@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/kv_kind.hpp"
 #include "hipattn/platform/target.hpp"
 
 namespace hipattn {

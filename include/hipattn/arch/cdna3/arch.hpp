@@ -23,7 +23,7 @@
 
 #include "hipattn/arch/cdna3/atoms.hpp"
 #include "hipattn/arch/concept.hpp"
-#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/kv_kind.hpp"
 #include "hipattn/numeric/fp8.hpp"
 #include "hipattn/arch/cdna3/warp_tile.hpp"
 #include "hipattn/platform/target.hpp"

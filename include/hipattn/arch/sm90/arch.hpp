@@ -13,7 +13,7 @@
 // Beyond the interface, sm_90a's warpgroup MMA atoms, descriptors and fences are in wgmma.hpp.
 #pragma once
 #include "hipattn/arch/concept.hpp"
-#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/kv_kind.hpp"
 #include "hipattn/numeric/fp8.hpp"
 #include "hipattn/arch/sm90/atoms.hpp"
 #include "hipattn/arch/sm90/warp_tile.hpp"

@@ -18,7 +18,7 @@
 #pragma once
 #include <cstdint>
 
-#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/kv_kind.hpp"
 #include "hipattn/platform/config.hpp"
 
 namespace hipattn::sm90 {

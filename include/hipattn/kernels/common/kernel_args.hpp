@@ -6,7 +6,7 @@
 #pragma once
 #include <cstdint>
 
-#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/kv_kind.hpp"
 #include "hipattn/kernels/common/output_store.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/numeric/fast_div.hpp"

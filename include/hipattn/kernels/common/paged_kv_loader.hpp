@@ -27,7 +27,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/kv_kind.hpp"
 #include "hipattn/kernels/common/work.hpp"
 #include "hipattn/numeric/numeric.hpp"
 #include "hipattn/paged/paged_kv.hpp"

@@ -24,7 +24,7 @@
 #pragma once
 #include <cstdint>
 
-#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/kv_kind.hpp"
 #include "hipattn/kernels/common/output_store.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/kernels/paged_decode/config.hpp"
@@ -146,7 +146,7 @@ struct MlaDecodeKernelArgs {
 //   gfx942 (64 KiB a CU): 2 waves (32 rows), 16-key tiles, one stage: 36 + 18 KiB
 //   gfx950 (160 KiB a CU): 4 waves (64 rows), 32-key tiles, two stages: 72 + 72 KiB
 // The fp8 matrix path (kKv a q8 kind: fp8 queries over the cache format the target's fp8 MFMA reads,
-// kernels/common/kv_kind.hpp): Q and K stay codes (tiles of code pairs) and QK^T runs on the fp8 MFMA;
+// numeric/kv_kind.hpp): Q and K stay codes (tiles of code pairs) and QK^T runs on the fp8 MFMA;
 // V is converted from the K rows already in registers into a 16-bit V stage of 512 columns (kVFromK: no
 // second read of the cache), and P V runs in 16-bit. LDS: gfx942 20 + 10 + 16 KiB, gfx950 40 + 2 x (20 +
 // 32) KiB.

@@ -9,7 +9,7 @@
 // (__forceinline__); in a host-only build it is empty.
 #include "hipattn/platform/runtime.hpp"
 #include "hipattn/kernels/common/kernel_args.hpp"
-#include "hipattn/kernels/common/kv_kind.hpp"
+#include "hipattn/numeric/kv_kind.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/paged/paged_kv.hpp"

@@ -1,4 +1,4 @@
-// hipattn/kernels/common/kv_kind.hpp: how a KV cache stores its elements: like Q (16-bit), or as fp8
+// hipattn/numeric/kv_kind.hpp: how a KV cache stores its elements: like Q (16-bit), or as fp8
 // codes (e4m3fn, e4m3fnuz) that the loader or the warp tile converts to 16-bit; or, with the q8
 // kinds, fp8 codes that meet fp8 query codes on the fp8 matrix path (issue 13: scores by the fp8
 // MMA with nothing converted to 16-bit on the way; ALGORITHM.md section 12):
