@@ -317,7 +317,7 @@ TEST(PagedDecodeRocmRules, EachRuleFiresNamingItsField) {
          p.v_stride_block = rows.v_stride_block, p.v_stride_slot = rows.v_stride_slot, p.v_stride_head = rows.v_stride_head;
          p.kv_layout = static_cast<KvCacheLayout>(5);
        },
-       ErrorCode::invalid_argument, "kv_layout", {"(5)", "neither rows nor rocm"}},
+       ErrorCode::invalid_argument, "kv_layout", {"kv_layout (5) is not one of rows, rocm"}},
   };
   for (const Rejected& row : rows) {
     PagedDecodeParams p = valid_rocm(row.kv, row.block_size == 12 ? 16 : row.block_size);

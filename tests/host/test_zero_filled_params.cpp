@@ -725,7 +725,7 @@ TEST(ZeroFilled, ReferenceTakesZeroScalesAsOne) {
 
   // an fp8 per-tensor output: scale.host 0 writes the codes of scale 1
   const int64_t n = int64_t(P.T) * s.nqh * s.hs;
-  std::vector<uint8_t> out0(static_cast<size_t>(n)), out1(static_cast<size_t>(n));
+  std::vector<uint8_t> out0(static_cast<size_t>(n), 0x7F), out1(static_cast<size_t>(n), 0x7F);  // poison: e4m3fn NaN
   UnifiedAttentionParams o = P.p;
   o.out_format = zero_filled<OutputFormat>();
   o.out_format.dtype = DType::fp8_e4m3fn;
@@ -737,8 +737,9 @@ TEST(ZeroFilled, ReferenceTakesZeroScalesAsOne) {
   o.out = out1.data();
   hipattn::reference::write_outputs(r1, o);
   EXPECT_EQ(out0, out1);
-  size_t nonzero = 0;
-  for (uint8_t b : out0) nonzero += b != 0;
+  size_t nonzero = 0, poison = 0;
+  for (uint8_t b : out0) nonzero += b != 0, poison += (b & 0x7F) == 0x7F;
+  EXPECT_EQ(poison, 0u) << "every output written, none NaN";
   EXPECT_GT(nonzero, out0.size() / 2) << "the outputs hold codes (not a division by 0 saturated or zeroed)";
 }
 

@@ -66,9 +66,7 @@ inline std::array<validation::Dim, 4> rocm_v_dims(const PagedDecodeParams& p) {
 
 // The kv_layout value (first: the stride rules read the strides by it).
 inline bool kv_layout(ValidationReport& r, const PagedDecodeParams& p) {
-  if (p.kv_layout == KvCacheLayout::rows || p.kv_layout == KvCacheLayout::rocm) return true;
-  r.invalid("kv_layout", "kv_layout (" + validation::num(static_cast<int>(p.kv_layout)) + ") is neither rows nor rocm");
-  return false;
+  return validation::enum_in(r, "kv_layout", p.kv_layout, {{KvCacheLayout::rows, "rows"}, {KvCacheLayout::rocm, "rocm"}});
 }
 
 // The rocm layout's own rules.

@@ -145,9 +145,8 @@ inline std::array<bool, 3> dtypes(ValidationReport& r, const UnifiedAttentionPar
 // fp8_math (an Fp8Math value, whatever the dtypes: a C caller may pass any byte), then q_scale and the
 // output format's scales (problem/fp8_io_rules.hpp), when the dtypes are known.
 inline void io_scales(ValidationReport& r, const UnifiedAttentionParams& p, std::array<bool, 3> dtypes_ok) {
-  if (p.fp8_math != Fp8Math::fp8_qk && p.fp8_math != Fp8Math::fp8_pv && p.fp8_math != Fp8Math::convert)
-    r.invalid("fp8_math", "fp8_math (" + std::to_string(static_cast<int>(p.fp8_math)) +
-                              ") is not fp8_qk (0), fp8_pv (1) or convert (2)");
+  validation::enum_in(r, "fp8_math", p.fp8_math,
+                      {{Fp8Math::fp8_qk, "fp8_qk"}, {Fp8Math::fp8_pv, "fp8_pv"}, {Fp8Math::convert, "convert"}});
   if (!dtypes_ok[0] || !dtypes_ok[2]) return;
   validation::io_scales(r, p.q_dtype, p.q_scale, p.out_format, output_dtype(p.q_dtype, p.out_format), p.num_tokens,
                         p.num_q_heads, p.head_size);
@@ -194,10 +193,11 @@ inline void logits(ValidationReport& r, const UnifiedAttentionParams& p) {
 inline void fp8_scales(ValidationReport& r, const UnifiedAttentionParams& p) {
   using namespace validation;
   const bool fp8 = is_fp8(p.kv_dtype);
-  if (p.kv_scale_mode != KvScaleMode::none && p.kv_scale_mode != KvScaleMode::per_tensor &&
-      p.kv_scale_mode != KvScaleMode::per_token_head)
-    r.invalid("kv_scale_mode", "kv_scale_mode (" + scale_mode_str(p.kv_scale_mode) + ") is not a KvScaleMode");
-  else if (fp8 && p.kv_scale_mode == KvScaleMode::none)
+  if (!enum_in(r, "kv_scale_mode", p.kv_scale_mode,
+               {{KvScaleMode::none, "none"}, {KvScaleMode::per_tensor, "per_tensor"},
+                {KvScaleMode::per_token_head, "per_token_head"}}))
+    return;
+  if (fp8 && p.kv_scale_mode == KvScaleMode::none)
     r.invalid("kv_scale_mode", "kv_scale_mode (none) with kv_dtype (" + dtype_str(p.kv_dtype) +
                                    "): fp8 KV needs per_tensor or per_token_head scales");
   else if (!fp8 && p.kv_scale_mode != KvScaleMode::none)
