@@ -287,7 +287,8 @@ void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DTyp
 // that a tile change is measured before it goes into the table (bench/NOTES.md).
 template <int kMT, int kKN, int kStages>
 void bench_prefill_tile(benchmark::State& state, int scenario) {
-  using Cfg = UnifiedConfig<true, KvKind::same16, 128, 4, 1, kMT, kKN, kStages, PlainVariant>;
+  using Cfg = AttentionConfig<attention_shape(true, KvKind::same16, 128, 128, TileShape{4, 1, kMT, kKN, kStages}, Target::sm90),
+                              PlainVariant>;
   const auto& sc = scenarios::unified_scenarios()[scenario];
   Built& b = build(sc, DType::bf16, KvScaleMode::none);
   const UnifiedAttentionParams p = b.d->params();

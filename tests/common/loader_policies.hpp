@@ -19,8 +19,10 @@ struct OtherCopyInstance {
   static constexpr UnifiedTile t = unified_tile(kKind, kD, kT, false);
   static constexpr CopyModel kCopy = kOtherCdnaCopy<kT, kD>;
   static constexpr int kStages = kCopy == CopyModel::lds_dma ? 2 : t.stages;
-  using type = UnifiedConfig<kBf16, KvKind::same16, kD, t.warps_m, t.warps_n, t.mt, t.kn, kStages, Variant, int64_t, 0,
-                             kT, kCopy>;
+  using type = AttentionConfig<with_copy(attention_shape(kBf16, KvKind::same16, kD, kD,
+                                                        TileShape{t.warps_m, t.warps_n, t.mt, t.kn, kStages}, kT),
+                                        kCopy),
+                              Variant>;
   static_assert(type::kSmemBytes <= target_limits(kT).lds_bytes, "the tile fits its target's LDS");
 };
 template <bool kBf16, int kD, UnifiedTileKind kKind, class Variant, Target kT>

@@ -350,8 +350,8 @@ TEST(Plan, Fp8MatrixPathKind) {
         EXPECT_TRUE(hipattn::kv_kind_on_target(k, t));
         // CDNA: Q and K tiles of code pairs (rows padded to 64 pairs, as every swizzled tile's: half
         // a 16-bit row from d = 128), V 16-bit (converted by the loader)
-        const auto l8 = hipattn::unified_lds_layout(4, 1, 1, 32, 2, d, d, k, t);
-        const auto l = hipattn::unified_lds_layout(4, 1, 1, 32, 2, d, d, hipattn::kv_storage(k), t);
+        const auto l8 = hipattn::attention_lds_layout(4, 1, 1, 32, 2, d, d, k, t);
+        const auto l = hipattn::attention_lds_layout(4, 1, 1, 32, 2, d, d, hipattn::kv_storage(k), t);
         EXPECT_EQ(l8.q, 64 * ((d / 2 + 63) / 64 * 64) * 2) << d;
         EXPECT_EQ(l8.k_stage, 32 * ((d / 2 + 63) / 64 * 64) * 2) << d;
         if (d >= 128) EXPECT_EQ(2 * l8.k_stage, l.k_stage) << d;
@@ -370,8 +370,8 @@ TEST(Plan, Fp8MatrixPathKind) {
   EXPECT_EQ(hipattn::unified_default_copy(UnifiedTileKind::prefill, 128, Target::sm90, KvKind::e4m3fn),
             CopyModel::register_staged);
   // the Q tile of code pairs is half a 16-bit one; K / V code stages as the decode tiles'
-  const auto q8 = hipattn::unified_lds_layout(4, 1, 1, 64, 2, 128, 128, KvKind::e4m3fn_q8, Target::sm90);
-  const auto fp8 = hipattn::unified_lds_layout(4, 1, 1, 64, 2, 128, 128, KvKind::e4m3fn, Target::sm90);
+  const auto q8 = hipattn::attention_lds_layout(4, 1, 1, 64, 2, 128, 128, KvKind::e4m3fn_q8, Target::sm90);
+  const auto fp8 = hipattn::attention_lds_layout(4, 1, 1, 64, 2, 128, 128, KvKind::e4m3fn, Target::sm90);
   EXPECT_EQ(2 * q8.q, fp8.q);
   EXPECT_EQ(q8.k_stage, 64 * 64 * 2);
   EXPECT_LT(q8.total, fp8.total);

@@ -10,7 +10,7 @@
 
 namespace hipattn::isa_test {
 
-// The UnifiedConfig the dispatcher builds for (q type, kv kind, head size, tile kind, variant) on the
+// The AttentionConfig the dispatcher builds for (q type, kv kind, head size, tile kind, variant) on the
 // target of this device pass.
 #if defined(HIPATTN_TARGET_GFX950)
 inline constexpr Target kIsaTarget = Target::gfx950;
@@ -20,7 +20,7 @@ inline constexpr Target kIsaTarget = Target::gfx942;
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant>
 struct AmdConfig {
   static constexpr UnifiedTile t = unified_tile(kKind, kD, kIsaTarget, kKv != KvKind::same16);
-  using type = UnifiedConfig<kBf16, kKv, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant, int64_t, 0, kIsaTarget>;
+  using type = AttentionConfig<attention_shape(kBf16, kKv, kD, kD, t.shape(), kIsaTarget), Variant>;
   static_assert(type::kSmemBytes <= target_limits(kIsaTarget).lds_bytes, "the tile fits its target's LDS");
 };
 

@@ -18,7 +18,7 @@
 //   gfx950 at d = 256, and d = 128 without softcap, K and V within 4 GiB of their bases: the eight-wave
 //     ping-pong schedule (kernels/common/pingpong_mainloop.hpp, LDS-DMA loads; DensePingPongConfig);
 //   otherwise (gfx942; d = 64; d = 128 with softcap; (192, 128); larger tensors): the register-staged
-//     loader on the target's unified prefill tile ((192, 128): NarrowVConfig).
+//     loader on the target's unified prefill tile ((192, 128): V rows of 128 columns).
 #pragma once
 #include <algorithm>
 #include <climits>
@@ -38,17 +38,48 @@ namespace detail {
 
 // ---- the skeleton path (CDNA targets) ----
 
-// The instance of a CDNA target: its unified prefill tile (dispatch/unified_plan.hpp) over DenseKvLayout.
-template <Target kT, bool kBf16, int kD, class Variant>
+// What every dense prefill kernel reads besides its operand views, from the problem.
+inline DensePrefillCommon make_dense_prefill_common(const DensePrefillParams& p, int32_t block_q) {
+  DensePrefillCommon c;
+  c.cu_seqlens_q = p.cu_seqlens_q;
+  c.cu_seqlens_k = p.cu_seqlens_k;
+  c.num_seqs = p.num_seqs;
+  c.max_seqlen_q = p.max_seqlen_q;
+  c.max_seqlen_k = p.max_seqlen_k;
+  c.block_q = block_q;
+  c.blocks_per_seq = (p.max_seqlen_q + block_q - 1) / block_q;
+  // By band: blocks_per_seq x num_seqs slots. Packed, the global numbering (sequence s's q-blocks
+  // from cu_seqlens_q[s] / block_q + s, paged/varlen.hpp) has num_tokens_q / block_q + num_seqs; bands
+  // are kept while they give at most twice as many slots (empty ones cost the workgroups a skip).
+  const int64_t band_slots = int64_t(c.blocks_per_seq) * p.num_seqs;
+  const int64_t global_slots = p.num_tokens_q > 0 ? int64_t(p.num_tokens_q / block_q) + p.num_seqs : 0;
+  c.by_band = !p.packed() || band_slots <= 2 * global_slots;
+  c.q_blocks = p.num_tokens_q == 0 ? 0 : static_cast<int32_t>(c.by_band ? band_slots : global_slots);
+  c.group = p.num_kv_heads > 0 ? p.num_q_heads / p.num_kv_heads : 1;
+  c.num_q_heads = p.num_q_heads;
+  c.scale = p.scale;
+  c.causal = p.causal;
+  c.window_left = p.window_left;
+  c.out = static_cast<uint16_t*>(p.out);
+  c.o_stride_token = p.o_stride_token;
+  c.o_stride_head = p.o_stride_head;
+  c.o_stride_batch = p.o_stride_batch;
+  c.lse = p.lse;
+  c.lse_stride_head = p.lse_stride_head;
+  return c;
+}
+
+// The instance of a CDNA target: its unified prefill tile of d_qk (dispatch/unified_plan.hpp) over
+// DenseKvLayout; (d_qk, d_v) = (192, 128): that tile with 128-column V rows and O.
+template <Target kT, bool kBf16, int kDqk, int kDv, class Variant>
 struct DenseSkeletonInstance {
-  static constexpr UnifiedTile t = unified_tile_for_copy(unified_tile(UnifiedTileKind::prefill, kD, kT, false), CopyModel::register_staged);
-  using type = DenseSkeletonConfig<kT, kBf16, kD, t.warps_m, t.warps_n, t.mt, t.kn, t.stages, Variant>;
+  static constexpr UnifiedTile t = unified_tile_for_copy(unified_tile(UnifiedTileKind::prefill, kDqk, kT, false), CopyModel::register_staged);
+  using type = AttentionConfig<dense_skeleton_shape(kT, kBf16, kDqk, kDv, t.shape()), Variant>;
 };
 template <Target kT, bool kBf16, int kD, class Variant>
-using dense_skeleton_config_t = typename DenseSkeletonInstance<kT, bool(kBf16), kD, Variant>::type;
-// (d_qk, d_v) = (192, 128): the d_qk instance's tile with 128-column V rows and O.
+using dense_skeleton_config_t = typename DenseSkeletonInstance<kT, bool(kBf16), kD, kD, Variant>::type;
 template <Target kT, bool kBf16, class Variant>
-using dense_skeleton_narrow_v_config_t = NarrowVConfig<dense_skeleton_config_t<kT, kBf16, 192, Variant>, 128>;
+using dense_skeleton_narrow_v_config_t = typename DenseSkeletonInstance<kT, kBf16, 192, 128, Variant>::type;
 
 // Whether the ping-pong schedule serves (head size, softcap) on `target`: gfx950 (its 160 KiB of LDS and
 // 16-byte LDS DMA) at d = 256, and at d = 128 without softcap. Elsewhere the AMD model puts the

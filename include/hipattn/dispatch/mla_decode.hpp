@@ -44,6 +44,9 @@
 
 namespace hipattn {
 
+static_assert(kMlaKernelQkDim == kMlaQkDim && kMlaKernelVDim == kMlaLatentDim,
+              "the MLA kernels' head is the problem's (kernels/mla_decode/config.hpp, problem/mla_decode_params.hpp)");
+
 enum class MlaDecodeSplit : uint8_t {
   automatic,      // one task a sequence, or planned when the sequences leave SMs idle (above)
   one_partition,  // one task a sequence (forced)

@@ -406,8 +406,7 @@ void visit_paged_decode_storage_tile(const PagedDecodePlan& plan, F&& f) {
     if (plan.fast_page > 0 && plan.tile_kind == UnifiedTileKind::decode) {  // paged_decode_fast_page
       using B = unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::decode, Variant, kT>;
       auto fast = [&]<int kPage>() {
-        f.template operator()<UnifiedConfig<kBf16, kKv, kD, B::kWarpsM, B::kWarpsN, B::kMT, B::kKN, B::kStages, Variant,
-                                            int32_t, kPage, kT, B::kCopy, RowKvLayout>>();
+        f.template operator()<AttentionConfig<with_page(B::kShape, false, kPage), Variant>>();
       };
       switch (plan.fast_page) {
         case 16: fast.template operator()<16>(); return;

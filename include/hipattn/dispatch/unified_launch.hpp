@@ -33,7 +33,7 @@ namespace hipattn {
 
 // ---- the compiled instance of a problem ----------------------------------------------------------
 
-// The UnifiedConfig the dispatcher instantiates for (q type, kv kind, head size, tile kind, variant)
+// The AttentionConfig the dispatcher instantiates for (q type, kv kind, head size, tile kind, variant)
 // on target kT: the tile of dispatch/unified_plan.hpp's table for that target, 64-bit offsets, any
 // page size.
 // kCopy: the KV loader policy (the target's default; gfx950's 16-bit instances also exist with the
@@ -44,8 +44,9 @@ template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, 
           CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv), class KvLayout = RowKvLayout>
 struct UnifiedInstance {
   static constexpr UnifiedTile tile = unified_tile_for_copy(unified_tile(kKind, kD, kT, kKv != KvKind::same16), kCopy);
-  using Config = UnifiedConfig<kBf16, kKv, kD, tile.warps_m, tile.warps_n, tile.mt, tile.kn, tile.stages, Variant,
-                               int64_t, 0, kT, kCopy, KvLayout>;
+  static constexpr KvLayoutKind kLayout = std::is_same_v<KvLayout, RocmKvLayout> ? KvLayoutKind::rocm : KvLayoutKind::row;
+  using Config = AttentionConfig<with_layout(with_copy(attention_shape(kBf16, kKv, kD, kD, tile.shape(), kT), kCopy), kLayout),
+                                 Variant>;
 };
 template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, Target kT,
           CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv), class KvLayout = RowKvLayout>
@@ -64,15 +65,15 @@ std::string unified_instance_name(const char* kernel) {
 }
 
 // gfx950's ping-pong instance of (dtype, head size, variant) (plan.pingpong): PingPongConfig
-// (kernels/common/pingpong_config.hpp) over the UnifiedConfig of gfx950_pingpong_tile, 16-bit cache,
+// (kernels/common/pingpong_config.hpp) over the AttentionConfig of gfx950_pingpong_tile, 16-bit cache,
 // LDS-DMA loads, 64-bit offsets, any page size. Built for the head sizes and variants the planner
 // sends there (unified_pingpong_head: d = 128 and 256, the plain variant or a caller's, which the
 // planner sees through the params' standard fields), 2D kernel only.
 template <bool kBf16, int kD, class Variant>
 struct UnifiedPingPongInstance {
   static constexpr UnifiedTile tile = gfx950_pingpong_tile(kD);
-  using Config = PingPongConfig<UnifiedConfig<kBf16, KvKind::same16, kD, tile.warps_m, tile.warps_n, tile.mt, tile.kn,
-                                              tile.stages, Variant, int64_t, 0, Target::gfx950, CopyModel::lds_dma>>;
+  using Config = PingPongConfig<AttentionConfig<
+      with_copy(attention_shape(kBf16, KvKind::same16, kD, kD, tile.shape(), Target::gfx950), CopyModel::lds_dma), Variant>>;
 };
 template <bool kBf16, int kD, class Variant>
 using unified_pingpong_config_t = typename UnifiedPingPongInstance<kBf16, kD, Variant>::Config;
@@ -206,7 +207,7 @@ void visit_unified_tile(const UnifiedPlan& plan, F&& f) {
   visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
 }
 
-// Calls f.template operator()<Cfg>() with the UnifiedConfig the dispatcher launches for (p, plan) on
+// Calls f.template operator()<Cfg>() with the AttentionConfig the dispatcher launches for (p, plan) on
 // target kT with the problem's standard variant (every instance of the table is a candidate).
 // Throws Error(unsupported) for a problem outside the table.
 template <Target kT, class F>

@@ -73,6 +73,7 @@ struct UnifiedTile {
   constexpr int rows() const { return warps_m * 16 * mt; }
   constexpr int keys() const { return warps_n * kn; }
   constexpr int threads(int wave) const { return warps_m * warps_n * wave; }
+  constexpr TileShape shape() const { return TileShape{warps_m, warps_n, mt, kn, stages}; }
 };
 
 enum class UnifiedTileKind : uint8_t { decode, prefill };
@@ -220,7 +221,7 @@ constexpr TargetLimits target_limits(Target t) {
 constexpr int unified_residency(const UnifiedTile& t, int head_size, KvKind kv, Target target) {
   const TargetLimits lim = target_limits(target);
   const int wave = target_wave_size(target);
-  const int lds = unified_lds_layout(t.warps_m, t.warps_n, t.mt, t.kn, t.stages, head_size, head_size, kv, target).total;
+  const int lds = attention_lds_layout(t.warps_m, t.warps_n, t.mt, t.kn, t.stages, head_size, head_size, kv, target).total;
   const int by_lds = lim.lds_bytes / (lds + lim.lds_reserved);
   const int threads = t.threads(wave);
   const int by_threads = lim.max_threads / threads;

@@ -7,7 +7,6 @@
 //   e4m3fnuz_q8  an e4m3fnuz cache on gfx942 (its fp8 MFMA reads e4m3fnuz): e4m3fnuz queries as they
 //                are, e4m3fn queries re-encoded as the e4m3fnuz codes of half their value
 //                (fp8_e4m3fn_codes_as_fnuz_half, numeric/fp8.hpp) with 2 folded into the score scale
-// The enumerators' values are part of the kernels' names (tests/isa, tests/emu): append only.
 #pragma once
 #include <cstdint>
 
@@ -34,5 +33,14 @@ constexpr bool kv_kind_on_target(KvKind k, Target t) {
 // e4m3fn query codes were re-encoded as the e4m3fnuz codes of half their value (gfx942), else 1.
 // `q_is_fn`: the queries are e4m3fn.
 constexpr float q8_query_factor(KvKind k, bool q_is_fn) { return k == KvKind::e4m3fnuz_q8 && q_is_fn ? 2.f : 1.f; }
+
+// "same16", "e4m3fn", ...: the kind as instance names and messages spell it.
+constexpr const char* kv_kind_name(KvKind k) {
+  return k == KvKind::e4m3fn        ? "e4m3fn"
+         : k == KvKind::e4m3fnuz    ? "e4m3fnuz"
+         : k == KvKind::e4m3fn_q8   ? "e4m3fn_q8"
+         : k == KvKind::e4m3fnuz_q8 ? "e4m3fnuz_q8"
+                                    : "same16";
+}
 
 }  // namespace hipattn

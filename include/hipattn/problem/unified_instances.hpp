@@ -38,9 +38,6 @@ struct UnifiedInstanceTable {
 // only; FullVariant: softcap / ALiBi / QQ-bias, each gated at run time) or a caller's.
 enum class UnifiedVariantKind : uint8_t { plain, full, custom };
 
-constexpr const char* kv_kind_name(KvKind k) {
-  return k == KvKind::e4m3fn ? "e4m3fn" : k == KvKind::e4m3fnuz ? "e4m3fnuz" : k == KvKind::e4m3fn_q8 ? "e4m3fn_q8" : k == KvKind::e4m3fnuz_q8 ? "e4m3fnuz_q8" : "same16";
-}
 constexpr const char* variant_kind_name(UnifiedVariantKind v) {
   return v == UnifiedVariantKind::plain ? "plain" : v == UnifiedVariantKind::full ? "full" : "custom";
 }

@@ -96,4 +96,26 @@ struct StandardVariant : VariantBase {
 using PlainVariant = StandardVariant<false, false, false>;  // scale only (the fast path)
 using FullVariant = StandardVariant<true, true, true>;      // every feature, each gated at run time
 
+// A variant's name in instance names: "plain", "full", the standard features it compiles in
+// ("softcap", "softcap+alibi", ...), or "custom" for a caller's variant.
+template <class V>
+struct VariantName {
+  static constexpr const char* value = "custom";
+};
+template <bool kSoftcap, bool kAlibi, bool kQQBias>
+struct VariantName<StandardVariant<kSoftcap, kAlibi, kQQBias>> {
+  static constexpr const char* value = !kSoftcap && !kAlibi && !kQQBias ? "plain"
+                                       : kSoftcap && kAlibi && kQQBias  ? "full"
+                                       : kSoftcap && kAlibi             ? "softcap+alibi"
+                                       : kSoftcap && kQQBias            ? "softcap+qq_bias"
+                                       : kAlibi && kQQBias              ? "alibi+qq_bias"
+                                       : kSoftcap                       ? "softcap"
+                                       : kAlibi                         ? "alibi"
+                                                                        : "qq_bias";
+};
+template <class V>
+constexpr const char* variant_name() {
+  return VariantName<V>::value;
+}
+
 }  // namespace hipattn

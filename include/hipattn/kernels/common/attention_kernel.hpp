@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "hipattn/kernels/common/attention_config.hpp"
 #include "hipattn/kernels/common/epilogue.hpp"
 #include "hipattn/kernels/common/paged_kv_loader.hpp"
 #include "hipattn/kernels/common/pingpong_mainloop.hpp"
@@ -28,6 +29,7 @@ namespace hipattn {
 
 template <class Cfg, class Scheduler, class Epilogue, class Args>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* smem) {
+  static_assert(AttentionSkeletonConfig<Cfg>, "a skeleton configuration (kernels/common/attention_config.hpp)");
   using Arch = DeviceArch;
   if constexpr (Arch::kTarget != Cfg::kTarget) {
     return;  // this instance is built for another target; never launched on this device

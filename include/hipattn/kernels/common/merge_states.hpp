@@ -26,6 +26,7 @@
 #include "hipattn/arch/arch.hpp"
 #include "hipattn/numeric/dtype.hpp"
 #include "hipattn/platform/config.hpp"
+#include "hipattn/platform/fixed_string.hpp"
 #include "hipattn/tile/online_softmax.hpp"
 
 namespace hipattn {
@@ -151,6 +152,7 @@ struct Chunk8<DType::f32> {
 // any grid (items are walked grid-stride).
 template <DType kIn, DType kOut>
 __global__ void __launch_bounds__(kMergeBlockThreads) merge_states_kernel(const MergeStatesArgs a) {
+  HIPATTN_KERNEL_MANIFEST(FixedString().field("kernel", "merge_states").field("in", dtype_name(kIn).data()).field("out", dtype_name(kOut).data()));
   using Arch = DeviceArch;
   using In = merge_detail::Chunk8<kIn>;
   using Out = merge_detail::Chunk8<kOut>;

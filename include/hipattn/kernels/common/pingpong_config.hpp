@@ -1,6 +1,6 @@
 // hipattn/kernels/common/pingpong_config.hpp: the CDNA ping-pong schedule's configuration (issue 11).
 //
-// PingPongConfig<Base> runs the attention skeleton instance Base (a UnifiedConfig: its warp tile, row
+// PingPongConfig<Base> runs the attention skeleton instance Base (an AttentionConfig: its warp tile, row
 // map, LDS layout and epilogue) with the ping-pong mainloop (kernels/common/pingpong_mainloop.hpp):
 // Base's kWarpsM waves, each owning 16 query rows and all of a KV tile's keys, split into two groups
 // of kWarpsM / 2 that take turns: while one group's waves run their matrix products, the other's run
@@ -10,6 +10,7 @@
 // two stages, V one tile behind K), so no wave holds tile data in registers.
 #pragma once
 #include "hipattn/arch/concept.hpp"
+#include "hipattn/kernels/common/attention_config.hpp"
 #include "hipattn/kernels/common/paged_kv_loader.hpp"
 #include "hipattn/platform/target.hpp"
 
@@ -39,6 +40,12 @@ struct PingPongConfig : Base {
   // registers left the compiler no margin: the unified d = 128 kernel spilled in some translation
   // units. Its matrix phase has room for the reads (the softmax phase is the longer one).
   static constexpr bool kQInRegs = Base::KvLayout::kDense || kWavesPerSimd < 4;
+
+  static constexpr FixedString name() {
+    FixedString f = shape_name(Base::kShape);
+    f.field("mainloop", "pingpong");
+    return f.field("variant", variant_name<typename Base::Variant>());
+  }
 };
 
 // Whether an instance runs the ping-pong mainloop (configurations without kPingPong do not).

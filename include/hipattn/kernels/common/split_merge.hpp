@@ -11,6 +11,17 @@
 #include "hipattn/kernels/common/output_store.hpp"
 #include "hipattn/kernels/common/softmax_step.hpp"
 #include "hipattn/platform/config.hpp"
+#include "hipattn/platform/fixed_string.hpp"
+
+namespace hipattn {
+
+// The manifest of a reduce kernel (platform/fixed_string.hpp HIPATTN_KERNEL_MANIFEST):
+// "kernel=split_kv_reduce q=bf16 dv=128 threads=128".
+constexpr FixedString reduce_manifest(const char* kernel, bool bf16, int d_v, int threads) {
+  return FixedString().field("kernel", kernel).field("q", bf16 ? "bf16" : "f16").field("dv", d_v).field("threads", threads);
+}
+
+}  // namespace hipattn
 
 #if defined(HIPATTN_HAS_DEVICE)
 namespace hipattn {

@@ -33,6 +33,7 @@
 
 #include "hipattn/platform/block_collectives.hpp"
 #include "hipattn/platform/config.hpp"
+#include "hipattn/platform/fixed_string.hpp"
 #include "hipattn/tile/tile_range.hpp"
 
 namespace hipattn {
@@ -188,6 +189,7 @@ inline constexpr int kPlannerCachedItems = 4096;
 // (A template so that the header defines it in every translation unit without a second definition.)
 template <int kThreads = kPlannerThreads>
 __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const DecodePlanArgs a) {
+  HIPATTN_KERNEL_MANIFEST(FixedString().field("kernel", "plan_decode_tasks").field("threads", kThreads));
   static_assert(kThreads == kPlannerThreads, "the item split is sized for kPlannerThreads");
   using Block = BlockCollectives<kPlannerThreads>;
   __shared__ typename Block::TempStorage red;

@@ -12,11 +12,11 @@
 #include <cstdint>
 #include <string>
 
+#include "hipattn/kernels/common/attention_config.hpp"
+#include "hipattn/kernels/common/kernel_args.hpp"
 #include "hipattn/kernels/common/pingpong_config.hpp"
 #include "hipattn/kernels/common/warpgroup_config.hpp"
-#include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/numeric/fast_div.hpp"
-#include "hipattn/problem/dense_prefill_params.hpp"
 #include "hipattn/tile/variants.hpp"
 
 #if defined(HIPATTN_BACKEND_CUDA)
@@ -56,36 +56,6 @@ struct DensePrefillCommon {
   int64_t lse_stride_head = 0;
 };
 
-inline DensePrefillCommon make_dense_prefill_common(const DensePrefillParams& p, int32_t block_q) {
-  DensePrefillCommon c;
-  c.cu_seqlens_q = p.cu_seqlens_q;
-  c.cu_seqlens_k = p.cu_seqlens_k;
-  c.num_seqs = p.num_seqs;
-  c.max_seqlen_q = p.max_seqlen_q;
-  c.max_seqlen_k = p.max_seqlen_k;
-  c.block_q = block_q;
-  c.blocks_per_seq = (p.max_seqlen_q + block_q - 1) / block_q;
-  // By band: blocks_per_seq x num_seqs slots. Packed, the global numbering (sequence s's q-blocks
-  // from cu_seqlens_q[s] / block_q + s, paged/varlen.hpp) has num_tokens_q / block_q + num_seqs; bands
-  // are kept while they give at most twice as many slots (empty ones cost the workgroups a skip).
-  const int64_t band_slots = int64_t(c.blocks_per_seq) * p.num_seqs;
-  const int64_t global_slots = p.num_tokens_q > 0 ? int64_t(p.num_tokens_q / block_q) + p.num_seqs : 0;
-  c.by_band = !p.packed() || band_slots <= 2 * global_slots;
-  c.q_blocks = p.num_tokens_q == 0 ? 0 : static_cast<int32_t>(c.by_band ? band_slots : global_slots);
-  c.group = p.num_kv_heads > 0 ? p.num_q_heads / p.num_kv_heads : 1;
-  c.num_q_heads = p.num_q_heads;
-  c.scale = p.scale;
-  c.causal = p.causal;
-  c.window_left = p.window_left;
-  c.out = static_cast<uint16_t*>(p.out);
-  c.o_stride_token = p.o_stride_token;
-  c.o_stride_head = p.o_stride_head;
-  c.o_stride_batch = p.o_stride_batch;
-  c.lse = p.lse;
-  c.lse_stride_head = p.lse_stride_head;
-  return c;
-}
-
 // The skeleton kernel's arguments (dense_prefill_kernel, the CDNA path): the skeleton's, with the
 // paged view over DenseKvLayout as `kv`, and the dense work description. Batched tensors (dense's
 // cu_seqlens_q null): the kernel moves q, out and lse to the workgroup's sequence by their batch
@@ -100,13 +70,16 @@ struct DensePrefillKernelArgs : AttentionKernelArgs<KvParams, Variant> {
 template <class Cfg>
 using dense_args_t = DensePrefillKernelArgs<typename Cfg::Loader::Params, typename Cfg::Variant>;
 
-// The skeleton instance of (target, dtype, head size, variant): a UnifiedConfig with the given tile over
+// The skeleton instance of (target, dtype, head sizes, tile, variant): an AttentionConfig over
 // DenseKvLayout (pages of one token, 64-bit offsets), register-staged loads by default (any tensor
-// size), or LDS DMA (tensors within its 32-bit buffer range: the ping-pong instances below).
-template <Target kT, bool kBf16, int kD, int kWarpsM, int kWarpsN, int kMT, int kKN, int kStages, class Variant,
-          CopyModel kCopy = CopyModel::register_staged>
-using DenseSkeletonConfig = UnifiedConfig<kBf16, KvKind::same16, kD, kWarpsM, kWarpsN, kMT, kKN, kStages, Variant, int64_t, 1,
-                                          kT, kCopy, DenseKvLayout>;
+// size), or LDS DMA (tensors within its 32-bit buffer range: the ping-pong instances below). A value
+// head narrower than the query / key head ((192, 128)) takes the d_qk tile with V rows and O of d_v
+// columns: the register-staged loader loads V's rows from their own tensor, the first d_v / 8 chunks
+// of its walk over a key row (kernels/common/paged_kv_loader.hpp kNarrowV).
+constexpr AttentionShape dense_skeleton_shape(Target target, bool bf16, int d_qk, int d_v, TileShape tile,
+                                              CopyModel copy = CopyModel::register_staged) {
+  return AttentionShape{bf16, KvKind::same16, d_qk, d_v, tile, target, copy, KvLayoutKind::dense, true, 1};
+}
 
 // The ping-pong instance of (target, dtype, head size, variant) (kernels/common/pingpong_config.hpp):
 // eight 16-row waves (128 query rows, two groups of four), each over all of a 32-key KV tile, LDS-DMA K
@@ -115,26 +88,9 @@ using DenseSkeletonConfig = UnifiedConfig<kBf16, KvKind::same16, kD, kWarpsM, kW
 // one workgroup a CU) modelled at 0.24 of the MFMA rate against 32-key tiles' 0.52, both before the O
 // rescale moved into the matrix phase (bench/NOTES.md "AMD: the ping-pong schedule").
 template <Target kT, bool kBf16, int kD, class Variant>
-using DensePingPongConfig = PingPongConfig<DenseSkeletonConfig<kT, kBf16, kD, 8, 1, 1, 32, 2, Variant, CopyModel::lds_dma>>;
-
-// The skeleton instance of a value head narrower than the query / key head (dense prefill's (192, 128)):
-// Base (a DenseSkeletonConfig of d_qk) with V rows and O of kDv columns. The register-staged loader
-// loads V's rows from their own tensor, the first kDv / 8 chunks of its walk over a key row
-// (kernels/common/paged_kv_loader.hpp kNarrowV); the warp tile multiplies P by kDv columns; the LDS is
-// re-laid out for the narrower V stages.
-template <class Base, int kDv_>
-struct NarrowVConfig : Base {
-  static_assert(kDv_ < Base::kDqk && kDv_ % 16 == 0 && !Base::kFp8, "a narrower 16-bit value head");
-  static constexpr int kDv = kDv_, kVRow = kDv_;
-  using Loader = StagedPagedKvLoader<NarrowVConfig>;
-  using VLds = SwizzledTile<Base::kBN, kDv_>;
-  static constexpr UnifiedLdsLayout kLds = unified_lds_layout(Base::kWarpsM, Base::kWarpsN, Base::kMT, Base::kKN, Base::kStages,
-                                                              Base::kDqk, kDv_, Base::kKv, Base::kTarget, Base::kCopy);
-  static constexpr int kQBytes = kLds.q, kKStageBytes = kLds.k_stage, kVStageBytes = kLds.v_stage;
-  static constexpr int kKvBytes = kLds.kv, kScaleBytes = kLds.scales, kMergeBytes = kLds.merge;
-  static constexpr int kMainBytes = kLds.main, kSmemBytes = kLds.total;
-  static_assert(kVStageBytes == VLds::kBytes, "one LDS formula");
-};
+using DensePingPongConfig =
+    PingPongConfig<AttentionConfig<dense_skeleton_shape(kT, kBf16, kD, kD, TileShape{8, 1, 1, 32, 2}, CopyModel::lds_dma),
+                                   Variant>>;
 
 #if defined(HIPATTN_BACKEND_CUDA)
 // The sm_90 kernel's arguments: the tensor maps of q, k and v (dispatch/dense_prefill.hpp), passed as

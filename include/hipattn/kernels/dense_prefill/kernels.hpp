@@ -4,7 +4,7 @@
 //                                    items, on the warp-specialised skeleton (kernels/common/
 //                                    warpgroup_pipeline.hpp: the roles and the schedule)
 //   dense_prefill_kernel<Cfg>        CDNA (any target): the attention skeleton (kernels/common) with a
-//                                    dense scheduler, Cfg a UnifiedConfig over DenseKvLayout
+//                                    dense scheduler, Cfg an AttentionConfig over DenseKvLayout
 //
 // The sm_90 kernel's family (DenseWarpgroupFamily): one producer thread loads Q once per item and
 // streams the K and V tiles of the q-block's visible keys as bulk tensor copies counted on the rings'
@@ -152,6 +152,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE Args dense_sequence_args(const Args& args) {
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) HIPATTN_CDNA_WAVES_PER_SIMD(kernel_waves_per_simd<Cfg>())
     dense_prefill_kernel(const dense_args_t<Cfg> args) {
+  HIPATTN_KERNEL_MANIFEST(kernel_manifest<Cfg>("dense_prefill"));
   extern __shared__ __align__(16) char hipattn_smem[];
   attention_kernel<Cfg, DenseQBlockScheduler, NormalizedStore>(dense_sequence_args<DeviceArch>(args), hipattn_smem);
 }

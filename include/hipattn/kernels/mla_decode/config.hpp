@@ -24,20 +24,27 @@
 #pragma once
 #include <cstdint>
 
-#include "hipattn/numeric/kv_kind.hpp"
+#include "hipattn/kernels/common/attention_config.hpp"
+#include "hipattn/kernels/common/decode_args.hpp"
 #include "hipattn/kernels/common/output_store.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
-#include "hipattn/kernels/paged_decode/config.hpp"
 #include "hipattn/numeric/fast_div.hpp"
-#include "hipattn/problem/mla_decode_params.hpp"
+#include "hipattn/numeric/kv_kind.hpp"
 
 namespace hipattn {
+
+// The MLA head the kernels are written for (DeepSeek's latent attention): Q and K rows of 576 (the
+// 512 latent dimensions, then 64 rope ones), V and O rows of the 512 latent dimensions (the first
+// 512 columns of each K row). The problem layer states the same sizes (problem/mla_decode_params.hpp
+// kMlaQkDim, kMlaLatentDim); the dispatcher checks that both agree.
+inline constexpr int kMlaKernelQkDim = 576;
+inline constexpr int kMlaKernelVDim = 512;
 
 template <bool kBf16_, KvKind kKv_, int kBN_ = 32, int kStages_ = (kKv_ == KvKind::same16 ? 4 : 3)>
 struct MlaDecodeSm90Config {
   static constexpr bool kBf16 = kBf16_;
   static constexpr KvKind kKv = kKv_;
-  static constexpr int kDqk = kMlaQkDim, kDv = kMlaLatentDim;
+  static constexpr int kDqk = kMlaKernelQkDim, kDv = kMlaKernelVDim;
   static constexpr int kBM = 64;       // query rows a workgroup
   // Keys a tile and the ring's depth: 32 x 4 (the producer runs three tiles ahead) measured
   // faster than 64 x 2 (bench/NOTES.md, MLA): with two stages a tile's load could only start once
@@ -161,7 +168,7 @@ struct MlaDecodeCdnaConfig {
   static constexpr KvKind kKv = kKv_;
   static constexpr bool kFp8 = kKv_ != KvKind::same16;
   static constexpr bool kQ8 = kv_fp8_matmul(kKv_), kP8 = false;
-  static constexpr int kDqk = kMlaQkDim, kDv = kMlaLatentDim;
+  static constexpr int kDqk = kMlaKernelQkDim, kDv = kMlaKernelVDim;
   // 16-bit K stages: V is their first kDv columns; the fp8 matrix path keeps K as codes and converts
   // V from the K rows in registers into a V stage of its own (kVFromK)
   static constexpr bool kVInK = !kQ8, kVFromK = kQ8;
@@ -193,6 +200,17 @@ struct MlaDecodeCdnaConfig {
   static constexpr int kMainBytes = kQBytes + kKvBytes + kScaleBytes;
   static constexpr int kSmemBytes = kMainBytes;
   static_assert(kSmemBytes <= (kTarget_ == Target::gfx942 ? 65536 : 163840), "the target's LDS a workgroup");
+
+  // Its shape in the skeleton's terms (kernels/common/attention_config.hpp), for its name; the members
+  // above differ from AttentionConfig's where V is read from the K stage (kVInK) or converted from the
+  // K rows (kVFromK), and AttentionSkeletonConfig checks that the skeleton finds what it reads.
+  static constexpr AttentionShape kShape{kBf16_, kKv_, kDqk, kDv, TileShape{kWarpsM, 1, 1, kKN, kStages}, kTarget_,
+                                         CopyModel::register_staged, KvLayoutKind::row, true, 0};
+  static constexpr FixedString name() {
+    FixedString f = shape_name(kShape);
+    f.field("mainloop", "skeleton").field("v", kVInK ? "in_k" : "from_k");
+    return f.field("variant", variant_name<Variant>());
+  }
 };
 
 // The CDNA kernel's arguments: paged decode's (one KV head: group = num_heads), with the rope part of
@@ -200,7 +218,7 @@ struct MlaDecodeCdnaConfig {
 // columns from kQRopeCol on are read there (kernels/common/paged_kv_loader.hpp query_element).
 template <class KvParams, class Variant>
 struct MlaDecodeCdnaArgs : PagedDecodeKernelArgs<KvParams, Variant> {
-  static constexpr int kQRopeCol = kMlaLatentDim;
+  static constexpr int kQRopeCol = kMlaKernelVDim;
   const uint16_t* q_rope = nullptr;
   int32_t q_rope_stride_token = 0, q_rope_stride_head = 0;
 };

@@ -421,6 +421,7 @@ namespace hipattn {
 // passes of other targets (the skeleton returns there).
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) mla_decode_cdna_kernel(const mla_cdna_args_t<Cfg> args) {
+  HIPATTN_KERNEL_MANIFEST(kernel_manifest<Cfg>("mla_decode"));
   extern __shared__ __align__(16) char hipattn_smem[];
   attention_kernel<Cfg, DecodeTaskScheduler, DecodeStore>(args, hipattn_smem);
 }

@@ -1,49 +1,17 @@
-// hipattn/kernels/paged_decode/config.hpp: the kernel arguments of the paged-decode family
-// (kernels/paged_decode/kernels.hpp). Visible to host-only code: dispatch/paged_decode_plan.hpp
-// and the emulated AMD tests fill them on the host.
-//
-// The family's instances are the attention configurations of the unified table (UnifiedConfig,
-// kernels/unified/config.hpp: a tile, a KV storage, a loader policy, a target); what is the family's
-// own is how work is found (one q length for every sequence, the device planner's tasks), the store
-// (DecodeStore) and the reduce's indexing.
+// hipattn/kernels/paged_decode/config.hpp: what the paged-decode family (kernels/paged_decode/kernels.hpp)
+// adds to the skeleton. Its instances are skeleton configurations (AttentionConfig,
+// kernels/common/attention_config.hpp: a tile, a KV storage, a loader policy, a target), the unified
+// table's; what is the family's own is how work is found (one q length for every sequence, the device
+// planner's tasks: kernels/common/decode_args.hpp), the store (DecodeStore) and the reduce's indexing.
 #pragma once
-#include <cstdint>
 
-#include "hipattn/kernels/unified/config.hpp"
+#include "hipattn/kernels/common/attention_config.hpp"
+#include "hipattn/kernels/common/decode_args.hpp"
 
 namespace hipattn {
 
-// Arguments of paged_decode_kernel: the skeleton's, plus the decode grid: one dimension of
-// slots x grid_y workgroups, slot-major (kernels/common/work.hpp DecodeTaskScheduler); slots are task
-// slots (planned: `tasks` set, [capacity]) or sequences (unplanned); grid_y = num_kv_heads *
-// head_chunks * q_blocks.
-// Planned partial states: [slot, q_len, num_q_heads, d_v] and [slot, q_len, num_q_heads] (fp32).
-template <class KvParams, class Variant>
-struct PagedDecodeKernelArgs : AttentionKernelArgs<KvParams, Variant> {
-  int32_t q_len = 1;     // query rows of every sequence (token seq * q_len + i)
-  int32_t q_blocks = 1;  // q-blocks of one sequence: ceil(q_len / block_q)
-  FastDivmod grid_y_div;  // division by grid_y
-  int32_t num_segments = 1;  // unplanned: segments a sequence (slot = seq * num_segments + segment)
-};
-
+// The arguments type of a configuration's paged-decode kernel: the loader's parameters and the variant.
 template <class Cfg>
 using paged_decode_args_t = PagedDecodeKernelArgs<typename Cfg::Loader::Params, typename Cfg::Variant>;
-
-// Arguments of paged_decode_reduce_kernel: item (token, q head) of a sequence with parts > 1 merges
-// the partials of its tasks (planned: from item_task0[seq], parts from the task; uniform: slots
-// seq * num_segments on, num_segments parts); one-part sequences were written by the kernel.
-struct PagedDecodeReduceArgs {
-  const float* ws_o = nullptr;
-  const float* ws_lse = nullptr;
-  const PlanTask* tasks = nullptr;  // null: uniform segments
-  const int32_t* item_task0 = nullptr;
-  int32_t num_segments = 1;
-  int32_t num_seqs = 0, q_len = 1, num_q_heads = 0;
-  const float* sinks = nullptr;  // [num_q_heads], natural units
-  OutputArgs out;  // kernels/common/output_store.hpp
-  float* lse = nullptr;
-  int32_t lse_stride_head = 0;
-  int32_t lse_stride_token = 1;  // [num_q_heads, tokens] by default; MLA's LSE is [tokens, heads]
-};
 
 }  // namespace hipattn

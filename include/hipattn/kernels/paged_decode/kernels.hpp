@@ -18,6 +18,7 @@ namespace hipattn {
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) paged_decode_kernel(const paged_decode_args_t<Cfg> args) {
+  HIPATTN_KERNEL_MANIFEST(kernel_manifest<Cfg>("paged_decode"));
   extern __shared__ __align__(16) char hipattn_smem[];
   attention_kernel<Cfg, DecodeTaskScheduler, DecodeStore>(args, hipattn_smem);
 }
@@ -25,6 +26,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) paged_decode_kernel(const paged
 // kD / 4 threads per (token, q head), each merging 4 columns; kThreads / (kD / 4) items per block.
 template <bool kBf16, int kD, int kThreads = 128>
 __global__ void __launch_bounds__(kThreads) paged_decode_reduce_kernel(const PagedDecodeReduceArgs a) {
+  HIPATTN_KERNEL_MANIFEST(reduce_manifest("paged_decode_reduce", kBf16, kD, kThreads));
   using Arch = DeviceArch;
   constexpr int kPer = kD / 4;
   static_assert(kThreads % kPer == 0, "threads per block must be a multiple of kD / 4");

@@ -20,12 +20,14 @@ namespace hipattn {
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) HIPATTN_CDNA_WAVES_PER_SIMD(kernel_waves_per_simd<Cfg>())
     unified_2d_kernel(const unified_args_t<Cfg> args) {
+  HIPATTN_KERNEL_MANIFEST(kernel_manifest<Cfg>("unified_2d"));
   extern __shared__ __align__(16) char hipattn_smem[];
   attention_kernel<Cfg, QBlockScheduler<false>, NormalizedStore>(args, hipattn_smem);
 }
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) split_kv_3d_kernel(const unified_args_t<Cfg> args) {
+  HIPATTN_KERNEL_MANIFEST(kernel_manifest<Cfg>("unified_3d"));
   extern __shared__ __align__(16) char hipattn_smem[];
   attention_kernel<Cfg, QBlockScheduler<true>, SplitPartial>(args, hipattn_smem);
 }
@@ -34,6 +36,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) split_kv_3d_kernel(const unifie
 // kD / 4 threads per (token, q head), each merging 4 columns; kThreads / (kD / 4) items per block.
 template <bool kBf16, int kD, int kThreads = 128>
 __global__ void __launch_bounds__(kThreads) split_kv_reduce_kernel(const SplitKvReduceArgs a) {
+  HIPATTN_KERNEL_MANIFEST(reduce_manifest("split_kv_reduce", kBf16, kD, kThreads));
   using Arch = DeviceArch;
   constexpr int kPer = kD / 4;
   static_assert(kThreads % kPer == 0, "threads per block must be a multiple of kD / 4");
