@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "../tests/common/paged_problem.hpp"
+#include "../testing/paged_problem.hpp"
 #include "hipattn/platform/runtime.hpp"
 
 namespace hipattn::bench {

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "../tests/common/scenario_spec.hpp"
+#include "../testing/scenario_spec.hpp"
 #include "bench_common.hpp"
 #include "hipattn/dispatch/paged_decode.hpp"
 #include "hipattn/dispatch/prebuilt.hpp"

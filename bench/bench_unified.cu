@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../tests/common/scenario_spec.hpp"
+#include "../testing/scenario_spec.hpp"
 #include "bench_common.hpp"
 #include "hipattn/arch/arch.hpp"
 #include "hipattn/dispatch/prebuilt.hpp"

@@ -10,7 +10,7 @@
 #include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"
-#include "paged_problem.hpp"
+#include "../../testing/paged_problem.hpp"
 #include "tolerance.hpp"
 
 namespace hipattn::testing {

@@ -41,7 +41,7 @@
 #include "hipattn/problem/paged_decode_params.hpp"
 #include "hipattn/problem/paged_decode_rules.hpp"
 #include "hipattn/reference/reference.hpp"
-#include "paged_problem.hpp"
+#include "../../testing/paged_problem.hpp"
 
 namespace hipattn::testing {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "hipattn/platform/runtime.hpp"
-#include "paged_problem.hpp"
+#include "../../testing/paged_problem.hpp"
 
 // Launch, check the launch, wait and check the execution.
 #define LAUNCH_CHECKED(...)                   \

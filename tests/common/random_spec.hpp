@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "paged_problem.hpp"
+#include "../../testing/paged_problem.hpp"
 
 namespace hipattn::testing {
 

@@ -38,7 +38,7 @@
 #include "../common/fp8_output_check.hpp"
 #include "../common/gpu.hpp"
 #include "../common/mla_problem.hpp"
-#include "../common/paged_problem.hpp"
+#include "../../testing/paged_problem.hpp"
 #include "hipattn/dispatch/merge_attention_states.hpp"
 #include "hipattn/dispatch/mla_decode.hpp"
 #include "hipattn/reference/mla_decode.hpp"

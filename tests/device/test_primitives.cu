@@ -16,7 +16,7 @@
 
 #include "../common/device_check.hpp"
 #include "../common/gpu.hpp"
-#include "../common/paged_problem.hpp"
+#include "../../testing/paged_problem.hpp"
 #include "hipattn/arch/sm90/arch.hpp"
 #include "hipattn/kernels/unified/kernels.hpp"
 #include "hipattn/paged/paged_kv.hpp"

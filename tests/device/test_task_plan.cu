@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../common/gpu.hpp"
-#include "../common/paged_problem.hpp"
+#include "../../testing/paged_problem.hpp"
 #include "../common/plan_cases.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/platform/runtime.hpp"

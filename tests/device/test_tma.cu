@@ -26,7 +26,7 @@
 
 #include "../common/device_check.hpp"
 #include "../common/gpu.hpp"
-#include "../common/paged_problem.hpp"
+#include "../../testing/paged_problem.hpp"
 #include "../common/sm90_check.hpp"
 #include "hipattn/arch/sm90/tma.hpp"
 #include "hipattn/arch/sm90/wgmma.hpp"

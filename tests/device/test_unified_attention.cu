@@ -11,7 +11,7 @@
 #include "../common/compare.hpp"
 #include "../common/gpu.hpp"
 #include "../common/random_spec.hpp"
-#include "../common/scenario_spec.hpp"
+#include "../../testing/scenario_spec.hpp"
 #include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/reference/reference.hpp"

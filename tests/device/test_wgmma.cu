@@ -21,7 +21,7 @@
 
 #include "../common/device_check.hpp"
 #include "../common/gpu.hpp"
-#include "../common/paged_problem.hpp"
+#include "../../testing/paged_problem.hpp"
 #include "hipattn/arch/sm90/wgmma.hpp"
 #include "hipattn/numeric/numeric.hpp"
 #include "hipattn/platform/runtime.hpp"

@@ -9,7 +9,7 @@
 // instructions per second), but together they reach every feature: head sizes 64 / 96 / 128 / 192 /
 // 256 (96: LDS rows of a 128-element pitch, tile/lds_layout.hpp), both fp8 KV formats with both scale
 // modes, sliding window, softcap, ALiBi, QQ-bias, sinks, page sizes 1, 5, 7 and 16, NaN in every
-// unowned cache slot (tests/common/paged_problem.hpp), causal and not, GQA, decode rows next to
+// unowned cache slot (testing/paged_problem.hpp), causal and not, GQA, decode rows next to
 // prefill chunks, the decode and prefill tiles, empty sequences; and vLLM's fp8 attention contract
 // (problem/fp8_io.hpp, the io_* cases): fp8 queries of both formats with host and device q_scale over
 // 16-bit and fp8 caches, 16-bit outputs (the compute dtype), fp8 outputs per tensor and per group (UE8M0,
@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "../common/loader_policies.hpp"
-#include "../common/paged_problem.hpp"
+#include "../../testing/paged_problem.hpp"
 #include "../common/random_spec.hpp"
 #include "emu.hpp"
 #include "emu_dispatch.hpp"

@@ -155,7 +155,7 @@ HIPATTN_DEVICE void mfma_32x32x64_fp8(f32x16&, A, B) {
 // ds_read_b64_tr_b16 at `p` (8-byte aligned; the per-lane address of the 4 x 16 block, see above).
 // The ISA requires EXEC = all ones for transpose loads: callers reach it in wave-uniform control flow
 // only (the warp tile's pv() runs for every lane of every warp; no lane-dependent branch encloses
-// it), and the emulator tier fails any execution of it with a lane inactive (tests/emu ops_matrix.cpp).
+// it), and the emulator tier fails any execution of it with a lane inactive (emu/ops_matrix.cpp).
 HIPATTN_DEVICE HIPATTN_FORCEINLINE b16x4 lds_read_tr16_b64(const uint16_t* p) {
   return __builtin_amdgcn_ds_read_tr16_b64_v4i16(to_lds(reinterpret_cast<b16x4*>(const_cast<uint16_t*>(p))));
 }

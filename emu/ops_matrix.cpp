@@ -1,4 +1,4 @@
-// tests/emu/ops_matrix.cpp: matrix (MFMA), accumulation-register moves, cross-lane operations and the
+// emu/ops_matrix.cpp: matrix (MFMA), accumulation-register moves, cross-lane operations and the
 // gfx950 transposing LDS read.
 //
 // Sources (each handler names its section):

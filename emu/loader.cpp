@@ -1,4 +1,4 @@
-// tests/emu/loader.cpp: reading an AMDGPU code object. The ELF (sections, symbols, the kernel
+// emu/loader.cpp: reading an AMDGPU code object. The ELF (sections, symbols, the kernel
 // descriptors) is read here; the metadata note comes from `llvm-readelf --notes` (YAML) and the
 // instructions from `llvm-objdump -d` (LLVM's decoder), whose text this file parses into operands
 // and modifiers. The build writes both outputs next to each code object (cmake/HipattnAmdgpu.cmake);

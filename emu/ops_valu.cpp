@@ -1,4 +1,4 @@
-// tests/emu/ops_valu.cpp: vector ALU (VOP1, VOP2, VOPC, VOP3, VOP3P packed f32) except the matrix
+// emu/ops_valu.cpp: vector ALU (VOP1, VOP2, VOPC, VOP3, VOP3P packed f32) except the matrix
 // and cross-lane instructions (ops_matrix.cpp). Semantics: "AMD Instinct MI300 (CDNA3) ISA
 // Reference Guide", chapter 7 "Vector ALU Operations" (7.1 operand and EXEC rules, 7.2 VCC/carry
 // outputs, 7.3 modifiers: abs/neg/clamp/omod, 7.x packed math) and the opcode descriptions of 12.7

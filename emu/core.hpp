@@ -1,4 +1,4 @@
-// tests/emu/core.hpp: the emulator's internal model: parsed operands and instructions, the wave's
+// emu/core.hpp: the emulator's internal model: parsed operands and instructions, the wave's
 // state with its wait-count bookkeeping, the workgroup (LDS with race tracking), and the handler
 // registry. Handlers (ops_*.cpp) read and write registers only through Wave's accessors, which is
 // where the wait-count hazard check lives.

@@ -1,4 +1,4 @@
-// tests/common/paged_problem.hpp: random paged-attention problems for the parity suite and the
+// testing/paged_problem.hpp: random paged-attention problems for the parity suite and the
 // benchmarks: host arrays (for the float64 reference) and their device copies.
 //
 // Pages are placed by a random permutation (a fragmented block table). Slots past each sequence's

@@ -1,4 +1,4 @@
-// tests/emu/machine.cpp: memory, register access with the wait-count hazard check, SDWA / DPP source
+// emu/machine.cpp: memory, register access with the wait-count hazard check, SDWA / DPP source
 // handling, LDS with race tracking, and the launch (kernel arguments, initial wave state, the wave
 // scheduler with s_barrier).
 #include <algorithm>

@@ -1,4 +1,4 @@
-// tests/emu/emu.hpp: a functional emulator of gfx942 (CDNA3) and gfx950 (CDNA4) code objects, for
+// emu/emu.hpp: a functional emulator of gfx942 (CDNA3) and gfx950 (CDNA4) code objects, for
 // executing hipattn's AMD kernels in CI without an AMD GPU.
 //
 // What it does:

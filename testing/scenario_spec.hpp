@@ -1,7 +1,7 @@
-// tests/common/scenario_spec.hpp: a ProblemSpec from one of the scenario table's rows (shared by the
+// testing/scenario_spec.hpp: a ProblemSpec from one of the scenario table's rows (shared by the
 // parity suite and the benchmarks).
 #pragma once
-#include "../data/unified_scenarios.hpp"
+#include "../tests/data/unified_scenarios.hpp"
 #include "paged_problem.hpp"
 
 namespace hipattn::testing {

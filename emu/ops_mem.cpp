@@ -1,4 +1,4 @@
-// tests/emu/ops_mem.cpp: vector memory (GLOBAL / FLAT) and LDS (DS) loads and stores. Semantics:
+// emu/ops_mem.cpp: vector memory (GLOBAL / FLAT) and LDS (DS) loads and stores. Semantics:
 // "AMD Instinct MI300 (CDNA3) ISA Reference Guide", chapter 10 "Flat Memory Instructions" (10.1
 // global addressing: saddr "off" -> 64-bit vaddr; else saddr + 32-bit unsigned vaddr; plus the signed
 // instruction offset), chapter 11 "Data Share Operations" (11.x DS addressing: vaddr + unsigned

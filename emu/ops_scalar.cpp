@@ -1,4 +1,4 @@
-// tests/emu/ops_scalar.cpp: scalar ALU (SOP2, SOPK, SOP1, SOPC), program control (SOPP) and scalar
+// emu/ops_scalar.cpp: scalar ALU (SOP2, SOPK, SOP1, SOPC), program control (SOPP) and scalar
 // memory (SMEM). Semantics: "AMD Instinct MI300 (CDNA3) ISA Reference Guide", chapter 4 "Program
 // Flow Control" (branches, s_waitcnt, s_barrier), chapter 5 "Scalar ALU Operations" (5.1-5.3:
 // SCC results; the per-opcode descriptions in 12.1-12.5) and chapter 6 "Scalar Memory Operations".
