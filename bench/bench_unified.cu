@@ -3,7 +3,7 @@
 // ceilings of the same run: device copy bandwidth, the mma.sync matrix-unit peak and (sm_90a) the
 // warpgroup MMA (wgmma) peak.
 //
-// Method (bench_common.hpp, the one of ../shared/scenarios/h200-peers.md): each call is captured in a
+// Method (bench_common.hpp, the one of the design documents' H200 peer table): each call is captured in a
 // CUDA graph; before each timed replay the L2 is flushed by a 256 MiB write; replays are timed with
 // device events; the figure is the median of 40 after 3 warm-ups. main also registers the paged-decode
 // sweep (bench_paged_decode.cu), the dense-prefill sweep (bench_dense_prefill.cu), the MLA-decode sweep
