@@ -50,7 +50,7 @@ __global__ void mma_peak_kernel(float* sink, int iters) {
   uint32_t a[4] = {threadIdx.x, threadIdx.x * 3u, threadIdx.x * 5u, threadIdx.x * 7u};
   uint32_t b[2] = {threadIdx.x * 11u, threadIdx.x * 13u};
   // each accumulator its own start: equal starts with equal products let ptxas merge the 8 chains (the
-  // e4m3 loop of run v15: 10 HMMA for 8 x 2; docs/NEXT.md item 11 c)
+  // e4m3 loop of run v15: 10 HMMA for 8 x 2; CHANGELOG.md, 2026-12-02 (fp8 contract)
   float c[8][4];
 #pragma unroll
   for (int k = 0; k < 8; ++k)

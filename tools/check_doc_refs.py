@@ -8,7 +8,7 @@
     bench/..., cmake/..., examples/..., .ci/..., and paths relative to include/hipattn (kernels/common/x.hpp);
     a ":line" suffix must be within the file. Names with placeholders (<, {, *, $, ...) are skipped.
 (c) section names: README section "X", README, "X", docs/TESTING.md "X", bench/NOTES.md "X": X must
-    begin a heading of that markdown file.
+    begin a heading of that markdown file. (d) "NEXT.md item N": docs/NEXT.md has no numbered items.
 The folders scanned and the include/hipattn layer folders are read from the tree, so the check
 stays valid when files move.
 """
@@ -128,6 +128,8 @@ def main():
                 continue  # not a repository markdown file, or not a section name
             if not any(h == name or h.startswith(name) for h in hs):
                 errors.append(f"{rel}:{line_of(m.start())}: {md} has no section \"{name}\"")
+        for m in re.finditer(r"NEXT(?:\.md)?,? items? \d", text):
+            errors.append(f"{rel}:{line_of(m.start())}: docs/NEXT.md has no numbered items (cite CHANGELOG.md or the line)")
         for m in path_re.finditer(text):
             err = check_path(m.group(1), m.group(2), layer)
             if err:
