@@ -2,7 +2,7 @@
 // (bench_unified.cu, bench_paged_decode.cu, bench_dense_prefill.cu, bench_mla_decode.cu,
 // bench_fp8_io.cu), and the byte count their TB/s figures use.
 //
-// Method (the one of ../shared/scenarios/h200-peers.md): each call is captured in a CUDA graph; before
+// Method (the one of the design documents' H200 peer table): each call is captured in a CUDA graph; before
 // each timed replay the L2 is flushed by a 256 MiB write; replays are timed with device events; the
 // figure is the median of kReps after 3 warm-ups. The ceilings (device copy bandwidth, the matrix
 // atom's peak, the warpgroup MMA's peak) are measured once in the same run, before the sweeps

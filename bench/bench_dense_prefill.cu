@@ -1,7 +1,7 @@
 // Benchmark sweep of dense prefill (issue 11): hipattn::dense_prefill on contiguous Q / K / V, the
-// dense_prefill grid of ../shared/scenarios/decode_sweeps.json (d256 and d192 / v128, trimmed: see
+// dense_prefill grid of the seed sweeps (tests/data/dense_prefill_sweeps.json; d256 and d192 / v128, trimmed: see
 // register_dense_prefill_benchmarks), a d128 series at about 16K query tokens (causal and not, 1K to
-// 16K a sequence), the serving prefill shapes of ../shared/scenarios/h200-peers.md
+// 16K a sequence), the serving prefill shapes of the design documents' H200 peer table
 // (serve_prefill_1x4k, single_batch_prefill_d128_gqa8_S4096) by name, a sliding-window row, a batched
 // BSHD row and an fp16 row.
 //

@@ -1,5 +1,5 @@
 // Benchmark sweep of MLA decode (issue 12): hipattn::mla_decode over the mla_decode grid of
-// ../shared/scenarios/decode_sweeps.json (trimmed: see register_mla_decode_benchmarks), the issue's
+// the seed documents' decode sweep grids (trimmed: see register_mla_decode_benchmarks), the issue's
 // target rows by name, and the context-parallel merge (merge_attention_states of W ranks' partials)
 // timed next to the decode it follows.
 //

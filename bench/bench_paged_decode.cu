@@ -1,4 +1,4 @@
-// Benchmark sweep of paged decode (issue 10): the decode grids of ../shared/scenarios/decode_sweeps.json
+// Benchmark sweep of paged decode (issue 10): the decode grids of tests/data/decode_sweeps.json
 // (paged_decode, split_k_sliding_window_decode), the serving decode shapes of
 // tests/data/unified_default.json, MTP verify, random-length batches and decode_d128_b16, each through
 // hipattn::paged_decode with the split chosen (auto), forced to one partition, forced planned, and the

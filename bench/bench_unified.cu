@@ -3,7 +3,7 @@
 // ceilings of the same run: device copy bandwidth, the mma.sync matrix-unit peak and (sm_90a) the
 // warpgroup MMA (wgmma) peak.
 //
-// Method (bench_common.hpp, the one of ../shared/scenarios/h200-peers.md): each call is captured in a
+// Method (bench_common.hpp, the one of the design documents' H200 peer table): each call is captured in a
 // CUDA graph; before each timed replay the L2 is flushed by a 256 MiB write; replays are timed with
 // device events; the figure is the median of 40 after 3 warm-ups. main also registers the paged-decode
 // sweep (bench_paged_decode.cu), the dense-prefill sweep (bench_dense_prefill.cu), the MLA-decode sweep
@@ -50,7 +50,7 @@ __global__ void mma_peak_kernel(float* sink, int iters) {
   uint32_t a[4] = {threadIdx.x, threadIdx.x * 3u, threadIdx.x * 5u, threadIdx.x * 7u};
   uint32_t b[2] = {threadIdx.x * 11u, threadIdx.x * 13u};
   // each accumulator its own start: equal starts with equal products let ptxas merge the 8 chains (the
-  // e4m3 loop of run v15: 10 HMMA for 8 x 2; docs/NEXT.md item 11 c)
+  // e4m3 loop of run v15: 10 HMMA for 8 x 2; CHANGELOG.md, 2026-12-02 (fp8 contract)
   float c[8][4];
 #pragma unroll
   for (int k = 0; k < 8; ++k)

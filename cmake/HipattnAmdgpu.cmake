@@ -6,7 +6,7 @@
 #   include(HipattnAmdgpu)
 #   if(HIPATTN_AMDGPU_FOUND)
 #     hipattn_amdgpu_code_objects(NAME attn_isa
-#       SOURCE   tests/isa/attn.hip
+#       SOURCE   tests/isa/atoms.hip
 #       TARGETS  gfx942 gfx950
 #       INCLUDES ${PROJECT_SOURCE_DIR}/include
 #       DEFINES  HIPATTN_FOO=1

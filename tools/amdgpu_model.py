@@ -27,7 +27,7 @@ name ending in its KV loader policy (staged: register-staged loads; dma: buffer 
               a SIMD's matrix unit is (llvm-mca's scheduling model, in-order issue of one wave;
               llvm-mca 21 crashes on buffer loads, so they are costed as global loads of the same width)
 The latency (default 1.0 us) is the conservative end of the 0.4-1 us loaded HBM latency that
-../shared/design/AMD-REVIEW.md (P3) works with; --latency-us changes it.
+the design documents' AMD review (finding P3) works with; --latency-us changes it.
 
 Gates (exit status 1): a decode kernel predicted below --min-decode-frac (default 0.8) of HBM; a main
 loop that waits after every single load (never more than one load in flight); no main loop found in

@@ -323,7 +323,7 @@ TEST(Sm90Tma, Load2dNoSwizzle) {
   check_box<2, SmemSwizzle::none, 40, 64>(h, dt, {32, 40, 1, 1}, Coords{{80, 50, 0, 0}}, true);
 }
 // The 64-byte and 32-byte swizzles and the u8 / f16 boxes (64 x 128 B, 128B swizzle) are not tested
-// here: their test hit an illegal instruction on the H200 (docs/NEXT.md item 9).
+// here: their test hit an illegal instruction on the H200 (CHANGELOG.md, 2026-12-03, issue 11).
 // Q / K / V-like tensors: [tokens, heads, d] as {d, heads, tokens} and [batch, tokens, heads, d] as
 // {d, heads, tokens, batch}, one head's rows per box (box {64, 1, rows[, 1]}), and a box over two
 // heads (its rows are head-fastest: row = h + 2 * token).

@@ -384,7 +384,7 @@ PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p, const
 
 // The unified instance a paged-decode problem runs on: its unified view's, except that the rocm
 // layout never takes the fp8 matrix path (no q8 instance compiles its configurations: the queries
-// are converted as they load, docs/NEXT.md item 11).
+// are converted as they load, CHANGELOG.md 2026-12-02).
 inline UnifiedInstanceKey paged_decode_instance_key(const PagedDecodeParams& p, Target target) {
   UnifiedInstanceKey key = unified_instance_key(to_unified_params(p, nullptr), target);
   if (p.kv_layout == KvCacheLayout::rocm && kv_fp8_matmul(key.kv)) key.kv = kv_storage(key.kv);

@@ -1,6 +1,6 @@
 // hipattn/numeric/kv_kind.hpp: how a KV cache stores its elements: like Q (16-bit), or as fp8
 // codes (e4m3fn, e4m3fnuz) that the loader or the warp tile converts to 16-bit; or, with the q8
-// kinds, fp8 codes that meet fp8 query codes on the fp8 matrix path (issue 13: scores by the fp8
+// kinds, fp8 codes that meet fp8 query codes on the fp8 matrix path (ALGORITHM.md section 12: scores by the fp8
 // MMA with nothing converted to 16-bit on the way; ALGORITHM.md section 12):
 //   e4m3fn_q8    an e4m3fn cache: sm_90 (mma.sync e4m3, e4m3fn queries) and gfx950 (its fp8 MFMA
 //                reads OCP e4m3fn; e4m3fn queries)

@@ -1,7 +1,7 @@
 // hipattn/problem/validate_toolkit.hpp: generic host-side checks of a problem description (counts, sets,
 // strided tensors, pointers) that accumulate their findings in a ValidationReport.
 //
-// A family's rules (problem/unified_rules.hpp; later paged decode, MLA, dense prefill) describe their
+// A family's rules (problem/<family>_rules.hpp: unified, paged decode, dense prefill, MLA, merge) describe their
 // fields and tensors and call these checks; each failed check appends one Issue naming the field exactly
 // as the params struct spells it, with a message carrying the bad value(s). Nothing here stops at the
 // first failure: a rule that depends on another one (a division by a count, an index into a host

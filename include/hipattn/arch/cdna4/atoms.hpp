@@ -163,7 +163,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE b16x4 lds_read_tr16_b64(const uint16_t* p) {
 // ---- lane ops ----
 // {value of lane l & ~32, value of lane l | 32} by v_permlane32_swap; likewise bit 4 by permlane16_swap.
 // The swap results are read through elem_as_float (lane_bits.hpp), never __builtin_bit_cast(float, h[1]):
-// clang reads element 0 for a bit-cast vector element (llvm/llvm-project#95673; issue 7).
+// clang reads element 0 for a bit-cast vector element (llvm/llvm-project#95673; tests/isa/bitcast_regression.cpp).
 HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_max_xor48(float v) {
   const unsigned u = __builtin_bit_cast(unsigned, v);
   const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);

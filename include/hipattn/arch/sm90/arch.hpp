@@ -9,7 +9,7 @@
 //   kCopyModel                                                        which of the two the loaders use
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi), fp8x2<kFnuz>(a, b), group_max(v, lanes)
 // sm_90's loaders copy asynchronously (cp.async: copy_commit groups, copy_wait<N> waits); the
-// register-staged copies exist for the interface's sake (plain loads and stores).
+// register-staged copies (plain loads and stores) serve fp8 prefill tiles at d = 64 / 128 (kv_copy_model).
 // Beyond the interface, sm_90a's warpgroup MMA atoms, descriptors and fences are in wgmma.hpp.
 #pragma once
 #include "hipattn/arch/concept.hpp"

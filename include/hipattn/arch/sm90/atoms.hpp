@@ -14,7 +14,7 @@
 //     A: row = g + 8 * ((e / 4) % 2),  col = 4 * t + (e % 4) + 16 * (e / 8)
 //     B: k = 4 * t + (e % 4) + 16 * (e / 4),  n = g
 //     C: as above.
-// The warpgroup MMA atoms (wgmma, issue 11) are in arch/sm90/wgmma.hpp, with their layout functions.
+// The warpgroup MMA atoms (wgmma, ALGORITHM.md section 10) are in arch/sm90/wgmma.hpp, with their layout functions.
 #pragma once
 #include <cstdint>
 

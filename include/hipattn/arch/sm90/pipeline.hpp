@@ -1,4 +1,4 @@
-// hipattn/arch/sm90/pipeline.hpp: the warp-specialised pipeline of sm_90 (issue 11 section 1): an
+// hipattn/arch/sm90/pipeline.hpp: the warp-specialised pipeline of sm_90 (ALGORITHM.md section 10): an
 // N-stage shared-memory ring of full / empty mbarriers between one producer and the consumer
 // warpgroups, the stage / phase walk both sides share, register reallocation between the roles
 // (setmaxnreg) and named barriers for ordering consumer warpgroups (ping-pong).

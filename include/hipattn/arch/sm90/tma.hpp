@@ -6,7 +6,7 @@
 // and without, edges and zero fill, a 4-stage ring over 64 laps, bulk gathers of rows and pages (also
 // into swizzled tiles), a paged pool tensor map, and TMA tiles read by wgmma. Not yet: the 64- and
 // 32-byte swizzles and u8 / f16 boxes with the 128-byte swizzle (their test hit an illegal
-// instruction; docs/NEXT.md item 9).
+// instruction; CHANGELOG.md, 2026-12-03).
 //
 // These are the producer side of the warp-specialised pipeline: one thread of a producer warp
 // announces the bytes a stage will receive (mbarrier_arrive_expect_tx) and issues the copies; the

@@ -21,7 +21,7 @@
 //      one of the chunk's even dimensions and one of its odd ones. The O fragment is kept in the
 //      order that follows (o_col): its element pairs stay adjacent columns (4t + 2h, 4t + 2h + 1).
 //
-// The fp8 matrix path (kKv == KvKind::e4m3fn_q8: e4m3fn queries and cache, issue 13): Q is a swizzled
+// The fp8 matrix path (kKv == KvKind::e4m3fn_q8: e4m3fn queries and cache, ALGORITHM.md section 12): Q is a swizzled
 // tile of code pairs too, and nothing is converted to 16-bit.
 //   QK^T: mma.sync m16n8k32 e4m3. A 16-code chunk is 8 code pairs, so ldmatrix of a code tile gives
 //      lane (g, t) codes 4t..4t+3 of row g: the m16n8k32 A and B layouts exactly (atoms.hpp); Q and K

@@ -102,7 +102,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
       loader.wait_oldest();  // Q has landed (the oldest group)
       if constexpr (kQInRegs) WT::load_q(qf, loader.q_tile(), wm * WT::kRows);
 
-      // ---- mainloop (ALGORITHM.md section 4) ----
+      // ---- mainloop (ALGORITHM.md section 5.1) ----
       const int key_w0 = wn * Cfg::kKN;  // first key of this warp within a tile
       for (int32_t t = t_begin; t < t_end; ++t) {
         const int it = t - t_begin;

@@ -1,6 +1,6 @@
 // hipattn/kernels/common/epilogue.hpp: the end of an attention workgroup.
 //   merge_warp_bands   the kWarpsN warps that split one row band's keys merge their states through
-//                      LDS (ALGORITHM.md section 3); only the band's first warp goes on
+//                      LDS (ALGORITHM.md section 4); only the band's first warp goes on
 //   NormalizedStore    the output O / l (with the sink in the denominator) in the output's format
 //                      (kernels/common/output_store.hpp: 16-bit, fp8 per tensor or per group), and
 //                      the LSE (2D kernels)

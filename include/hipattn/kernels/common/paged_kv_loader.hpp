@@ -200,7 +200,6 @@ class PagedTileWalk {
   static constexpr int kDqk = Cfg::kDqk, kDv = Cfg::kDv, kBN = Cfg::kBN, kBM = Cfg::kBM;
   static constexpr int kStages = Cfg::kStages, kThreads = Cfg::kThreads;
   // V rows are K's (one head size), or V is the first kDv columns of each K row (Cfg::kVInK: MLA's
-  // latent cache; no V is loaded, the warp tile reads V from the K stage, rows of kDqk)
   // latent cache; no V is loaded, the warp tile reads V from the K stage), or V is converted from the
   // first kDv columns of the K rows in registers into a V stage (Cfg::kVFromK: MLA's fp8 matrix path)
   static constexpr bool kVInK = Cfg::kVInK, kVFromK = Cfg::kVFromK;

@@ -1,4 +1,4 @@
-// hipattn/kernels/common/pingpong_config.hpp: the CDNA ping-pong schedule's configuration (issue 11).
+// hipattn/kernels/common/pingpong_config.hpp: the CDNA ping-pong schedule's configuration (ALGORITHM.md section 13).
 //
 // PingPongConfig<Base> runs the attention skeleton instance Base (an AttentionConfig: its warp tile, row
 // map, LDS layout and epilogue) with the ping-pong mainloop (kernels/common/pingpong_mainloop.hpp):

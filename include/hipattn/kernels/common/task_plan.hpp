@@ -1,4 +1,4 @@
-// hipattn/kernels/common/task_plan.hpp: the work planner of the decode families (issue 10): each
+// hipattn/kernels/common/task_plan.hpp: the work planner of the decode families (ALGORITHM.md section 7): each
 // work item (a sequence's q rows, 1 to 8 of them, against its paged context) owns a range of KV
 // tiles, and the planner cuts those ranges into tasks over a fixed number of task slots (the grid,
 // sized on the host from host-known bounds), on the device, from the sequence lengths of this call.
