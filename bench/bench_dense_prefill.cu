@@ -30,6 +30,7 @@
 
 #include "bench_common.hpp"
 #include "hipattn/dispatch/dense_prefill.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/numeric/bf16.hpp"
 #include "hipattn/numeric/fp16.hpp"
 
@@ -137,7 +138,7 @@ void bench_dense_prefill(benchmark::State& state, const Case* c) {
     const Problem pr(*c);
     const DensePrefillParams& p = pr.p;
     const Work w = work(*c);
-    const rt::CapturedGraph graph([&](rt::stream_t st) { dense_prefill(p, st); });
+    const rt::CapturedGraph graph([&](rt::stream_t st) { prebuilt::dense_prefill(p, st); });
     const double ms = time_graph(state, graph);
     const double tflops = w.flops / (ms * 1e-3) / 1e12;
     set_bandwidth_counters(state, ms, w.bytes);

@@ -30,6 +30,7 @@
 #include "bench_common.hpp"
 #include "hipattn/dispatch/merge_attention_states.hpp"
 #include "hipattn/dispatch/mla_decode.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/numeric/bf16.hpp"
 #include "hipattn/numeric/fp8.hpp"
 
@@ -140,7 +141,7 @@ void bench_mla(benchmark::State& state, const Case* c) {
   try {
     const Problem pr(*c);
     const Work w = work(*c);
-    const rt::CapturedGraph graph([&](rt::stream_t st) { mla_decode(pr.p, pr.ws.ptr, pr.ws_bytes, st); });
+    const rt::CapturedGraph graph([&](rt::stream_t st) { prebuilt::mla_decode(pr.p, pr.ws.ptr, pr.ws_bytes, st); });
     const double ms = time_graph(state, graph);
     const double tflops = w.flops / (ms * 1e-3) / 1e12;
     set_bandwidth_counters(state, ms, w.bytes);

@@ -1,28 +1,35 @@
-# hipattnInstances.cmake: build a program's unified-attention instances as a library (installed with
+# hipattnInstances.cmake: build a program's instances of every family as a library (installed with
 # the package; included by hipattnConfig.cmake and by this project's own CMakeLists.txt).
 #
-#   hipattn_add_unified_instances(<name>
+#   hipattn_add_instances(<name>
+#       [FAMILIES   unified paged_decode mla_decode dense_prefill]
 #       [Q_DTYPES   f16 bf16]                    # query / output dtypes
 #       [KV_KINDS   same16 e4m3fn e4m3fnuz e4m3fn_q8 e4m3fnuz_q8]  # KV cache storage (same16: the
 #                                                # q dtype); the q8 kinds: fp8 queries and cache on
-#                                                # the fp8 matrix path, e4m3fn_q8 for sm90 and gfx950,
-#                                                # e4m3fnuz_q8 for gfx942 (skipped for other targets)
-#       [HEAD_SIZES 64 96 128 192 256]           # default: every head size of the instance table
-#       [VARIANTS   plain full]                  # plain: scale only; full: softcap / ALiBi / QQ-bias
+#                                                # the fp8 matrix path, the format a target's fp8
+#                                                # MMA reads (rows of other targets do not exist)
+#       [HEAD_SIZES 64 96 128 192 256 576]       # d_qk (dense prefill's 192 is (192, 128), MLA's
+#                                                # 576 is (576, 512))
+#       [VARIANTS   plain full softcap]          # plain: scale only; full: softcap / ALiBi / QQ-bias
+#                                                # (unified, paged decode); softcap (dense prefill)
 #       [TARGETS    sm90 | gfx942 gfx950]        # default: sm90 with CUDA, gfx942 gfx950 with HIP
 #       [LANGUAGE   CUDA | HIP]                  # default: the enabled one (CUDA first)
 #       [CUDA_ARCHITECTURES 90a])                # default: HIPATTN_CUDA_ARCHITECTURES, else
 #                                                # CMAKE_CUDA_ARCHITECTURES; sm90's instances build
 #                                                # for 90a only (wgmma, setmaxnreg): others are refused
 #
-# Every field defaults to everything. The function writes one translation unit per instance
-# (target x q dtype x KV kind x head size x variant: both tile kinds, the unified 2D and 3D kernels
-# and their reduce, and the paged-decode kernel and its reduce: dispatch/paged_decode.hpp serves the
-# same keys) and a registry translation unit listing them, and adds the static library <name> over
-# them: they build in parallel. A program calls them through hipattn::prebuilt::unified_attention /
-# paged_decode (hipattn/dispatch/prebuilt.hpp), defined by the registry translation unit: calling
-# them without linking the library fails to link; a problem outside the built set throws
-# hipattn::Error(unsupported, "instance") naming what was built.
+# The instances are the rows of the instance table (cmake/hipattnInstanceTable.cmake, generated with
+# include/hipattn/problem/instance_table.hpp by tools/instance_table.py) whose fields are all among
+# the arguments; every argument defaults to everything. The function writes one translation unit per
+# row (unified: both tile kinds, the 2D and 3D kernels and their reduce; paged decode: its kernel,
+# planner and reduce; MLA: its kernel, planner and reduce; dense prefill: the target's kernels) and a
+# registry translation unit listing them, and adds the static library <name> over them: they build in
+# parallel. A program calls them through hipattn::prebuilt::unified_attention / paged_decode /
+# mla_decode / dense_prefill (hipattn/dispatch/prebuilt.hpp), defined by the registry translation
+# unit: calling them without linking the library fails to link; a problem outside the built set
+# throws hipattn::Error(unsupported, "instance") naming what was built.
+# hipattn_add_unified_instances(<name> ...) is hipattn_add_instances(<name> FAMILIES unified
+# paged_decode ...), the first release's name, kept for one release.
 #
 # The library is position-independent (it links into shared objects, e.g. a Python extension; set
 # the target's POSITION_INDEPENDENT_CODE OFF to opt out) and compiled with hidden visibility, its
@@ -31,6 +38,7 @@
 # teaches CMake < 3.26 nvcc's C++20 flag in the calling directory (hipattn_cuda_std20), so the
 # library and the caller's CUDA targets of that directory take CUDA_STANDARD 20.
 include_guard(GLOBAL)
+include("${CMAKE_CURRENT_LIST_DIR}/hipattnInstanceTable.cmake")
 
 # After enable_language(CUDA): CMake 3.25 does not know the C++20 flag of nvcc 13 (nvcc has accepted
 # -std=c++20 since 12.0). A macro: it sets the variables in the caller's scope.
@@ -44,29 +52,12 @@ macro(hipattn_cuda_std20)
   endif()
 endmacro()
 
-# The head sizes of the instance table (problem/unified_instances.hpp), read from the header so the
-# table stays the one list.
-function(_hipattn_table_head_sizes out include_dir)
-  set(_hdr "${include_dir}/hipattn/problem/unified_instances.hpp")
-  if(NOT EXISTS "${_hdr}")
-    message(FATAL_ERROR "hipattn_add_unified_instances: ${_hdr} not found")
-  endif()
-  file(STRINGS "${_hdr}" _line REGEX "head_sizes\\{[0-9, ]+\\}")
-  string(REGEX MATCH "\\{([0-9, ]+)\\}" _m "${_line}")
-  string(REPLACE " " "" _list "${CMAKE_MATCH_1}")
-  string(REPLACE "," ";" _list "${_list}")
-  if(NOT _list)
-    message(FATAL_ERROR "hipattn_add_unified_instances: no head_sizes{...} line in ${_hdr}")
-  endif()
-  set(${out} ${_list} PARENT_SCOPE)
-endfunction()
-
 # Each value of `values` must be one of `allowed`.
 function(_hipattn_check_values field values allowed)
   foreach(_v IN LISTS values)
     if(NOT _v IN_LIST allowed)
       string(REPLACE ";" ", " _a "${allowed}")
-      message(FATAL_ERROR "hipattn_add_unified_instances: ${field} '${_v}' is not one of: ${_a}")
+      message(FATAL_ERROR "hipattn_add_instances: ${field} '${_v}' is not one of: ${_a}")
     endif()
   endforeach()
 endfunction()
@@ -88,13 +79,13 @@ function(hipattn_instance_cuda_architectures out requested)
     set(_from "CMAKE_CUDA_ARCHITECTURES")
   endif()
   if("${_archs}" STREQUAL "")
-    message(FATAL_ERROR "hipattn_add_unified_instances: no CUDA architecture chosen (CUDA_ARCHITECTURES, "
+    message(FATAL_ERROR "hipattn_add_instances: no CUDA architecture chosen (CUDA_ARCHITECTURES, "
                         "HIPATTN_CUDA_ARCHITECTURES and CMAKE_CUDA_ARCHITECTURES are empty); hipattn's sm90 "
                         "instances build for 90a: set CMAKE_CUDA_ARCHITECTURES=90a")
   endif()
   foreach(_a IN LISTS _archs)
     if(NOT _a MATCHES "^90a(-real|-virtual)?$")
-      message(FATAL_ERROR "hipattn_add_unified_instances: ${_from} '${_archs}': architecture '${_a}' cannot "
+      message(FATAL_ERROR "hipattn_add_instances: ${_from} '${_archs}': architecture '${_a}' cannot "
                           "build hipattn's sm90 instances (they use wgmma and setmaxnreg, which only sm_90a has); "
                           "use 90a (or 90a-real / 90a-virtual), e.g. -DCMAKE_CUDA_ARCHITECTURES=90a")
     endif()
@@ -102,10 +93,11 @@ function(hipattn_instance_cuda_architectures out requested)
   set(${out} "${_archs}" PARENT_SCOPE)
 endfunction()
 
-function(hipattn_add_unified_instances name)
-  cmake_parse_arguments(PARSE_ARGV 1 A "" "LANGUAGE" "Q_DTYPES;KV_KINDS;HEAD_SIZES;VARIANTS;TARGETS;CUDA_ARCHITECTURES")
+function(hipattn_add_instances name)
+  cmake_parse_arguments(PARSE_ARGV 1 A "" "LANGUAGE"
+                        "FAMILIES;Q_DTYPES;KV_KINDS;HEAD_SIZES;VARIANTS;TARGETS;CUDA_ARCHITECTURES")
   if(A_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "hipattn_add_unified_instances: unknown arguments: ${A_UNPARSED_ARGUMENTS}")
+    message(FATAL_ERROR "hipattn_add_instances: unknown arguments: ${A_UNPARSED_ARGUMENTS}")
   endif()
 
   # The device language.
@@ -116,46 +108,52 @@ function(hipattn_add_unified_instances name)
     elseif("HIP" IN_LIST _langs)
       set(A_LANGUAGE HIP)
     else()
-      message(FATAL_ERROR "hipattn_add_unified_instances: enable CUDA or HIP first (enable_language / project LANGUAGES)")
+      message(FATAL_ERROR "hipattn_add_instances: enable CUDA or HIP first (enable_language / project LANGUAGES)")
     endif()
   endif()
   _hipattn_check_values(LANGUAGE "${A_LANGUAGE}" "CUDA;HIP")
   if(NOT A_LANGUAGE IN_LIST _langs)
-    message(FATAL_ERROR "hipattn_add_unified_instances: LANGUAGE ${A_LANGUAGE} is not enabled")
+    message(FATAL_ERROR "hipattn_add_instances: LANGUAGE ${A_LANGUAGE} is not enabled")
   endif()
 
-  # Defaults and checks of the filter.
-  if(NOT HIPATTN_INCLUDE_DIR)
-    message(FATAL_ERROR "hipattn_add_unified_instances: HIPATTN_INCLUDE_DIR is not set (use find_package(hipattn))")
-  endif()
-  _hipattn_table_head_sizes(_table_heads "${HIPATTN_INCLUDE_DIR}")
+  # Defaults and checks of the filter: the table's values (hipattnInstanceTable.cmake).
   if(A_LANGUAGE STREQUAL "CUDA")
     set(_lang_targets sm90)
   else()
     set(_lang_targets gfx942 gfx950)
   endif()
-  if(NOT A_Q_DTYPES)
-    set(A_Q_DTYPES f16 bf16)
-  endif()
-  if(NOT A_KV_KINDS)
-    set(A_KV_KINDS same16 e4m3fn e4m3fnuz e4m3fn_q8 e4m3fnuz_q8)
-  endif()
-  if(NOT A_HEAD_SIZES)
-    set(A_HEAD_SIZES ${_table_heads})
-  endif()
-  if(NOT A_VARIANTS)
-    set(A_VARIANTS plain full)
-  endif()
-  if(NOT A_TARGETS)
-    set(A_TARGETS ${_lang_targets})
-  endif()
-  _hipattn_check_values(Q_DTYPES "${A_Q_DTYPES}" "f16;bf16")
-  _hipattn_check_values(KV_KINDS "${A_KV_KINDS}" "same16;e4m3fn;e4m3fnuz;e4m3fn_q8;e4m3fnuz_q8")
-  _hipattn_check_values(HEAD_SIZES "${A_HEAD_SIZES}" "${_table_heads}")
-  _hipattn_check_values(VARIANTS "${A_VARIANTS}" "plain;full")
-  _hipattn_check_values(TARGETS "${A_TARGETS}" "${_lang_targets}")
+  set(_all_q) 
+  set(_all_kv)
+  set(_all_d)
+  set(_all_v)
+  foreach(_row IN LISTS HIPATTN_INSTANCE_TABLE)
+    string(REPLACE "|" ";" _f "${_row}")
+    list(GET _f 2 _q)
+    list(GET _f 3 _kv)
+    list(GET _f 4 _d)
+    list(GET _f 6 _v)
+    foreach(_pair "_all_q;${_q}" "_all_kv;${_kv}" "_all_d;${_d}" "_all_v;${_v}")
+      list(GET _pair 0 _list)
+      list(GET _pair 1 _value)
+      if(NOT _value IN_LIST ${_list})
+        list(APPEND ${_list} ${_value})
+      endif()
+    endforeach()
+  endforeach()
+  foreach(_field FAMILIES Q_DTYPES KV_KINDS HEAD_SIZES VARIANTS TARGETS)
+    set(_allowed_FAMILIES ${HIPATTN_INSTANCE_FAMILIES})
+    set(_allowed_Q_DTYPES ${_all_q})
+    set(_allowed_KV_KINDS ${_all_kv})
+    set(_allowed_HEAD_SIZES ${_all_d})
+    set(_allowed_VARIANTS ${_all_v})
+    set(_allowed_TARGETS ${_lang_targets})
+    if(NOT A_${_field})
+      set(A_${_field} ${_allowed_${_field}})
+    endif()
+    _hipattn_check_values(${_field} "${A_${_field}}" "${_allowed_${_field}}")
+  endforeach()
 
-  # One translation unit per instance, and the registry.
+  # One translation unit per row the arguments select, and the registry.
   if(A_LANGUAGE STREQUAL "CUDA")
     set(_ext cu)
   else()
@@ -164,64 +162,70 @@ function(hipattn_add_unified_instances name)
   set(_dir "${CMAKE_CURRENT_BINARY_DIR}/${name}")
   set(_sources)
   set(_decls "")
-  set(_entries "")
-  set(_pd_entries "")
-  set(_summary_kinds "")
-  foreach(_t IN LISTS A_TARGETS)
-    set(_t_kinds "")
-    foreach(_q IN LISTS A_Q_DTYPES)
-      if(_q STREQUAL "bf16")
-        set(_bf16 true)
-      else()
-        set(_bf16 false)
-      endif()
-      foreach(_kv IN LISTS A_KV_KINDS)
-        # the fp8 matrix path: the q8 kind of the format the target's fp8 MMA reads
-        # (numeric/kv_kind.hpp kv_kind_on_target)
-        if((_kv STREQUAL "e4m3fn_q8" AND _t STREQUAL "gfx942") OR (_kv STREQUAL "e4m3fnuz_q8" AND NOT _t STREQUAL "gfx942"))
-          continue()
-        endif()
-        if(NOT _kv IN_LIST _t_kinds)
-          list(APPEND _t_kinds ${_kv})
-        endif()
-        foreach(_d IN LISTS A_HEAD_SIZES)
-          foreach(_v IN LISTS A_VARIANTS)
-            set(_args "${_t}, ${_bf16}, ${_kv}, ${_d}, ${_v}")
-            set(_file "${_dir}/unified_${_t}_${_q}_${_kv}_d${_d}_${_v}.${_ext}")
-            file(CONFIGURE OUTPUT "${_file}" CONTENT
-"// Generated by hipattn_add_unified_instances(${name}): one instance of the unified-attention and
-// paged-decode families.
+  foreach(_fam IN LISTS HIPATTN_INSTANCE_FAMILIES)
+    set(_entries_${_fam} "")
+    set(_count_${_fam} 0)
+  endforeach()
+  set(_summary "")
+  foreach(_row IN LISTS HIPATTN_INSTANCE_TABLE)
+    string(REPLACE "|" ";" _f "${_row}")
+    list(GET _f 0 _fam)
+    list(GET _f 1 _t)
+    list(GET _f 2 _q)
+    list(GET _f 3 _kv)
+    list(GET _f 4 _d)
+    list(GET _f 5 _dv)
+    list(GET _f 6 _v)
+    if(NOT _fam IN_LIST A_FAMILIES OR NOT _t IN_LIST A_TARGETS OR NOT _q IN_LIST A_Q_DTYPES OR
+       NOT _kv IN_LIST A_KV_KINDS OR NOT _d IN_LIST A_HEAD_SIZES OR NOT _v IN_LIST A_VARIANTS)
+      continue()
+    endif()
+    if(_q STREQUAL "bf16")
+      set(_bf16 true)
+    else()
+      set(_bf16 false)
+    endif()
+    set(_args "${_fam}, ${_t}, ${_bf16}, ${_kv}, ${_d}, ${_dv}, ${_v}")
+    set(_file "${_dir}/${_fam}_${_t}_${_q}_${_kv}_d${_d}_${_dv}_${_v}.${_ext}")
+    file(CONFIGURE OUTPUT "${_file}" CONTENT
+"// Generated by hipattn_add_instances(${name}): one row of the instance table.
 #include \"hipattn/dispatch/prebuilt.hpp\"
-HIPATTN_PREBUILT_INSTANCE(${_args})
+HIPATTN_INSTANCE(${_args})
 " @ONLY)
-            list(APPEND _sources "${_file}")
-            string(APPEND _decls "HIPATTN_PREBUILT_EXTERN_INSTANCE(${_args})\n")
-            string(APPEND _entries "      HIPATTN_UNIFIED_REGISTRY_ENTRY(${_args}),\n")
-            string(APPEND _pd_entries "      HIPATTN_PAGED_DECODE_REGISTRY_ENTRY(${_args}),\n")
-          endforeach()
-        endforeach()
-      endforeach()
-    endforeach()
-    string(REPLACE ";" " " _t_kinds "${_t_kinds}")
-    string(APPEND _summary_kinds ", kv ${_t}: ${_t_kinds}")
+    list(APPEND _sources "${_file}")
+    string(APPEND _decls "HIPATTN_EXTERN_INSTANCE(${_args})\n")
+    string(APPEND _entries_${_fam} "      HIPATTN_REGISTRY_ENTRY(${_args}),\n")
+    math(EXPR _count_${_fam} "${_count_${_fam}} + 1")
+  endforeach()
+  set(_lists "")
+  set(_fn_unified unified_instances)
+  set(_fn_paged_decode paged_decode_instances)
+  set(_fn_mla_decode mla_decode_instances)
+  set(_fn_dense_prefill dense_prefill_instances)
+  set(_type_unified UnifiedLaunchFn)
+  set(_type_paged_decode PagedDecodeLaunchFn)
+  set(_type_mla_decode MlaDecodeLaunchFn)
+  set(_type_dense_prefill DensePrefillLaunchFn)
+  foreach(_fam IN LISTS HIPATTN_INSTANCE_FAMILIES)
+    string(APPEND _lists
+"std::span<const InstanceEntry<detail::${_type_${_fam}}>> ${_fn_${_fam}}() {
+  static constexpr std::array<InstanceEntry<detail::${_type_${_fam}}>, ${_count_${_fam}}> kEntries{{
+${_entries_${_fam}}  }};
+  return kEntries;
+}
+")
+    if(_count_${_fam} GREATER 0)
+      string(APPEND _summary "; ${_fam} ${_count_${_fam}}")
+    endif()
   endforeach()
   file(CONFIGURE OUTPUT "${_dir}/registry.${_ext}" CONTENT
-"// Generated by hipattn_add_unified_instances(${name}): the registry of this library's instances and
-// the entry points over it (hipattn/dispatch/prebuilt.hpp), private to the module that links it.
+"// Generated by hipattn_add_instances(${name}): the registry of this library's instances and the
+// entry points over it (hipattn/dispatch/prebuilt.hpp), private to the module that links it.
+#include <array>
 #include \"hipattn/dispatch/prebuilt.hpp\"
 ${_decls}
 namespace hipattn::prebuilt {
-const std::vector<UnifiedPrebuiltInstance>& unified_instances() {
-  static const std::vector<UnifiedPrebuiltInstance> kInstances{
-${_entries}  };
-  return kInstances;
-}
-const std::vector<PagedDecodePrebuiltInstance>& paged_decode_instances() {
-  static const std::vector<PagedDecodePrebuiltInstance> kInstances{
-${_pd_entries}  };
-  return kInstances;
-}
-}  // namespace hipattn::prebuilt
+${_lists}}  // namespace hipattn::prebuilt
 HIPATTN_PREBUILT_ENTRY_POINTS()
 " @ONLY)
   list(APPEND _sources "${_dir}/registry.${_ext}")
@@ -246,13 +250,23 @@ HIPATTN_PREBUILT_ENTRY_POINTS()
     set(_where "CUDA ${_archs}")
   else()
     if(A_CUDA_ARCHITECTURES)
-      message(FATAL_ERROR "hipattn_add_unified_instances: CUDA_ARCHITECTURES '${A_CUDA_ARCHITECTURES}' given to a HIP library")
+      message(FATAL_ERROR "hipattn_add_instances: CUDA_ARCHITECTURES '${A_CUDA_ARCHITECTURES}' given to a HIP library")
     endif()
     set_target_properties(${name} PROPERTIES HIP_STANDARD 20 HIP_STANDARD_REQUIRED ON HIP_ARCHITECTURES "${A_TARGETS}")
     set(_where "HIP")
   endif()
   list(LENGTH _sources _n)
   math(EXPR _n "${_n} - 1")
-  string(REPLACE ";" " " _summary "targets ${A_TARGETS}, q ${A_Q_DTYPES}${_summary_kinds}, d ${A_HEAD_SIZES}, variants ${A_VARIANTS}")
-  message(STATUS "hipattn: ${name}: ${_n} unified-attention instances (${_where}: ${_summary})")
+  string(REPLACE ";" " " _sel "targets ${A_TARGETS}, q ${A_Q_DTYPES}, kv ${A_KV_KINDS}, d ${A_HEAD_SIZES}, variants ${A_VARIANTS}")
+  string(SUBSTRING "${_summary}" 2 -1 _summary)
+  message(STATUS "hipattn: ${name}: ${_n} instances (${_where}: ${_summary}; of ${_sel})")
+endfunction()
+
+# The name of the first release, when the library held unified attention and paged decode only: an
+# alias of hipattn_add_instances(FAMILIES unified paged_decode ...), kept for one release.
+function(hipattn_add_unified_instances name)
+  hipattn_add_instances(${name} FAMILIES unified paged_decode ${ARGN})
+  foreach(_v CMAKE_CUDA20_STANDARD_COMPILE_OPTION CMAKE_CUDA20_EXTENSION_COMPILE_OPTION CMAKE_CUDA_COMPILE_FEATURES)
+    set(${_v} "${${_v}}" PARENT_SCOPE)
+  endforeach()
 endfunction()

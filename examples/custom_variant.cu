@@ -100,7 +100,7 @@ int main() {
   const size_t ws_bytes = hipattn::unified_attention_workspace_size(p);
   void* ws = nullptr;
   if (ws_bytes && !ok(hipattn::rt::malloc_device(&ws, ws_bytes), "malloc")) return 1;
-  using F = hipattn::UnifiedInstanceFilter;
+  using F = hipattn::InstanceFilter;
   constexpr F kOnlyF16D128{.q_dtypes = F::q_bit(false), .kv_kinds = F::bit_of(hipattn::KvKind::same16),
                            .head_sizes = F::heads(128)};
   hipattn::unified_attention<kOnlyF16D128>(p, variant, ws, ws_bytes, nullptr);

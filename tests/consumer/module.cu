@@ -78,21 +78,31 @@ float from_16(uint16_t x) {
 
 // Returns the number of failed checks.
 extern "C" __attribute__((visibility("default"))) int CONSUMER_CHECK() {
-  using hipattn::UnifiedInstanceKey;
+  using hipattn::InstanceKey;
   failures = 0;
-  const auto& lib = hipattn::prebuilt::unified_instances();
-  std::vector<UnifiedInstanceKey> keys;
+  const auto lib = hipattn::prebuilt::unified_instances();
+  std::vector<InstanceKey> keys;
   for (const auto& e : lib) keys.push_back(e.key);
   expect(hipattn::describe_instances(keys) == CONSUMER_EXPECT,
          "this module's registry: " + hipattn::describe_instances(keys) + " (want " CONSUMER_EXPECT ")");
   expect(hipattn::prebuilt::paged_decode_instances().size() == lib.size(), "paged decode has the same keys");
-  const UnifiedInstanceKey mine{hipattn::Target::sm90, kBf16, hipattn::KvKind::same16, kHead,
-                                hipattn::UnifiedVariantKind::plain};
-  expect(hipattn::prebuilt::find(lib, mine) != nullptr, "its plain instance is found");
-  UnifiedInstanceKey other = mine;
+  // module a's library holds every family (MLA: its bf16 16-bit-cache row; dense prefill: d 128, plain
+  // and softcap), module b's only unified attention and paged decode (the alias function)
+  expect(hipattn::prebuilt::mla_decode_instances().size() == (CONSUMER_A ? 1u : 0u), "its MLA instances");
+  expect(hipattn::prebuilt::dense_prefill_instances().size() == (CONSUMER_A ? 2u : 0u), "its dense prefill instances");
+  const InstanceKey mine{hipattn::Family::unified, hipattn::Target::sm90, kBf16, hipattn::KvKind::same16, kHead, kHead,
+                         hipattn::VariantKind::plain};
+  expect(hipattn::find_instance(lib, mine) != nullptr, "its plain instance is found");
+  InstanceKey other = mine;
   other.bf16 = !kBf16;
-  expect_unsupported([&] { (void)hipattn::prebuilt::find(lib, other); },
+  expect_unsupported([&] { (void)hipattn::find_instance(lib, other); },
                      hipattn::to_string(other) + " is not compiled in; " + CONSUMER_EXPECT);
+  if (!CONSUMER_A) {
+    const InstanceKey mla{.family = hipattn::Family::mla_decode, .head_size = 576, .head_size_v = 512};
+    expect_unsupported([&] { (void)hipattn::find_instance(hipattn::prebuilt::mla_decode_instances(), mla); },
+                       "mla_decode sm_90 bf16 kv=same16 d=576/512 plain is not compiled in; no instances of this "
+                       "family were built");
+  }
 
   int n = 0;
   if (hipattn::rt::get_device_count(&n) != hipattn::rt::success || n == 0) {

@@ -42,6 +42,7 @@
 #include "../common/compare.hpp"
 #include "../common/gpu.hpp"
 #include "hipattn/dispatch/dense_prefill.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/problem/dense_prefill_rules.hpp"
 #include "hipattn/reference/dense_prefill.hpp"
 #if defined(HIPATTN_BACKEND_CUDA)
@@ -294,7 +295,7 @@ struct DenseRun {
 // Poison the outputs, run dense_prefill on `st`, check the launch and the stream, download.
 DenseRun run_dense(DenseDevice& d, const DenseLogits& lg, bool with_lse, rt::stream_t st = nullptr) {
   d.poison(st);
-  dense_prefill(d.params(lg, with_lse), st);
+  prebuilt::dense_prefill(d.params(lg, with_lse), st);
   HIPATTN_CHECK(rt::get_last_error());
   HIPATTN_CHECK(rt::device_synchronize());
   DenseRun r;
@@ -813,7 +814,7 @@ TEST(DensePrefillVarlen, NoQueriesIsANoOp) {
     for (bool causal : {true, false}) {
       SCOPED_TRACE(std::to_string(seqs.size()) + " sequences");
       d.poison(nullptr);
-      EXPECT_NO_THROW(dense_prefill(d.params(DenseLogits{causal}, true), nullptr));
+      EXPECT_NO_THROW(prebuilt::dense_prefill(d.params(DenseLogits{causal}, true), nullptr));
       HIPATTN_CHECK(rt::get_last_error());
       HIPATTN_CHECK(rt::device_synchronize());
       std::vector<uint8_t> out(d.out.bytes), lse(d.lse.bytes);
@@ -896,7 +897,7 @@ TEST(DensePrefillLse, NullLseGivesTheSameOutput) {
 
 void expect_error(const DensePrefillParams& p, ErrorCode code, const std::string& field, const std::string& what) {
   try {
-    dense_prefill(p, nullptr);
+    prebuilt::dense_prefill(p, nullptr);
     ADD_FAILURE() << what << ": no error, expected field " << field;
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), code) << what << ": " << e.what();
@@ -975,7 +976,7 @@ TEST(DensePrefillErrors, BadInputThrowsNamingTheField) {
   EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](uint16_t x) { return x == kPoison16; }));
 }
 
-// On a target without any instance a call throws unsupported naming the target (sm_90, gfx942 and
+// On a target without any instance a call throws unsupported naming the device (sm_90, gfx942 and
 // gfx950 serve every head pair, (192, 128) included).
 TEST(DensePrefillTarget, OtherTargetsRefuse) {
   REQUIRE_GPU();
@@ -987,7 +988,7 @@ TEST(DensePrefillTarget, OtherTargetsRefuse) {
   s.seed = 850;
   const DenseHost h(s);
   DenseDevice d(h);
-  expect_error(d.params(DenseLogits{true}, true), ErrorCode::unsupported, "target", "target " + std::string(target_name(t)));
+  expect_error(d.params(DenseLogits{true}, true), ErrorCode::unsupported, "device", "is not a target of this build");
 }
 
 }  // namespace

@@ -41,6 +41,7 @@
 #include "../../testing/paged_problem.hpp"
 #include "hipattn/dispatch/merge_attention_states.hpp"
 #include "hipattn/dispatch/mla_decode.hpp"
+#include "hipattn/dispatch/prebuilt.hpp"
 #include "hipattn/reference/mla_decode.hpp"
 #if defined(HIPATTN_BACKEND_CUDA)
 #include "../common/sm90_check.hpp"
@@ -133,7 +134,7 @@ MlaOut fetch(const MlaDevice& d) {
 
 MlaOut run_checked(MlaDevice& d, const MlaDecodeOptions& opt, rt::stream_t st = nullptr) {
   d.poison(st);
-  mla_decode(d.params(), d.ws.ptr, d.ws_bytes, st, opt);
+  prebuilt::mla_decode(d.params(), d.ws.ptr, d.ws_bytes, st, opt);
   HIPATTN_CHECK(rt::get_last_error());
   HIPATTN_CHECK(rt::device_synchronize());
   return fetch(d);
@@ -268,7 +269,7 @@ TEST(MlaDecode, GraphReplayWithChangedLengths) {
   opt.split = s.split;
   MlaDevice d(h, mla_decode_workspace_size(traits_of(h), opt));
   const MlaDecodeParams p = d.params();
-  const rt::CapturedGraph graph([&](rt::stream_t st) { mla_decode(p, d.ws.ptr, d.ws_bytes, st, opt); });
+  const rt::CapturedGraph graph([&](rt::stream_t st) { prebuilt::mla_decode(p, d.ws.ptr, d.ws_bytes, st, opt); });
   // other lengths (each within the pages its block-table row gives), then replay
   MlaHost h2 = h;
   h2.lens = {2500, 1150, 1, 0};
@@ -429,7 +430,7 @@ TEST(MlaDecode, ContextParallelRoundRobinMerge) {
       p.lse_stride_head = 1;
       MlaDecodeOptions opt;
       opt.split = MlaDecodeSplit::one_partition;
-      mla_decode(p, nullptr, 0, nullptr, opt);
+      prebuilt::mla_decode(p, nullptr, 0, nullptr, opt);
       HIPATTN_CHECK(rt::get_last_error());
       HIPATTN_CHECK(rt::device_synchronize());
     }
@@ -488,7 +489,7 @@ TEST(MlaDecode, TypedErrors) {
     MlaDecodeParams p = d.params();
     p.q_len = 9;
     try {
-      mla_decode(p, nullptr, 0, nullptr);
+      prebuilt::mla_decode(p, nullptr, 0, nullptr);
       ADD_FAILURE() << "q_len 9 accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::unsupported);  // MTP beyond kMlaMaxQLen
@@ -500,7 +501,7 @@ TEST(MlaDecode, TypedErrors) {
     MlaDecodeOptions opt;
     opt.split = MlaDecodeSplit::planned;
     try {
-      mla_decode(p, nullptr, 0, nullptr, opt);
+      prebuilt::mla_decode(p, nullptr, 0, nullptr, opt);
       ADD_FAILURE() << "planned call without workspace accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::workspace);
@@ -530,7 +531,7 @@ TEST(MlaDecode, TypedErrors) {
     b.set(p);
     d.poison(nullptr);
     try {
-      mla_decode(p, nullptr, 0, nullptr);
+      prebuilt::mla_decode(p, nullptr, 0, nullptr);
       ADD_FAILURE() << b.field << ": accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.field(), b.field) << e.what();

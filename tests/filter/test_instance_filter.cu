@@ -1,4 +1,4 @@
-// The instance filter of the header-only entry points (problem/unified_instances.hpp), on the GPU.
+// The instance filter of the header-only entry points (problem/instances.hpp, dispatch/registry.hpp), on the GPU.
 // This executable does not link the instance library: what it launches is compiled here, only the
 // instances kOne admits (one q dtype x two KV kinds x one head size), for the standard entry point
 // and for a caller's variant. Calls outside the filter must throw Error(unsupported, "instance")
@@ -16,11 +16,11 @@
 namespace hipattn::testing {
 namespace {
 
-using F = UnifiedInstanceFilter;
-constexpr UnifiedInstanceFilter kOne{.q_dtypes = F::q_bit(true),
+using F = InstanceFilter;
+constexpr InstanceFilter kOne{.q_dtypes = F::q_bit(true),
                                      .kv_kinds = F::bit_of(KvKind::same16) | F::bit_of(KvKind::e4m3fn),
                                      .head_sizes = F::heads(128),
-                                     .variants = F::bit_of(UnifiedVariantKind::plain)};
+                                     .variants = F::bit_of(VariantKind::plain)};
 
 // Softcap written as a caller's variant: the reference computes it from the spec's softcap.
 struct Softcap : VariantBase {

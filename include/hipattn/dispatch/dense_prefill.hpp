@@ -25,7 +25,8 @@
 #include <string>
 
 #include "hipattn/dispatch/output_args.hpp"
-#include "hipattn/dispatch/unified_attention.hpp"
+#include "hipattn/dispatch/registry.hpp"
+#include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/dense_prefill/kernels.hpp"
 #include "hipattn/platform/error.hpp"
@@ -97,29 +98,47 @@ inline bool dense_pingpong(const DensePrefillParams& p, Target target) {
   return validation::extent_bytes(k_dims(p), b) <= kLdsDmaWindow && validation::extent_bytes(v_dims(p), b) <= kLdsDmaWindow;
 }
 
-// The instance launch_dense_prefill_cdna launches on target kT for (dtype, head size, softcap) and the
-// schedule (pingpong: dense_pingpong's answer): f.template operator()<Cfg>(). (The emulated tests visit
-// the same choice.)
+// The instance a CDNA target launches for (dtype, head sizes, softcap) and the schedule (pingpong:
+// dense_pingpong's answer): f.template operator()<Cfg>().
+template <Target kT, bool kBf16, int kDqk, int kDv, bool kSoftcap, class F>
+void visit_dense_cdna_config(bool pingpong, F&& f) {
+  using Variant = StandardVariant<kSoftcap, false, false>;
+  if constexpr (dense_pingpong_instance(kT, kDqk, kDv, kSoftcap)) {
+    if (pingpong) return f.template operator()<DensePingPongConfig<kT, kBf16, kDqk, Variant>>();
+  }
+  f.template operator()<typename DenseSkeletonInstance<kT, kBf16, kDqk, kDv, Variant>::type>();
+}
+// ... for run-time (dtype, head size, softcap): the emulated tests visit the same choice.
 template <Target kT, class F>
 void visit_dense_cdna_instance(bool bf16, int d_qk, bool softcap, bool pingpong, F&& f) {
   const auto go = [&]<bool kBf16, bool kSoftcap>() {
-    using Variant = StandardVariant<kSoftcap, false, false>;
-    if constexpr (kT == Target::gfx950) {
-      if (pingpong && d_qk == 256) return f.template operator()<DensePingPongConfig<kT, kBf16, 256, Variant>>();
-      if constexpr (!kSoftcap) {
-        if (pingpong && d_qk == 128) return f.template operator()<DensePingPongConfig<kT, kBf16, 128, Variant>>();
-      }
-    }
-    if (d_qk == 64) f.template operator()<dense_skeleton_config_t<kT, kBf16, 64, Variant>>();
-    else if (d_qk == 128) f.template operator()<dense_skeleton_config_t<kT, kBf16, 128, Variant>>();
-    else if (d_qk == 256) f.template operator()<dense_skeleton_config_t<kT, kBf16, 256, Variant>>();
-    else f.template operator()<dense_skeleton_narrow_v_config_t<kT, kBf16, Variant>>();  // (192, 128), validated
+    if (d_qk == 64) visit_dense_cdna_config<kT, kBf16, 64, 64, kSoftcap>(pingpong, f);
+    else if (d_qk == 128) visit_dense_cdna_config<kT, kBf16, 128, 128, kSoftcap>(pingpong, f);
+    else if (d_qk == 256) visit_dense_cdna_config<kT, kBf16, 256, 256, kSoftcap>(pingpong, f);
+    else visit_dense_cdna_config<kT, kBf16, 192, 128, kSoftcap>(pingpong, f);  // validated
   };
   if (bf16 && softcap) go.template operator()<true, true>();
   else if (bf16) go.template operator()<true, false>();
   else if (softcap) go.template operator()<false, true>();
   else go.template operator()<false, false>();
 }
+
+}  // namespace detail
+
+// The instance a call needs on `target` (a row of problem/instance_table.hpp).
+inline InstanceKey dense_prefill_instance_key(const DensePrefillParams& p, Target target) {
+  InstanceKey k;
+  k.family = Family::dense_prefill;
+  k.target = target;
+  k.bf16 = p.dtype == DType::bf16;
+  k.kv = KvKind::same16;
+  k.head_size = p.head_size_qk;
+  k.head_size_v = p.head_size_v;
+  k.variant = p.softcap > 0.f ? VariantKind::softcap : VariantKind::plain;
+  return k;
+}
+
+namespace detail {
 
 // Batched K and V on the skeleton (DenseKvLayout): key j of sequence s is row s x pitch + j of the
 // token strides, so each batch stride must be a whole multiple of its token stride (the rows of a
@@ -251,16 +270,6 @@ void launch_dense_prefill_sm90(const DensePrefillParams& p, rt::stream_t stream)
   HIPATTN_CHECK_LAUNCH();
 }
 
-template <bool kBf16, bool kSoftcap>
-void launch_dense_prefill_sm90_heads(const DensePrefillParams& p, rt::stream_t stream) {
-  const auto go = [&]<int kDqk, int kDv>() {
-    launch_dense_prefill_sm90<DensePrefillSm90Config<kBf16, kDqk, kDv, kSoftcap>>(p, stream);
-  };
-  if (p.head_size_qk == 64) go.template operator()<64, 64>();
-  else if (p.head_size_qk == 128) go.template operator()<128, 128>();
-  else if (p.head_size_qk == 256) go.template operator()<256, 256>();
-  else go.template operator()<192, 128>();  // validated: one of kDensePrefillHeadSizes
-}
 #endif  // HIPATTN_BACKEND_CUDA
 
 template <class Cfg>
@@ -277,37 +286,40 @@ void launch_dense_prefill_skeleton(const DensePrefillParams& p, rt::stream_t str
   HIPATTN_CHECK_LAUNCH();
 }
 
-template <Target kT>
-void launch_dense_prefill_cdna(const DensePrefillParams& p, rt::stream_t stream) {
-  visit_dense_cdna_instance<kT>(p.dtype == DType::bf16, p.head_size_qk, p.softcap > 0.f, dense_pingpong(p, kT),
-                                [&]<class Cfg>() { launch_dense_prefill_skeleton<Cfg>(p, stream); });
+// A row of the table behind a fixed signature (the unit of the registries and instance libraries):
+// sm_90's warp-specialised kernel, or the CDNA skeleton / ping-pong instance of the row.
+using DensePrefillLaunchFn = void (*)(const DensePrefillParams&, rt::stream_t);
+template <InstanceKey kK>
+void launch_dense_prefill_standard(const DensePrefillParams& p, rt::stream_t stream) {
+  static_assert(kK.family == Family::dense_prefill && kK.kv == KvKind::same16, "a dense prefill row");
+  constexpr bool kSoftcap = kK.variant == VariantKind::softcap;
+  if constexpr (kK.target == Target::sm90) {
+#if defined(HIPATTN_BACKEND_CUDA)
+    launch_dense_prefill_sm90<DensePrefillSm90Config<kK.bf16, kK.head_size, kK.head_size_v, kSoftcap>>(p, stream);
+#endif
+  } else {
+    visit_dense_cdna_config<kK.target, kK.bf16, kK.head_size, kK.head_size_v, kSoftcap>(
+        dense_pingpong(p, kK.target), [&]<class Cfg>() { launch_dense_prefill_skeleton<Cfg>(p, stream); });
+  }
 }
+struct DensePrefillLaunchers {
+  static constexpr Family kFamily = Family::dense_prefill;
+  static constexpr bool kCustom = false;
+  using LaunchFn = DensePrefillLaunchFn;
+  template <InstanceKey kK>
+  static constexpr LaunchFn get() { return &launch_dense_prefill_standard<kK>; }
+};
 
 }  // namespace detail
 
-// Run dense prefill on `stream` (see the top of the file). A template (of nothing) so that the
-// kernels are instantiated only in translation units that call it: a HIP device pass emits every
-// kernel an inline function's body names, called or not.
-template <class = void>
+// Run dense prefill on `stream` (see the top of the file). kFilter: the instances this translation
+// unit compiles (every dense prefill row of the table by default).
+template <InstanceFilter kFilter = kAllInstances>
 void dense_prefill(const DensePrefillParams& p, rt::stream_t stream) {
   throw_if_error(validate(p));
   if (p.num_seqs == 0 || p.num_tokens_q == 0) return;
-  const Target target = rt::cached_device_properties().target;
-#if defined(HIPATTN_BACKEND_CUDA)
-  if (target == Target::sm90) {
-    const bool bf16 = p.dtype == DType::bf16, softcap = p.softcap > 0.f;
-    if (bf16 && softcap) detail::launch_dense_prefill_sm90_heads<true, true>(p, stream);
-    else if (bf16) detail::launch_dense_prefill_sm90_heads<true, false>(p, stream);
-    else if (softcap) detail::launch_dense_prefill_sm90_heads<false, true>(p, stream);
-    else detail::launch_dense_prefill_sm90_heads<false, false>(p, stream);
-    return;
-  }
-#else
-  if (target == Target::gfx942) return detail::launch_dense_prefill_cdna<Target::gfx942>(p, stream);
-  if (target == Target::gfx950) return detail::launch_dense_prefill_cdna<Target::gfx950>(p, stream);
-#endif
-  throw Error(ErrorCode::unsupported, "target",
-              std::string("dense prefill has no instance for target ") + std::string(target_name(target)));
+  const InstanceKey key = dense_prefill_instance_key(p, checked_device().target);
+  find_instance(header_registry<detail::DensePrefillLaunchers, kFilter>(), key)(p, stream);
 }
 
 }  // namespace hipattn

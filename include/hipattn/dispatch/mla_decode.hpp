@@ -101,6 +101,23 @@ inline bool mla_decode_cdna_q8(DType q_dtype, DType kv_dtype, Target t) {
   return is_cdna(t) && kv_fp8_matmul(unified_operand_kind(q_dtype, kv_dtype, Fp8Math::fp8_qk, t));
 }
 
+// The instance a call needs on `target` (a row of problem/instance_table.hpp): the 16-bit type of the
+// query (for fp8 queries problem/fp8_io.hpp's compute dtype), the cache's kind, or the target's q8 kind
+// on the CDNA fp8 matrix path.
+inline InstanceKey mla_decode_instance_key(const MlaDecodeParams& p, Target target) {
+  InstanceKey k;
+  k.family = Family::mla_decode;
+  k.target = target;
+  k.bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
+  k.kv = p.kv_dtype == DType::fp8_e4m3fn ? KvKind::e4m3fn : p.kv_dtype == DType::fp8_e4m3fnuz ? KvKind::e4m3fnuz : KvKind::same16;
+  if (mla_decode_cdna_q8(p.q_dtype, p.kv_dtype, target))
+    k.kv = target == Target::gfx942 ? KvKind::e4m3fnuz_q8 : KvKind::e4m3fn_q8;
+  k.head_size = kMlaQkDim;
+  k.head_size_v = kMlaLatentDim;
+  k.variant = VariantKind::plain;
+  return k;
+}
+
 // Whether `target` has an MLA decode kernel.
 inline bool mla_decode_target_supported(Target t) {
   return t == Target::sm90 || t == Target::gfx942 || t == Target::gfx950;
@@ -332,7 +349,8 @@ mla_cdna_args_t<Cfg> make_mla_decode_cdna_args(const MlaDecodeParams& p, const M
 }  // namespace hipattn
 
 #if defined(HIPATTN_HAS_DEVICE)
-#include "hipattn/dispatch/unified_attention.hpp"
+#include "hipattn/dispatch/registry.hpp"
+#include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/kernels/mla_decode/kernels.hpp"
 #include "hipattn/kernels/paged_decode/kernels.hpp"
 
@@ -400,43 +418,28 @@ void launch_mla_decode(const MlaDecodeParams& p, const MlaDecodePlan& plan, void
   }
 }
 
-// The instance of (target, dtype, cache kind) for this backend's targets. q8: the CDNA fp8 matrix path
-// (fp8 queries over the cache format the target's fp8 MFMA reads: mla_decode_cdna_q8).
-template <bool kBf16, KvKind kKv>
-void launch_mla_decode_on(Target t, bool q8, const MlaDecodeParams& p, const MlaDecodePlan& plan, void* ws,
-                          rt::stream_t s) {
-#if defined(HIPATTN_BACKEND_CUDA)
-  (void)q8;
-  if (t == Target::sm90) return launch_mla_decode<Target::sm90, kBf16, kKv>(p, plan, ws, s);
-#else
-  if (t == Target::gfx942) {
-    if constexpr (kKv == KvKind::e4m3fnuz)
-      if (q8) return launch_mla_decode<Target::gfx942, kBf16, KvKind::e4m3fnuz_q8>(p, plan, ws, s);
-    return launch_mla_decode<Target::gfx942, kBf16, kKv>(p, plan, ws, s);
-  }
-  if (t == Target::gfx950) {
-    if constexpr (kKv == KvKind::e4m3fn)
-      if (q8) return launch_mla_decode<Target::gfx950, kBf16, KvKind::e4m3fn_q8>(p, plan, ws, s);
-    return launch_mla_decode<Target::gfx950, kBf16, kKv>(p, plan, ws, s);
-  }
-#endif
-  throw Error(ErrorCode::unsupported, "device",
-              std::string(target_name(t)) + " is not a target of this build (" + target_list_name(BackendTargets{}) + ")");
+// A row of the table behind a fixed signature (the unit of the registries and instance libraries).
+using MlaDecodeLaunchFn = void (*)(const MlaDecodeParams&, const MlaDecodePlan&, void*, rt::stream_t);
+template <InstanceKey kK>
+void launch_mla_decode_standard(const MlaDecodeParams& p, const MlaDecodePlan& plan, void* ws, rt::stream_t s) {
+  static_assert(kK.family == Family::mla_decode && kK.head_size == kMlaQkDim && kK.head_size_v == kMlaLatentDim,
+                "an MLA decode row");
+  launch_mla_decode<kK.target, kK.bf16, kK.kv>(p, plan, ws, s);
 }
+struct MlaDecodeLaunchers {
+  static constexpr Family kFamily = Family::mla_decode;
+  static constexpr bool kCustom = false;
+  using LaunchFn = MlaDecodeLaunchFn;
+  template <InstanceKey kK>
+  static constexpr LaunchFn get() { return &launch_mla_decode_standard<kK>; }
+};
 
-}  // namespace detail
-
-// Run MLA decode. `workspace` must hold the plan's bytes (mla_decode_workspace_size of traits that
-// bound this call suffices), 16-byte aligned; it may be null when the plan needs none. A template so
-// that only the translation units that call it instantiate its kernels.
-template <class = void>
-void mla_decode(const MlaDecodeParams& p, void* workspace, size_t workspace_bytes, rt::stream_t stream,
-                const MlaDecodeOptions& opt = {}) {
+// Validation, plan and workspace checks of a call; the plan to launch.
+inline MlaDecodePlan prepare_mla_decode_call(const MlaDecodeParams& p, void* workspace, size_t workspace_bytes,
+                                             const MlaDecodeOptions& opt) {
   throw_if_error(validate(p));
-  const rt::DeviceProperties& props = rt::cached_device_properties();
-  const MlaDecodePlan plan = plan_mla_decode(p, opt, plan_device(props));
-  if (p.batch == 0) return;
-  if (plan.workspace_bytes > 0) {
+  const MlaDecodePlan plan = plan_mla_decode(p, opt, plan_device(checked_device()));
+  if (plan.workspace_bytes > 0 && p.batch > 0) {
     if (workspace == nullptr || workspace_bytes < plan.workspace_bytes)
       throw Error(ErrorCode::workspace, "workspace",
                   std::to_string(workspace_bytes) + " bytes given, " + std::to_string(plan.workspace_bytes) +
@@ -444,21 +447,21 @@ void mla_decode(const MlaDecodeParams& p, void* workspace, size_t workspace_byte
     if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
       throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
   }
-  // the instance's 16-bit type: the query's, or for fp8 queries problem/fp8_io.hpp's compute dtype
-  const bool bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
-  const Target t = props.target;
-  const bool q8 = mla_decode_cdna_q8(p.q_dtype, p.kv_dtype, t);
-  switch (p.kv_dtype) {
-    case DType::fp8_e4m3fn:
-      return bf16 ? detail::launch_mla_decode_on<true, KvKind::e4m3fn>(t, q8, p, plan, workspace, stream)
-                  : detail::launch_mla_decode_on<false, KvKind::e4m3fn>(t, q8, p, plan, workspace, stream);
-    case DType::fp8_e4m3fnuz:
-      return bf16 ? detail::launch_mla_decode_on<true, KvKind::e4m3fnuz>(t, q8, p, plan, workspace, stream)
-                  : detail::launch_mla_decode_on<false, KvKind::e4m3fnuz>(t, q8, p, plan, workspace, stream);
-    default:
-      return bf16 ? detail::launch_mla_decode_on<true, KvKind::same16>(t, q8, p, plan, workspace, stream)
-                  : detail::launch_mla_decode_on<false, KvKind::same16>(t, q8, p, plan, workspace, stream);
-  }
+  return plan;
+}
+
+}  // namespace detail
+
+// Run MLA decode. `workspace` must hold the plan's bytes (mla_decode_workspace_size of traits that
+// bound this call suffices), 16-byte aligned; it may be null when the plan needs none. kFilter: the
+// instances this translation unit compiles (every MLA row of the table by default).
+template <InstanceFilter kFilter = kAllInstances>
+void mla_decode(const MlaDecodeParams& p, void* workspace, size_t workspace_bytes, rt::stream_t stream,
+                const MlaDecodeOptions& opt = {}) {
+  const MlaDecodePlan plan = detail::prepare_mla_decode_call(p, workspace, workspace_bytes, opt);
+  if (p.batch == 0) return;
+  const InstanceKey key = mla_decode_instance_key(p, rt::cached_device_properties().target);
+  find_instance(header_registry<detail::MlaDecodeLaunchers, kFilter>(), key)(p, plan, workspace, stream);
 }
 
 }  // namespace hipattn

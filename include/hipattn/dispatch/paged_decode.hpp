@@ -49,26 +49,30 @@ void launch_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePla
   }
 }
 
-// A standard instance behind a fixed signature (the unit of instance libraries).
+// A standard instance behind a fixed signature (the unit of the registries and instance libraries).
 using PagedDecodeLaunchFn = void (*)(const PagedDecodeParams&, const PagedDecodePlan&, void*, rt::stream_t);
-template <Target kT, bool kBf16, KvKind kKv, int kD, UnifiedVariantKind kV>
+template <InstanceKey kK>
 void launch_paged_decode_standard(const PagedDecodeParams& p, const PagedDecodePlan& plan, void* ws, rt::stream_t s) {
-  using Variant = standard_variant_t<kV>;
+  static_assert(kK.family == Family::paged_decode && kK.head_size == kK.head_size_v, "a paged-decode row");
+  using Variant = standard_variant_t<kK.variant>;
   const Variant variant = unified_variant_from_params<Variant>(to_unified_params(p, nullptr));
-  visit_paged_decode_tile<kT, kBf16, kKv, kD, Variant>(plan, [&]<class Cfg>() {
+  visit_paged_decode_tile<kK.target, kK.bf16, kK.kv, kK.head_size, Variant>(plan, [&]<class Cfg>() {
     launch_paged_decode_config<Cfg>(p, plan, ws, s, variant);
   });
 }
+struct PagedDecodeLaunchers {
+  static constexpr Family kFamily = Family::paged_decode;
+  static constexpr bool kCustom = false;
+  using LaunchFn = PagedDecodeLaunchFn;
+  template <InstanceKey kK>
+  static constexpr LaunchFn get() { return &launch_paged_decode_standard<kK>; }
+};
 
 // Validation, plan and workspace checks of a call; the plan to launch.
 inline PagedDecodePlan prepare_paged_decode_call(const PagedDecodeParams& p, void* workspace, size_t workspace_bytes,
                                                  const PagedDecodeOptions& opt) {
   throw_if_error(validate(p));
-  const rt::DeviceProperties& props = rt::cached_device_properties();
-  if (!backend_builds(BackendTargets{}, props.target))
-    throw Error(ErrorCode::unsupported, "device",
-                props.arch_name + " is not a target of this build (" + target_list_name(BackendTargets{}) + ")");
-  const PagedDecodePlan plan = plan_paged_decode(p, opt, plan_device(props));
+  const PagedDecodePlan plan = plan_paged_decode(p, opt, plan_device(checked_device()));
   if (plan.workspace_bytes > 0 && p.num_seqs > 0) {
     if (workspace == nullptr || workspace_bytes < plan.workspace_bytes)
       throw Error(ErrorCode::workspace, "workspace",
@@ -85,20 +89,13 @@ inline PagedDecodePlan prepare_paged_decode_call(const PagedDecodeParams& p, voi
 // Run paged decode. `workspace` must hold the plan's bytes (paged_decode_workspace_size of traits
 // that bound this call suffices), 16-byte aligned; it may be null when the plan needs none (one
 // partition). kFilter: the instances this translation unit compiles (as unified_attention's).
-template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
+template <InstanceFilter kFilter = kAllInstances>
 void paged_decode(const PagedDecodeParams& p, void* workspace, size_t workspace_bytes, rt::stream_t stream,
                   const PagedDecodeOptions& opt = {}) {
   const PagedDecodePlan plan = detail::prepare_paged_decode_call(p, workspace, workspace_bytes, opt);
   if (p.num_seqs == 0) return;
-  const UnifiedInstanceKey key = paged_decode_instance_key(p, rt::cached_device_properties().target);
-  auto with = [&]<UnifiedVariantKind kV>() {
-    return visit_unified_instance<kFilter, kV>(key, BackendTargets{}, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
-      detail::launch_paged_decode_standard<kT, kBf16, kKv, kD, kV>(p, plan, workspace, stream);
-    });
-  };
-  const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()
-                                                             : with.template operator()<UnifiedVariantKind::plain>();
-  if (!found) throw unified_instance_missing(key, detail::standard_instance_keys<kFilter>());
+  const InstanceKey key = paged_decode_instance_key(p, rt::cached_device_properties().target);
+  find_instance(header_registry<detail::PagedDecodeLaunchers, kFilter>(), key)(p, plan, workspace, stream);
 }
 
 }  // namespace hipattn

@@ -385,8 +385,9 @@ PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p, const
 // The unified instance a paged-decode problem runs on: its unified view's, except that the rocm
 // layout never takes the fp8 matrix path (no q8 instance compiles its configurations: the queries
 // are converted as they load, CHANGELOG.md 2026-12-02).
-inline UnifiedInstanceKey paged_decode_instance_key(const PagedDecodeParams& p, Target target) {
-  UnifiedInstanceKey key = unified_instance_key(to_unified_params(p, nullptr), target);
+inline InstanceKey paged_decode_instance_key(const PagedDecodeParams& p, Target target) {
+  InstanceKey key = unified_instance_key(to_unified_params(p, nullptr), target);
+  key.family = Family::paged_decode;
   if (p.kv_layout == KvCacheLayout::rocm && kv_fp8_matmul(key.kv)) key.kv = kv_storage(key.kv);
   return key;
 }
@@ -438,18 +439,14 @@ void visit_paged_decode_tile(const PagedDecodePlan& plan, F&& f) {
 // target kT with the problem's standard variant. Throws Error(unsupported) outside the table.
 template <Target kT, class F>
 void visit_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePlan& plan, F&& f) {
-  const UnifiedInstanceKey key = paged_decode_instance_key(p, kT);
-  auto with = [&]<UnifiedVariantKind kV>() {
-    return visit_unified_instance<kAllUnifiedInstances, kV>(key, TargetList<kT>{},
-                                                            [&]<Target, bool kBf16, KvKind kKv, int kD>() {
-      visit_paged_decode_tile<kT, kBf16, kKv, kD, standard_variant_t<kV>>(plan, f);
-    });
-  };
-  const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()
-                                                             : with.template operator()<UnifiedVariantKind::plain>();
-  if (!found)
-    throw unified_instance_missing(key, unified_instance_keys<kAllUnifiedInstances, UnifiedVariantKind::plain>(
-                                            TargetList<kT>{}));
+  const InstanceKey key = paged_decode_instance_key(p, kT);
+  bool found = false;
+  for_each_instance<Family::paged_decode, kAllInstances>(TargetList<kT>{}, [&]<InstanceKey kK>() {
+    if (found || !(kK == key)) return;
+    found = true;
+    visit_paged_decode_tile<kT, kK.bf16, kK.kv, kK.head_size, standard_variant_t<kK.variant>>(plan, f);
+  });
+  if (!found) throw instance_missing(key, instance_keys<Family::paged_decode, kAllInstances>(TargetList<kT>{}));
 }
 
 }  // namespace hipattn

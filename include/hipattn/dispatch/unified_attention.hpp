@@ -7,11 +7,11 @@
 // maps the runtime traits (target, q dtype, kv dtype, head size, variant; then tile kind and path) to
 // one compiled instance and launches it. Nothing is allocated; the workspace is the caller's.
 //
-// Which instances exist: every one of the instance table (problem/unified_instances.hpp) by default,
-// compiled in the caller's translation unit; a subset with unified_attention<filter>(...). An instance
-// library built by hipattn_add_unified_instances() has entry points of its own,
-// hipattn::prebuilt::unified_attention / paged_decode (dispatch/prebuilt.hpp): two names for two
-// modes, so no macro changes what a function of this header compiles.
+// Which instances exist: every unified row of the instance table (problem/instance_table.hpp) by
+// default, compiled in the caller's translation unit; a subset with unified_attention<filter>(...)
+// (the registry: dispatch/registry.hpp). An instance library built by hipattn_add_instances() has
+// entry points of its own, hipattn::prebuilt::* (dispatch/prebuilt.hpp): two names for two modes, so
+// no macro changes what a function of this header compiles.
 #pragma once
 #include <mutex>
 
@@ -29,37 +29,13 @@
 #if defined(HIPATTN_HAS_DEVICE)
 namespace hipattn {
 
-inline PlanDevice plan_device(const rt::DeviceProperties& props) {
-  return PlanDevice{props.target, props.multiprocessor_count};
-}
-
 // Workspace bytes unified_attention needs for `p` on the current device (0 for the 2D path).
 inline size_t unified_attention_workspace_size(const UnifiedAttentionParams& p, const UnifiedOptions& opt = {}) {
   throw_if_error(validate(p));
   return plan_unified_attention(p, opt, plan_device(rt::cached_device_properties())).workspace_bytes;
 }
 
-// The targets this backend compiles unified-attention instances for: every instance is built for
-// each of them (on HIP the kernels of one target are empty in the other target's device pass).
-#if defined(HIPATTN_BACKEND_CUDA)
-using BackendTargets = TargetList<Target::sm90>;
-#else
-using BackendTargets = TargetList<Target::gfx942, Target::gfx950>;
-#endif
-
 namespace detail {
-
-template <Target... kTs>
-constexpr bool backend_builds(TargetList<kTs...>, Target t) {
-  return ((t == kTs) || ...);
-}
-template <Target... kTs>
-std::string target_list_name(TargetList<kTs...>) {
-  std::string s;
-  ((s += (s.empty() ? "" : ", ") + std::string(target_name(kTs))), ...);
-  return s;
-}
-
 
 // Launch one compiled configuration: arguments, grids and LDS from dispatch/unified_launch.hpp. The
 // 2D / 3D kernel's dynamic shared-memory limit is raised first, once per device
@@ -136,24 +112,38 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
       plan, [&]<class Cfg>() { launch_unified_config<Cfg>(p, plan, ws, s, variant); });
 }
 
-// A standard instance behind a fixed signature: the unit of instance libraries
-// (hipattn_add_unified_instances: one explicit instantiation per translation unit).
+// A standard instance behind a fixed signature: the unit of the registries (dispatch/registry.hpp) and
+// of instance libraries (hipattn_add_instances: one explicit instantiation per translation unit).
 using UnifiedLaunchFn = void (*)(const UnifiedAttentionParams&, const UnifiedPlan&, void*, rt::stream_t);
-template <Target kT, bool kBf16, KvKind kKv, int kD, UnifiedVariantKind kV>
+template <InstanceKey kK>
 void launch_unified_standard(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s) {
-  using Variant = standard_variant_t<kV>;
-  launch_unified_instance<kT, kBf16, kKv, kD, Variant>(p, plan, ws, s, unified_variant_from_params<Variant>(p));
+  static_assert(kK.family == Family::unified && kK.head_size == kK.head_size_v, "a unified-attention row");
+  using Variant = standard_variant_t<kK.variant>;
+  launch_unified_instance<kK.target, kK.bf16, kK.kv, kK.head_size, Variant>(p, plan, ws, s,
+                                                                           unified_variant_from_params<Variant>(p));
 }
+struct UnifiedLaunchers {
+  static constexpr Family kFamily = Family::unified;
+  static constexpr bool kCustom = false;
+  using LaunchFn = UnifiedLaunchFn;
+  template <InstanceKey kK>
+  static constexpr LaunchFn get() { return &launch_unified_standard<kK>; }
+};
+// ... with a caller's variant (the custom-variant entry point).
+template <class Variant>
+struct UnifiedCustomLaunchers {
+  static constexpr Family kFamily = Family::unified;
+  static constexpr bool kCustom = true;
+  using LaunchFn = void (*)(const UnifiedAttentionParams&, const UnifiedPlan&, void*, rt::stream_t, const Variant&);
+  template <InstanceKey kK>
+  static constexpr LaunchFn get() { return &launch_unified_instance<kK.target, kK.bf16, kK.kv, kK.head_size, Variant>; }
+};
 
 // Validation, plan and workspace checks of a call; the plan to launch.
 inline UnifiedPlan prepare_unified_call(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes,
                                         const UnifiedOptions& opt) {
   throw_if_error(validate(p));
-  const rt::DeviceProperties& props = rt::cached_device_properties();
-  if (!backend_builds(BackendTargets{}, props.target))
-    throw Error(ErrorCode::unsupported, "device",
-                props.arch_name + " is not a target of this build (" + target_list_name(BackendTargets{}) + ")");
-  const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(props));
+  const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(checked_device()));
   if (plan.workspace_bytes > 0) {
     if (workspace == nullptr || workspace_bytes < plan.workspace_bytes)
       throw Error(ErrorCode::workspace, "workspace",
@@ -162,15 +152,6 @@ inline UnifiedPlan prepare_unified_call(const UnifiedAttentionParams& p, void* w
       throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
   }
   return plan;
-}
-
-// Every standard instance `kFilter` admits on the backend's targets.
-template <UnifiedInstanceFilter kFilter>
-std::vector<UnifiedInstanceKey> standard_instance_keys() {
-  std::vector<UnifiedInstanceKey> keys = unified_instance_keys<kFilter, UnifiedVariantKind::plain>(BackendTargets{});
-  for (const UnifiedInstanceKey& k : unified_instance_keys<kFilter, UnifiedVariantKind::full>(BackendTargets{}))
-    keys.push_back(k);
-  return keys;
 }
 
 }  // namespace detail
@@ -182,19 +163,12 @@ std::vector<UnifiedInstanceKey> standard_instance_keys() {
 // kFilter: the instances this translation unit compiles (every one of the table by default; a call
 // outside them throws Error(unsupported, "instance") naming what was built). An instance library's
 // entry point is hipattn::prebuilt::unified_attention (dispatch/prebuilt.hpp).
-template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances>
+template <InstanceFilter kFilter = kAllInstances>
 void unified_attention(const UnifiedAttentionParams& p, void* workspace, size_t workspace_bytes, rt::stream_t stream,
                        const UnifiedOptions& opt = {}) {
   const UnifiedPlan plan = detail::prepare_unified_call(p, workspace, workspace_bytes, opt);
-  const UnifiedInstanceKey key = unified_instance_key(p, rt::cached_device_properties().target);
-  auto with = [&]<UnifiedVariantKind kV>() {
-    return visit_unified_instance<kFilter, kV>(key, BackendTargets{}, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
-      detail::launch_unified_standard<kT, kBf16, kKv, kD, kV>(p, plan, workspace, stream);
-    });
-  };
-  const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()
-                                                             : with.template operator()<UnifiedVariantKind::plain>();
-  if (!found) throw unified_instance_missing(key, detail::standard_instance_keys<kFilter>());
+  const InstanceKey key = unified_instance_key(p, rt::cached_device_properties().target);
+  find_instance(header_registry<detail::UnifiedLaunchers, kFilter>(), key)(p, plan, workspace, stream);
 }
 
 // Run unified attention with a logit variant of the caller's (tile/variants.hpp: derive from
@@ -204,17 +178,13 @@ void unified_attention(const UnifiedAttentionParams& p, void* workspace, size_t 
 // read); a call outside them throws Error(unsupported, "instance"). The params' softcap / ALiBi /
 // QQ-bias fields are the standard variants' inputs and are not read here (the variant owns its
 // features).
-template <UnifiedInstanceFilter kFilter = kAllUnifiedInstances, class Variant>
+template <InstanceFilter kFilter = kAllInstances, class Variant>
 void unified_attention(const UnifiedAttentionParams& p, const Variant& variant, void* workspace,
                        size_t workspace_bytes, rt::stream_t stream, const UnifiedOptions& opt = {}) {
   const UnifiedPlan plan = detail::prepare_unified_call(p, workspace, workspace_bytes, opt);
-  const UnifiedInstanceKey key = unified_instance_key(p, rt::cached_device_properties().target, true);
-  constexpr auto kCustom = UnifiedVariantKind::custom;
-  const bool found =
-      visit_unified_instance<kFilter, kCustom>(key, BackendTargets{}, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
-        detail::launch_unified_instance<kT, kBf16, kKv, kD, Variant>(p, plan, workspace, stream, variant);
-      });
-  if (!found) throw unified_instance_missing(key, unified_instance_keys<kFilter, kCustom>(BackendTargets{}));
+  const InstanceKey key = unified_instance_key(p, rt::cached_device_properties().target, true);
+  find_instance(header_registry<detail::UnifiedCustomLaunchers<Variant>, kFilter>(), key)(p, plan, workspace, stream,
+                                                                                          variant);
 }
 
 }  // namespace hipattn

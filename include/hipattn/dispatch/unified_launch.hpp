@@ -21,7 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "hipattn/problem/unified_instances.hpp"
+#include "hipattn/dispatch/registry.hpp"
+#include "hipattn/problem/instances.hpp"
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/dispatch/output_args.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
@@ -82,89 +83,24 @@ constexpr bool unified_pingpong_built() {
   return kT == Target::gfx950 && kKv == KvKind::same16 && unified_pingpong_head(kD, std::is_same_v<Variant, FullVariant>);
 }
 
-// The standard variant type of a variant kind (plain or full).
-template <UnifiedVariantKind kV>
-using standard_variant_t = std::conditional_t<kV == UnifiedVariantKind::full, FullVariant, PlainVariant>;
+// The standard variant type of a variant kind (plain, full, softcap).
+template <VariantKind kV>
+using standard_variant_t =
+    std::conditional_t<kV == VariantKind::full, FullVariant,
+                       std::conditional_t<kV == VariantKind::softcap, StandardVariant<true, false, false>, PlainVariant>>;
 
 // The instance a problem needs on `target`: its standard variant, or `custom` for a caller's.
-inline UnifiedInstanceKey unified_instance_key(const UnifiedAttentionParams& p, Target target,
-                                               bool custom_variant = false) {
-  UnifiedInstanceKey k;
+inline InstanceKey unified_instance_key(const UnifiedAttentionParams& p, Target target, bool custom_variant = false) {
+  InstanceKey k;
+  k.family = Family::unified;
   k.target = target;
   k.bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
   k.kv = unified_operand_kind(p.q_dtype, p.kv_dtype, p.fp8_math, target);
-  k.head_size = p.head_size;
-  k.variant = custom_variant              ? UnifiedVariantKind::custom
-              : unified_uses_full_variant(p) ? UnifiedVariantKind::full
-                                             : UnifiedVariantKind::plain;
+  k.head_size = k.head_size_v = p.head_size;
+  k.variant = custom_variant              ? VariantKind::custom
+              : unified_uses_full_variant(p) ? VariantKind::full
+                                             : VariantKind::plain;
   return k;
-}
-
-// A list of targets, as a type (the targets a translation unit builds instances for).
-template <Target... kTs>
-struct TargetList {};
-
-// Calls g.template operator()<kT, kBf16, kKv, kD>() for every instance of the table that `kFilter`
-// admits with variant kind kV, on each target of `Targets` (a TargetList). Compile-time: exactly the
-// instances named here are instantiated by g.
-template <UnifiedInstanceFilter kFilter, Target kT, bool kBf16, KvKind kKv, size_t kHead, UnifiedVariantKind kV>
-inline constexpr bool kFilterAdmits =
-    kFilter.admits(UnifiedInstanceKey{kT, kBf16, kKv, UnifiedInstanceTable::head_sizes[kHead], kV});
-
-template <UnifiedInstanceFilter kFilter, UnifiedVariantKind kV, Target... kTs, class G>
-void for_each_unified_instance(TargetList<kTs...>, G&& g) {
-  auto heads = [&]<Target kT, bool kBf16, KvKind kKv>() {
-    [&]<size_t... I>(std::index_sequence<I...>) {
-      (
-          [&] {
-            if constexpr (kFilterAdmits<kFilter, kT, kBf16, kKv, I, kV>)
-              g.template operator()<kT, kBf16, kKv, UnifiedInstanceTable::head_sizes[I]>();
-          }(),
-          ...);
-    }(std::make_index_sequence<UnifiedInstanceTable::head_sizes.size()>{});
-  };
-  auto kvs = [&]<Target kT, bool kBf16>() {
-    heads.template operator()<kT, kBf16, KvKind::same16>();
-    heads.template operator()<kT, kBf16, KvKind::e4m3fn>();
-    heads.template operator()<kT, kBf16, KvKind::e4m3fnuz>();
-    // the fp8 matrix path: the q8 kind of the format the target's fp8 MMA reads
-    if constexpr (kv_kind_on_target(KvKind::e4m3fn_q8, kT)) heads.template operator()<kT, kBf16, KvKind::e4m3fn_q8>();
-    if constexpr (kv_kind_on_target(KvKind::e4m3fnuz_q8, kT)) heads.template operator()<kT, kBf16, KvKind::e4m3fnuz_q8>();
-  };
-  (kvs.template operator()<kTs, false>(), ...);
-  (kvs.template operator()<kTs, true>(), ...);
-}
-
-// The keys for_each_unified_instance visits.
-template <UnifiedInstanceFilter kFilter, UnifiedVariantKind kV, class Targets>
-std::vector<UnifiedInstanceKey> unified_instance_keys(Targets targets) {
-  std::vector<UnifiedInstanceKey> keys;
-  for_each_unified_instance<kFilter, kV>(targets, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
-    keys.push_back(UnifiedInstanceKey{kT, kBf16, kKv, kD, kV});
-  });
-  return keys;
-}
-
-// Calls g.template operator()<kT, kBf16, kKv, kD>() for the instance of `key` when `kFilter` admits it
-// (key.variant must be kV); returns whether one was found.
-template <UnifiedInstanceFilter kFilter, UnifiedVariantKind kV, class Targets, class G>
-bool visit_unified_instance(const UnifiedInstanceKey& key, Targets targets, G&& g) {
-  bool found = false;
-  for_each_unified_instance<kFilter, kV>(targets, [&]<Target kT, bool kBf16, KvKind kKv, int kD>() {
-    if (!found && key == UnifiedInstanceKey{kT, kBf16, kKv, kD, kV}) {
-      found = true;
-      g.template operator()<kT, kBf16, kKv, kD>();
-    }
-  });
-  return found;
-}
-
-// The error of a call whose instance is not compiled in: names the instance and what was built.
-inline Error unified_instance_missing(const UnifiedInstanceKey& key, const std::vector<UnifiedInstanceKey>& built) {
-  if (!UnifiedInstanceTable::has_head_size(key.head_size))
-    return Error(ErrorCode::unsupported, "head_size",
-                 std::to_string(key.head_size) + " has no unified-attention instance");
-  return Error(ErrorCode::unsupported, "instance", to_string(key) + " is not compiled in; " + describe_instances(built));
 }
 
 // Within one instance and tile kind: the config of the KV loader policy `kv_copy` (the default, or the
@@ -212,24 +148,19 @@ void visit_unified_tile(const UnifiedPlan& plan, F&& f) {
 // Throws Error(unsupported) for a problem outside the table.
 template <Target kT, class F>
 void visit_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& plan, F&& f) {
-  const UnifiedInstanceKey key = unified_instance_key(p, kT);
-  auto with = [&]<UnifiedVariantKind kV>() {
-    return visit_unified_instance<kAllUnifiedInstances, kV>(key, TargetList<kT>{},
-                                                            [&]<Target, bool kBf16, KvKind kKv, int kD>() {
-      visit_unified_tile<kT, kBf16, kKv, kD, standard_variant_t<kV>>(plan, f);
-    });
-  };
-  const bool found = key.variant == UnifiedVariantKind::full ? with.template operator()<UnifiedVariantKind::full>()
-                                                             : with.template operator()<UnifiedVariantKind::plain>();
-  if (!found)
-    throw unified_instance_missing(key, unified_instance_keys<kAllUnifiedInstances, UnifiedVariantKind::plain>(
-                                            TargetList<kT>{}));
+  const InstanceKey key = unified_instance_key(p, kT);
+  bool found = false;
+  for_each_instance<Family::unified, kAllInstances>(TargetList<kT>{}, [&]<InstanceKey kK>() {
+    if (found || !(kK == key)) return;
+    found = true;
+    visit_unified_tile<kT, kK.bf16, kK.kv, kK.head_size, standard_variant_t<kK.variant>>(plan, f);
+  });
+  if (!found) throw instance_missing(key, instance_keys<Family::unified, kAllInstances>(TargetList<kT>{}));
 }
 
 // ---- kernel arguments -----------------------------------------------------------------------------
 
 // The buffers of a planned 3D launch (plan.planned) in `workspace` (unified_planned_workspace's layout).
-using UnifiedPlannedBuffers = SlotBuffers;
 inline SlotBuffers unified_planned_buffers(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace) {
   return slot_buffers(unified_planned_workspace(p, plan.capacity), workspace);
 }
@@ -248,7 +179,7 @@ void fill_merge_outputs(ReduceArgs& r, const Params& p) {
 // sequence) of the instance's key tiles (tile_keys = Cfg::kBN).
 inline DecodePlanArgs make_unified_plan_args(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace,
                                              int tile_keys) {
-  const UnifiedPlannedBuffers b = unified_planned_buffers(p, plan, workspace);
+  const SlotBuffers b = unified_planned_buffers(p, plan, workspace);
   DecodePlanArgs a;
   a.seq_lens_k = p.seq_lens_k;
   a.num_items = p.num_seqs;
@@ -346,7 +277,7 @@ UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAtten
   a.num_tokens = p.num_tokens;
   a.decode_grid = plan.decode_grid;
   if (plan.split && plan.planned) {
-    const UnifiedPlannedBuffers b = unified_planned_buffers(p, plan, workspace);
+    const SlotBuffers b = unified_planned_buffers(p, plan, workspace);
     a.tasks = b.tasks;
     a.ws_o = b.o;
     a.ws_lse = b.lse;
@@ -387,7 +318,7 @@ inline SplitKvReduceArgs make_split_kv_reduce_args(const UnifiedAttentionParams&
   r.ws_lse = w.lse;
   r.num_segments = plan.num_segments;
   if (plan.planned) {
-    const UnifiedPlannedBuffers b = unified_planned_buffers(p, plan, workspace);
+    const SlotBuffers b = unified_planned_buffers(p, plan, workspace);
     r.ws_o = b.o;
     r.ws_lse = b.lse;
     r.tasks = b.tasks;

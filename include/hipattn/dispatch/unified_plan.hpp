@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "hipattn/dispatch/device.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/kernels/unified/warpgroup.hpp"
 #include "hipattn/problem/unified_params.hpp"
@@ -286,11 +287,6 @@ constexpr RowMap skeleton_row_map(int32_t group, int32_t rows, int32_t q_len) {
   return m;
 }
 
-struct PlanDevice {
-  Target target = Target::sm90;
-  int multiprocessor_count = 132;
-};
-
 // Segments per q-block for a 2D grid of `base` workgroups on a device that holds `fill` at once: the
 // count (<= max_seg) whose waves are fullest, efficiency = base * seg / (waves * fill). Counts are
 // tried in increasing order; a larger count wins only if it is 5 points more efficient, or equally
@@ -375,7 +371,6 @@ inline SlotBuffers slot_buffers(const SlotWorkspace& w, void* workspace) {
 }
 
 // A planned 3D launch's: one row a q head (decode batches).
-using UnifiedPlannedWorkspace = SlotWorkspace;
 inline SlotWorkspace unified_planned_workspace(const UnifiedAttentionParams& p, int32_t capacity) {
   return slot_workspace(capacity, p.num_seqs, p.num_q_heads, p.head_size);
 }

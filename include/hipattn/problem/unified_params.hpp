@@ -73,7 +73,7 @@ struct UnifiedAttentionParams {
   // ---- heads ----
   int32_t num_q_heads = 0;
   int32_t num_kv_heads = 0;  // num_q_heads % num_kv_heads == 0 (GQA / MQA)
-  int32_t head_size = 0;     // 64, 96, 128, 192 or 256 (problem/unified_instances.hpp)
+  int32_t head_size = 0;     // 64, 96, 128, 192 or 256 (problem/instance_table.hpp)
 
   // ---- logits: scores s = scale * q.k, then the order of ALGORITHM.md ----
   float scale = 0.f;         // softmax scale, usually 1/sqrt(head_size); > 0 and finite

@@ -48,7 +48,7 @@
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/runtime.hpp"
 #include "hipattn/problem/fp8_io_rules.hpp"
-#include "hipattn/problem/unified_instances.hpp"
+#include "hipattn/problem/instances.hpp"
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/problem/validate_toolkit.hpp"
 
