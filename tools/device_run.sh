@@ -23,7 +23,7 @@ targets=(hipattn_device_tests hipattn_filter_tests hipattn_host_tests)
 for a in "$@"; do
   case "$a" in
     bench) targets+=(hipattn_bench) ;;
-    examples) targets+=(hipattn_smoke hipattn_custom_variant) ;;
+    examples) targets+=(hipattn_smoke hipattn_custom_variant hipattn_unified_attention hipattn_paged_decode hipattn_dense_prefill hipattn_mla_decode_merge) ;;
   esac
 done
 cmake --build build-dev -j "$(nproc)" --target "${targets[@]}" >"$OUT/build.log" 2>&1 ||
@@ -58,7 +58,7 @@ for a in "$@"; do
         --gtest_brief=1 --gtest_filter='*Random*:*Edge*:*Error*:*PagedDecodeBoundary*:*PagedDecodeUnowned*:*PagedDecodeGraph*:*PagedDecodeSlidingWindowCases*:PagedDecodeRocm.*:MlaDecode.DtypesAndFp8Caches:MlaDecode.NoLse:MlaDecode.PlannedAndOnePartitionAgree:MlaDecode.OutputFormatsFp16:MergeStates.StridedLayoutsWithNaNPadding:MergeStates.EmptyPartsAreIgnored:Fp8Io.*:*Fp8IoSweep*q_fp8*_d96_*' >"$OUT/memcheck.log" 2>&1 || rc=1
       grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | tail -5 ;;
     examples)
-      for e in build-dev/examples/hipattn_smoke build-dev/examples/hipattn_custom_variant; do
+      for e in build-dev/examples/hipattn_*; do
         [ -x "$e" ] && { echo "== $e"; "$e" 2>&1 | tail -5 || rc=1; }
       done ;;
   esac
