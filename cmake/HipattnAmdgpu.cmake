@@ -19,13 +19,16 @@
 #   <name>-<gfx>.co         the code object (clang -x hip --cuda-device-only)
 #   <name>-<gfx>.notes.txt  llvm-readelf --notes (kernel resource metadata)
 #   <name>-<gfx>.s          llvm-objdump -d --mcpu=<gfx>
+#   <name>-<gfx>.manifest.txt  tools/kernel_manifest.py: one line per library kernel, its mangled
+#                           symbol and its HIPATTN_KERNEL_MANIFEST fields (what the ISA checks, the
+#                           model and the emulator tests find kernels by)
 #   <name>-<gfx>.resources.txt  (CHECK_RESOURCES only) tools/amdgpu_resources.py
 #                           table; the build fails if a kernel spills (or uses
 #                           scratch, unless ALLOW_SCRATCH)
 # and a custom target <name> (part of ALL) that builds them.  Header
 # dependencies come from a clang depfile (user -I headers; the toolchain's
 # system headers are not tracked).  The lists of outputs are returned in
-# <name>_CODE_OBJECTS, <name>_NOTES and <name>_ASM (parent scope).
+# <name>_CODE_OBJECTS, <name>_NOTES, <name>_ASM and <name>_MANIFESTS (parent scope).
 #
 # Toolchain lookup (first match wins):
 #   1. -DHIPATTN_AMD_CLANG=... (then also HIPATTN_AMD_READELF,
@@ -69,6 +72,7 @@ endif()
 set(_HIPATTN_AMDGPU_MODULE "${CMAKE_CURRENT_LIST_FILE}")
 get_filename_component(_HIPATTN_AMDGPU_REPO "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 set(_HIPATTN_AMDGPU_RESOURCES_PY "${_HIPATTN_AMDGPU_REPO}/tools/amdgpu_resources.py")
+set(_HIPATTN_AMDGPU_MANIFEST_PY "${_HIPATTN_AMDGPU_REPO}/tools/kernel_manifest.py")
 
 # ---------------------------------------------------------------------------
 # Toolchain discovery
@@ -126,6 +130,7 @@ set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_FOUND "${HIPATTN_AMDGPU_FOUND}")
 set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_DIR "${_hipattn_amd_dir}")
 set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_MODULE "${_HIPATTN_AMDGPU_MODULE}")
 set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_RESOURCES_PY "${_HIPATTN_AMDGPU_RESOURCES_PY}")
+set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_MANIFEST_PY "${_HIPATTN_AMDGPU_MANIFEST_PY}")
 foreach(_v CLANG READELF OBJDUMP CXXFLAGS)
   set_property(GLOBAL PROPERTY _HIPATTN_AMDGPU_${_v} "${HIPATTN_AMD_${_v}}")
 endforeach()
@@ -145,7 +150,7 @@ function(hipattn_amdgpu_code_objects)
   if(NOT ARG_NAME OR NOT ARG_SOURCE OR NOT ARG_TARGETS)
     message(FATAL_ERROR "hipattn_amdgpu_code_objects: NAME, SOURCE and TARGETS are required")
   endif()
-  foreach(v FOUND DIR MODULE RESOURCES_PY CLANG READELF OBJDUMP CXXFLAGS)
+  foreach(v FOUND DIR MODULE RESOURCES_PY MANIFEST_PY CLANG READELF OBJDUMP CXXFLAGS)
     get_property(${v} GLOBAL PROPERTY _HIPATTN_AMDGPU_${v})
   endforeach()
   if(NOT FOUND)
@@ -175,8 +180,9 @@ function(hipattn_amdgpu_code_objects)
     list(APPEND extra_deps "${dep}")
   endforeach()
 
+  # the manifest step (every object) and the resource check run Python 3
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
   if(ARG_CHECK_RESOURCES)
-    find_package(Python3 COMPONENTS Interpreter REQUIRED)
     set(check_flags)
     if(ARG_ALLOW_SCRATCH)
       set(check_flags --allow-scratch)
@@ -187,6 +193,7 @@ function(hipattn_amdgpu_code_objects)
   set(code_objects)
   set(notes_files)
   set(asm_files)
+  set(manifest_files)
   foreach(gfx IN LISTS ARG_TARGETS)
     set(base "${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}-${gfx}")
     set(co "${base}.co")
@@ -221,6 +228,17 @@ function(hipattn_amdgpu_code_objects)
     list(APPEND notes_files "${base}.notes.txt")
     list(APPEND asm_files "${base}.s")
 
+    # 2b. code object -> kernel manifest (the HIPATTN_KERNEL_MANIFEST constants, read from the ELF);
+    #     fails on a malformed manifest.
+    add_custom_command(
+      OUTPUT "${base}.manifest.txt"
+      COMMAND "${Python3_EXECUTABLE}" "${MANIFEST_PY}" --output "${base}.manifest.txt" "${co}"
+      DEPENDS "${co}" "${MANIFEST_PY}"
+      COMMENT "AMDGPU kernel manifest ${ARG_NAME}-${gfx}"
+      VERBATIM)
+    list(APPEND outputs "${base}.manifest.txt")
+    list(APPEND manifest_files "${base}.manifest.txt")
+
     # 3. optional: fail the build on spills / scratch.
     if(ARG_CHECK_RESOURCES)
       add_custom_command(
@@ -238,4 +256,5 @@ function(hipattn_amdgpu_code_objects)
   set(${ARG_NAME}_CODE_OBJECTS "${code_objects}" PARENT_SCOPE)
   set(${ARG_NAME}_NOTES "${notes_files}" PARENT_SCOPE)
   set(${ARG_NAME}_ASM "${asm_files}" PARENT_SCOPE)
+  set(${ARG_NAME}_MANIFESTS "${manifest_files}" PARENT_SCOPE)
 endfunction()

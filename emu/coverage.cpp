@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
       for (const std::string& m : co->mnemonics(k)) {
         all.insert(m);
         if (!implemented(m)) {
-          missing[m].push_back(std::string(gfx_name(co->gfx())) + " " + shorten(k.demangled.empty() ? k.name : k.demangled));
+          missing[m].push_back(std::string(gfx_name(co->gfx())) + " " + shorten(k.label()));
           any = true;
         }
       }

@@ -65,6 +65,12 @@ struct KernelArg {
 struct KernelInfo {
   std::string name;       // mangled symbol
   std::string demangled;  // llvm-cxxfilt's spelling
+  // The kernel's manifest (platform/fixed_string.hpp HIPATTN_KERNEL_MANIFEST: "kernel=unified_2d
+  // target=gfx942 ..."), read from the constant _ZZ<encoding>E16hipattn_manifest of the code object;
+  // empty for a kernel without one (the emulator's and tests/isa's own test kernels).
+  std::string manifest;
+  // How messages name the kernel: its manifest, else its demangled name, else its symbol.
+  const std::string& label() const { return !manifest.empty() ? manifest : !demangled.empty() ? demangled : name; }
   uint64_t entry = 0;     // address of the first instruction
   uint32_t group_segment_fixed_size = 0, private_segment_fixed_size = 0, kernarg_segment_size = 0;
   uint32_t kernarg_align = 8;
@@ -90,7 +96,12 @@ class CodeObject {
   // By mangled name; throws when absent.
   const KernelInfo& kernel(const std::string& mangled) const;
   // The one kernel whose demangled name contains every one of `parts`; throws when none or several.
+  // For test kernels without a manifest; library kernels are found by find_manifest.
   const KernelInfo& find(const std::vector<std::string>& parts) const;
+  // The one kernel whose manifest equals `fields` exactly (the text the kernel's configuration spells,
+  // e.g. hipattn::kernel_manifest<Cfg>("unified_2d").c_str()); throws Error(code_object) naming the
+  // text when none or several match.
+  const KernelInfo& find_manifest(const std::string& fields) const;
   // The mnemonics (as llvm-objdump prints them, e.g. v_add_f32_e32) of one kernel's instructions.
   std::set<std::string> mnemonics(const KernelInfo& k) const;
   // Byte offset in the file of the instruction at `addr` (to patch a copy of the code object).

@@ -594,6 +594,18 @@ std::shared_ptr<const CodeObject> CodeObject::load(const std::string& path, cons
     std::memcpy(&k.code_properties, bytes.data() + kdo + 56, 2);
     std::memcpy(&k.kernarg_preload, bytes.data() + kdo + 58, 2);
     if (k.entry != fn->second.first) co_fail(path, "kernel " + k.name + ": descriptor entry does not match the symbol");
+    // The manifest constant of kernel _Z<encoding>: _ZZ<encoding>E16hipattn_manifest, NUL-terminated text.
+    if (k.name.rfind("_Z", 0) == 0) {
+      auto man = syms.find("_ZZ" + k.name.substr(2) + "E16hipattn_manifest");
+      if (man != syms.end()) {
+        const uint64_t mo = file_of_addr(man->second.first);
+        if (mo + man->second.second > bytes.size()) co_fail(path, "kernel " + k.name + ": manifest outside the file");
+        const std::string raw = bytes.substr(mo, man->second.second);
+        const size_t end = raw.find('\0');
+        if (end == std::string::npos || end == 0) co_fail(path, "kernel " + k.name + ": empty or unterminated manifest");
+        k.manifest = raw.substr(0, end);
+      }
+    }
     co->kernels_.push_back(k);
     names += k.name + "\n";
   }
@@ -762,6 +774,16 @@ const KernelInfo& CodeObject::find(const std::vector<std::string>& parts) const 
   std::string desc;
   for (const auto& p : parts) desc += " [" + p + "]";
   if (n != 1) throw Error(Error::Kind::code_object, path_ + ": " + std::to_string(n) + " kernels match" + desc);
+  return *hit;
+}
+
+const KernelInfo& CodeObject::find_manifest(const std::string& fields) const {
+  const KernelInfo* hit = nullptr;
+  int n = 0;
+  for (const auto& k : kernels_)
+    if (k.manifest == fields) hit = &k, ++n;
+  if (n != 1)
+    throw Error(Error::Kind::code_object, path_ + ": " + std::to_string(n) + " kernels with the manifest [" + fields + "]");
   return *hit;
 }
 

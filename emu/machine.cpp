@@ -94,7 +94,7 @@ uint16_t f32_to_bf16(float f) {
 // ---------------------------------------------------------------- wave: errors and hazards
 std::string Wave::where() const {
   std::ostringstream s;
-  s << launch->kernel->demangled.substr(0, 160) << " [" << gfx_name(launch->gfx) << "] workgroup (" << wg->id[0] << ","
+  s << launch->kernel->label().substr(0, 160) << " [" << gfx_name(launch->gfx) << "] workgroup (" << wg->id[0] << ","
     << wg->id[1] << "," << wg->id[2] << ") wave " << wave_id;
   if (cur) s << " pc " << hex(cur->addr) << ": " << cur->text;
   return s.str();
@@ -473,7 +473,7 @@ void put(std::vector<uint8_t>& seg, uint32_t off, uint32_t size, uint64_t v) {
 
 LaunchStats launch(const CodeObject& co, const KernelInfo& k, Dim3 grid, Dim3 block, uint32_t dynamic_lds,
                    const void* kernarg, size_t kernarg_bytes, Memory& mem, const LaunchOptions& opt) {
-  auto bad = [&](const std::string& m) { throw Error(Error::Kind::launch, k.demangled.substr(0, 120) + ": " + m); };
+  auto bad = [&](const std::string& m) { throw Error(Error::Kind::launch, k.label().substr(0, 120) + ": " + m); };
   if (k.wavefront_size != 64) bad("wave size " + std::to_string(k.wavefront_size) + " (wave64 only)");
   const uint64_t threads = uint64_t(block.x) * block.y * block.z;
   if (threads == 0 || threads > 1024) bad("block of " + std::to_string(threads) + " threads");

@@ -2,15 +2,18 @@
 """A static performance model of the unified-attention and paged-decode AMD kernels (issues 9, 10), from their code objects.
 
 Usage:
-    amdgpu_model.py [--cxxfilt PATH] [--latency-us X] [--min-decode-frac F] [--all] FILE.s...
+    amdgpu_model.py [--mca PATH] [--latency-us X] [--min-decode-frac F] FILE.s...
 
 Each FILE.s is `llvm-objdump -d` output of one code object, named <name>-<gfx>.s, with the
-`llvm-readelf --notes` output beside it as <name>-<gfx>.notes.txt (cmake/HipattnAmdgpu.cmake writes
-both). For every unified 2D / 3D kernel and every paged-decode kernel (paged_decode_kernel, issue 10:
-the same configurations; "pd" in the table) built for the object's target (hipattn::UnifiedConfig<...,
-(hipattn::Target)N, (hipattn::CopyModel)C, layout>), and every CDNA MLA decode kernel ("mla", issue 12:
-MlaDecodeCdnaConfig; both its bandwidth and its llvm-mca rows, neither gated), it prints, the instance's
-name ending in its KV loader policy (staged: register-staged loads; dma: buffer loads that write LDS):
+`llvm-readelf --notes` output beside it as <name>-<gfx>.notes.txt and the kernel manifest as
+<name>-<gfx>.manifest.txt (cmake/HipattnAmdgpu.cmake writes all three; tools/kernel_manifest.py the
+manifest). Kernels are told by their manifest (the HIPATTN_KERNEL_MANIFEST fields: kernel role,
+target, q, kv, dqk, dv, tile, copy, layout, mainloop, variant), never by their C++ names. For every
+unified 2D / 3D kernel (kernel=unified_2d / unified_3d), every paged-decode kernel (paged_decode,
+issue 10: the same configurations; "pd" in the table) and every dense prefill kernel built for the
+object's target (target=<gfx>), and every CDNA MLA decode kernel ("mla", issue 12: kernel=mla_decode;
+both its bandwidth and its llvm-mca rows, neither gated), it prints, the instance's name ending in its
+KV loader policy (staged: register-staged loads; dma: buffer loads that write LDS):
   regs        the unified VGPR count a lane (arch VGPRs and AGPRs, granules of 8), from the notes
   lds         bytes per workgroup: the static LDS of the notes + the dynamic LDS of the configuration
               (the formula of kernels/unified/config.hpp's unified_lds_layout, written again here)
@@ -44,21 +47,12 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 DEVICES = {"gfx942": ("MI300X", 304, 5.3e12, 64 * 1024), "gfx950": ("MI355X", 256, 8.0e12, 160 * 1024)}
-TARGET_IDS = {"1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
-CONFIG_RE = re.compile(
-    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<(?P<pp>hipattn::PingPongConfig<)?(?P<narrow>hipattn::NarrowVConfig<)?hipattn::UnifiedConfig<(?P<bf16>true|false), "
-    r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout|DenseKvLayout)>"
-    r"(?:, (?P<dv>\d+)>)?")
-# (dense prefill's (192, 128) on CDNA: NarrowVConfig<UnifiedConfig<... 192 ...>, 128>, V rows of dv columns)
 SYMBOL_RE = re.compile(r"^(?P<addr>[0-9a-fA-F]+) <(?P<name>[^>]+)>:\s*$")
 INSN_RE = re.compile(r"^\s+(?P<op>[a-z_][a-z0-9_]*)\b(?P<rest>[^/]*)(?://\s*(?P<addr>[0-9A-Fa-f]+):[^<]*(?:<(?P<tsym>[^>+]+)\+0x(?P<toff>[0-9a-fA-F]+)>)?)?")
 VMEM_LOAD_RE = re.compile(r"^(global|buffer|flat)_load_(?:lds_)?(?P<w>dword(?:x(?P<n>\d))?|u?byte|u?short|b\d+|d16\w*)")
 VMCNT_RE = re.compile(r"vmcnt\((\d+)\)")
-KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz", "3": "e4m3fn_q8", "4": "e4m3fnuz_q8"}
-KERNEL_NAMES = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "paged_decode_kernel": "pd", "dense_prefill_kernel": "dense",
-                "mla_decode_cdna_kernel": "mla"}
-COPY_NAMES = {"0": "async", "1": "staged", "2": "dma"}  # hipattn::CopyModel: the KV loader policy
+# The kernel roles the model reads (the manifest's kernel= field) and their short names in the table.
+ROLE_NAMES = {"unified_2d": "2d", "unified_3d": "3d", "paged_decode": "pd", "dense_prefill": "dense", "mla_decode": "mla"}
 # llvm-mca 21 crashes on MUBUF loads (buffer_load_*, with or without `lds`); for its cycle count a
 # buffer load is replaced by the global load of the same width (same issue cost, a VGPR destination).
 # The destinations rotate over eight 4-register ranges that the instructions given do not use (VGPRs,
@@ -82,18 +76,42 @@ def free_ranges(lines, count=8):
                 out.append((kind, base))
     return out or [("v", 252)]
 MCA_BUFFER_RE = re.compile(r"^buffer_load_(?P<w>dword(?:x(?P<n>\d))?)\b.*$")
-# The CDNA MLA decode kernels (issue 12: the skeleton over the latent cache, d_qk 576, V the first 512
-# columns of the K stage): MlaDecodeCdnaConfig<target, bf16, kv, warps_m, keys, stages>.
-MLA_RE = re.compile(r"mla_decode_cdna_kernel<hipattn::MlaDecodeCdnaConfig<\(hipattn::Target\)(?P<tgt>\d), "
-                    r"(?P<bf16>true|false), \(hipattn::KvKind\)(?P<kv>\d), (?P<wm>\d+), (?P<kn>\d+), (?P<st>\d+)>")
 
 
-def load_resources_module():
-    path = os.path.join(HERE, "amdgpu_resources.py")
-    spec = importlib.util.spec_from_file_location("amdgpu_resources", path)
+def load_tool_module(name):
+    """tools/<name>.py as a module (amdgpu_resources: the notes parser; kernel_manifest: the manifests)."""
+    path = os.path.join(HERE, f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def instance_of(manifest):
+    """The configuration the model reads from a kernel's manifest fields, or None for a kernel it does not
+    model (reduces, the planner). dv is set only where V is narrower than K and not read from the K
+    stage (dense prefill's (192, 128)); the MLA kernels (d_qk 576, V the first 512 columns of the K
+    stage) are sized by mla_lds."""
+    role = manifest.get("kernel")
+    if role not in ROLE_NAMES:
+        return None
+    wm, wn, mt, kn, st = (int(x) for x in manifest["tile"].split("x"))
+    d, dv = int(manifest["dqk"]), int(manifest["dv"])
+    mla = role == "mla_decode"
+    layout = manifest["layout"]
+    return {"role": role, "target": manifest["target"], "bf16": manifest["q"] == "bf16", "kv": manifest["kv"],
+            "d": d, "dv": None if mla or dv == d else dv, "wm": wm, "wn": wn, "mt": mt, "kn": kn, "st": st,
+            "pp": manifest.get("mainloop") == "pingpong", "mla": mla, "variant": manifest["variant"],
+            "loader": manifest["copy"] + ("" if layout == "row" else f" {layout}")}
+
+
+def mla_lds(c):
+    """MLA: Q (rows x 576) + stages of keys x 576, 16-bit (V read from the K stage), the loader's scale
+    slots; the fp8 matrix path: Q and K tiles of code pairs, 288 a row in a 320-pair pitch, and a 16-bit
+    V stage of 512 columns."""
+    q8 = c["kv"].endswith("_q8")
+    row = 320 * 2 if q8 else 576 * 2
+    return c["wm"] * 16 * row + c["st"] * c["kn"] * (row + (512 * 2 if q8 else 0)) + 2 * c["st"] * c["kn"] * 4
 
 
 def parse_functions(text):
@@ -261,21 +279,30 @@ def lds_layout(wm, wn, mt, kn, stages, d, fp8, fp8_staging=False, q8=False, dv=N
     return max(q + kv + scales, merge)
 
 
+def default_mca():
+    """llvm-mca beside the toolchain's llvm-readelf or llvm-cxxfilt (.ci/amd-toolchain.sh's env.sh), or ""."""
+    for var in ("HIPATTN_AMD_READELF", "HIPATTN_AMD_CXXFILT"):
+        tool = os.environ.get(var, "")
+        cand = os.path.join(os.path.dirname(tool), "llvm-mca") if os.path.dirname(tool) else ""
+        if cand and os.path.exists(cand):
+            return cand
+    return ""
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="+")
-    ap.add_argument("--cxxfilt", default=os.environ.get("HIPATTN_AMD_CXXFILT", "llvm-cxxfilt"))
     ap.add_argument("--latency-us", type=float, default=1.0)
     ap.add_argument("--min-decode-frac", type=float, default=0.8)
     ap.add_argument("--mca", default=os.environ.get("HIPATTN_AMD_MCA", ""),
-                    help="llvm-mca (default: beside --cxxfilt); the prefill rows get its cycles per tile")
+                    help="llvm-mca (default: beside $HIPATTN_AMD_READELF or $HIPATTN_AMD_CXXFILT); the "
+                         "prefill rows get its cycles per tile")
     ap.add_argument("--fp8-lds-staging", action="store_true",
                     help="objects of the loader before issue 9 (fp8 staged through LDS): size their LDS so")
     args = ap.parse_args(argv)
-    if not args.mca and args.cxxfilt and os.path.dirname(args.cxxfilt):
-        cand = os.path.join(os.path.dirname(args.cxxfilt), "llvm-mca")
-        args.mca = cand if os.path.exists(cand) else ""
-    res = load_resources_module()
+    args.mca = args.mca or default_mca()
+    res = load_tool_module("amdgpu_resources")
+    manifest = load_tool_module("kernel_manifest")
 
     rows, failures, seen = [], [], set()
     for path in args.files:
@@ -291,55 +318,38 @@ def main(argv=None):
                 funcs = parse_functions(f.read())
             with open(notes_path) as f:
                 kernels = res.parse_notes(f.read(), notes_path)
+            manifests = manifest.load(path)
         except (OSError, ValueError) as e:
-            print(f"amdgpu_model: error: {e}", file=sys.stderr)
+            print(f"amdgpu_model: error: {e} (cmake/HipattnAmdgpu.cmake writes the .manifest.txt beside the .s: "
+                  f"tools/kernel_manifest.py)", file=sys.stderr)
             return 2
-        names = dict(zip([k["kernel"] for k in kernels], res.demangle([k["kernel"] for k in kernels], args.cxxfilt)))
         dev_name, cus, hbm, lds_cu = DEVICES[target]
         for k in kernels:
-            dem = names.get(k["kernel"], k["kernel"])
-            c = CONFIG_RE.search(dem)
-            ml = MLA_RE.search(dem)
-            if ml and TARGET_IDS.get(ml["tgt"]) == target:
-                # MLA: Q (rows x 576) + stages of keys x 576, 16-bit (V read from the K stage), the loader's scale slots
-                wm, wn, mt, kn, st, d = int(ml["wm"]), 1, 1, int(ml["kn"]), int(ml["st"]), 576
-                c = {"kernel": "mla_decode_cdna_kernel", "bf16": ml["bf16"], "kv": ml["kv"], "v": "plain",
-                     "copy": "1", "layout": "RowKvLayout", "dv": None}
-                # (the fp8 matrix path: Q and K tiles of code pairs, 288 a row in a 320-pair pitch, and a
-                # 16-bit V stage of 512 columns)
-                q8 = ml["kv"] in ("3", "4")
-                row = 320 * 2 if q8 else 576 * 2
-                mla_lds = wm * 16 * row + st * kn * (row + (512 * 2 if q8 else 0)) + 2 * st * kn * 4
-            elif not c or TARGET_IDS.get(c["tgt"]) != target:
-                continue  # reduce kernels; the other target's (empty) instances
-            else:
-                wm, wn, mt, kn, st, d = (int(c[x]) for x in ("wm", "wn", "mt", "kn", "st", "d"))
-                mla_lds = None
-            pp = bool(c["pp"]) if not mla_lds else False  # the ping-pong schedule (PingPongConfig<...>)
-            dv = int(c["dv"]) if c["dv"] else None  # a narrower value head (dense prefill's (192, 128))
-            fp8 = c["kv"] != "0"
-            variant = "full" if "true" in c["v"] else "plain"
-            loader = COPY_NAMES.get(c["copy"], c["copy"]) + (" rocm" if c["layout"] == "RocmKvLayout" else " dense" if c["layout"] == "DenseKvLayout" else "")
-            key = (target, c["kernel"], c["bf16"], c["kv"], d, dv, wm, wn, mt, kn, st, variant, loader)
+            c = instance_of(manifests.get(k["kernel"], {}))
+            if c is None or c["target"] != target:
+                continue  # reduce kernels, the planner; the other target's (empty) instances
+            wm, wn, mt, kn, st, d, dv = (c[x] for x in ("wm", "wn", "mt", "kn", "st", "d", "dv"))
+            pp, mla, variant, loader = c["pp"], c["mla"], c["variant"], c["loader"]
+            fp8 = c["kv"] != "same16"
+            key = (target, c["role"], c["bf16"], c["kv"], d, dv, wm, wn, mt, kn, st, variant, loader)
             if key in seen:
                 continue
             seen.add(key)
             # the notes' .vgpr_count of gfx90a and later is the unified count (arch VGPRs, then AGPRs):
             # .agpr_count is part of it, not more
             regs = (max(k["vgpr"], k["agpr"]) + 7) // 8 * 8
-            lds = (k["lds"] or 0) + (mla_lds if mla_lds is not None else
-                                     lds_layout(wm, wn, mt, kn, st, d, fp8, args.fp8_lds_staging, q8=c["kv"] in ("3", "4"), dv=dv))
+            lds = (k["lds"] or 0) + (mla_lds(c) if mla else
+                                     lds_layout(wm, wn, mt, kn, st, d, fp8, args.fp8_lds_staging, q8=c["kv"].endswith("_q8"), dv=dv))
             waves = wm * wn
             per_simd = min(8, 512 // max(regs, 1))
             wg_cu = max(0, min(lds_cu // max(lds, 1), 4 * per_simd // waves, 2048 // (waves * 64)))
             insns = funcs.get(k["kernel"], (0, []))[1]
             loop = phased_loop(insns) if pp else main_loop(insns)
-            mla = mla_lds is not None
             # MLA rows are q_len x heads (16 to 1024): both rows are reported, neither gated (no AMD target in issue 12)
             decode = wm * 16 * mt == 16 and not mla
             kind = "mla" if mla else "decode" if decode else "prefill"
-            name = (f"{KERNEL_NAMES[c['kernel']]}{' pingpong' if pp else ''} {'bf16' if c['bf16'] == 'true' else 'f16'} "
-                    f"{KV_NAMES[c['kv']]} d{d}{f'/{dv}' if dv else ''} {kind} {wm}x{wn}x{mt}x{kn}x{st} {variant} {loader}")
+            name = (f"{ROLE_NAMES[c['role']]}{' pingpong' if pp else ''} {'bf16' if c['bf16'] else 'f16'} "
+                    f"{c['kv']} d{d}{f'/{dv}' if dv else ''} {kind} {wm}x{wn}x{mt}x{kn}x{st} {variant} {loader}")
             if loop is None:
                 failures.append(f"{base}: {name}: no main loop found")
                 continue

@@ -15,6 +15,11 @@ For every kernel it prints: name, target, vgpr, agpr, sgpr, vgpr_spill,
 sgpr_spill, lds (.group_segment_fixed_size, bytes) and scratch
 (.private_segment_fixed_size, bytes; "+dyn" when .uses_dynamic_stack).
 
+With --demangle, a kernel with a kernel manifest (tools/kernel_manifest.py: <name>.manifest.txt
+beside <name>.notes.txt, or the manifest constants of a code object given directly) is shown by a
+short name built from its manifest fields ("2d bf16 same16 d128 1x2x1x16x1 plain staged @gfx942");
+any other kernel by its demangled C++ name ($HIPATTN_AMD_CXXFILT, llvm-cxxfilt or c++filt).
+
 With --output FILE the table is written to FILE only when the check passes
 (for build rules: a failing check leaves no stale output behind).
 
@@ -26,6 +31,7 @@ Python 3 standard library only.
 """
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -181,6 +187,45 @@ def demangle(names, cxxfilt):
     return out if proc.returncode == 0 and len(out) == len(names) else names
 
 
+def load_manifest_module():
+    """tools/kernel_manifest.py (beside this file)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_manifest.py")
+    spec = importlib.util.spec_from_file_location("kernel_manifest", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def manifests_of(path, manifest):
+    """{kernel symbol: manifest fields} of one input: read from the ELF of a code object, from the
+    .manifest.txt beside a notes file; {} when there is none."""
+    try:
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                is_elf = f.read(4) == b"\x7fELF"
+            if is_elf:
+                return {k: manifest.fields(t) for k, t in manifest.read_manifests(path).items()}
+        if os.path.exists(manifest.sibling_manifest(path)):
+            return manifest.load(path)
+    except (OSError, ValueError, manifest.ElfError, manifest.ManifestError):
+        pass
+    return {}
+
+
+def display_names(rows, cxxfilt):
+    """Each row's display name: the manifest's short name where the kernel has a manifest, else its
+    demangled name."""
+    manifest = load_manifest_module()
+    by_file = {path: manifests_of(path, manifest) for path in {r["file"] for r in rows} if path != "-"}
+    names = [r["kernel"] for r in rows]
+    demangled = demangle(names, cxxfilt) if cxxfilt else names
+    out = []
+    for r, dem in zip(rows, demangled):
+        m = by_file.get(r["file"], {}).get(r["kernel"])
+        out.append(manifest.short_name(m) if m else dem)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="+", metavar="FILE", help=".notes.txt (llvm-readelf --notes output; '-' = stdin) or code object")
@@ -190,7 +235,8 @@ def main(argv=None):
                     help="report SGPR spills (which the compiler places in VGPR lanes with v_writelane, "
                          "no memory traffic) as 'sgpr-spill' without failing; VGPR spills still fail")
     ap.add_argument("--demangle", action="store_true",
-                    help="demangle kernel names ($HIPATTN_AMD_CXXFILT, llvm-cxxfilt or c++filt)")
+                    help="readable kernel names: the short name of a kernel's manifest (tools/kernel_manifest.py), "
+                         "else the demangled name ($HIPATTN_AMD_CXXFILT, llvm-cxxfilt or c++filt)")
     ap.add_argument("--readelf", help="llvm-readelf to use for code objects (default: $HIPATTN_AMD_READELF)")
     ap.add_argument("--output", metavar="FILE",
                     help="write the table to FILE instead of stdout, and only if the check passes "
@@ -213,7 +259,7 @@ def main(argv=None):
         cxxfilt = find_tool(None, "HIPATTN_AMD_CXXFILT", ["llvm-cxxfilt", "c++filt"])
         if not cxxfilt:
             print("amdgpu_resources: warning: no demangler found", file=sys.stderr)
-        for row, name in zip(rows, demangle([r["kernel"] for r in rows], cxxfilt)):
+        for row, name in zip(rows, display_names(rows, cxxfilt)):
             row["kernel"] = name
 
     failed = False

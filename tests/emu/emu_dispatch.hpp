@@ -1,6 +1,7 @@
 // tests/emu/emu_dispatch.hpp: what the emulated dispatch tests of both families share (test_emu_unified,
 // test_emu_paged_decode): a target and its code object named by an environment variable, the kernel
-// names of a compile-time configuration in llvm-cxxfilt's spelling, a launch by name parts, the
+// manifests of a compile-time configuration (the constexpr text the kernels themselves carry:
+// platform/fixed_string.hpp HIPATTN_KERNEL_MANIFEST), a launch by manifest, the
 // device suites' tolerances (tests/common/compare.hpp), and the output in every format of
 // problem/fp8_io.hpp with fp8 queries (IoSpec, IoHost, EmuIo, check_io_outputs).
 #pragma once
@@ -22,6 +23,9 @@
 
 #include "emu.hpp"
 #include "hipattn/dispatch/unified_launch.hpp"
+#include "hipattn/kernels/common/attention_config.hpp"  // kernel_manifest
+#include "hipattn/kernels/common/split_merge.hpp"       // reduce_manifest
+#include "hipattn/kernels/common/task_plan.hpp"         // planner_manifest
 #include "hipattn/numeric/dtype.hpp"
 #include "hipattn/numeric/numeric.hpp"
 #include "../common/fp8_output_check.hpp"
@@ -62,57 +66,31 @@ inline std::shared_ptr<const emu::CodeObject> env_code_object(const EmuTarget& t
   return co;
 }
 
-// ---- kernel names from the compile-time configuration (llvm-cxxfilt's spelling) ----
+// ---- kernel manifests from the compile-time configuration ----
+// The texts are built by the constexpr functions the kernels' HIPATTN_KERNEL_MANIFEST uses, so no
+// spelling of a configuration is written twice; CodeObject::find_manifest matches them exactly.
 
-template <class V>
-struct VariantName;
-template <bool kSoftcap, bool kAlibi, bool kQQBias>
-struct VariantName<StandardVariant<kSoftcap, kAlibi, kQQBias>> {
-  static std::string get() {
-    auto b = [](bool x) { return std::string(x ? "true" : "false"); };
-    return "hipattn::StandardVariant<" + b(kSoftcap) + ", " + b(kAlibi) + ", " + b(kQQBias) + ">";
-  }
-};
-
-template <class T>
-std::string offset_name() {
-  static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t>, "offset type");
-  if constexpr (std::is_same_v<T, int32_t>) return "int";
-  else return std::is_same_v<int64_t, long> ? "long" : "long long";
-}
-
-inline std::string bool_name(bool b) { return b ? "true" : "false"; }
-
-// "hipattn::UnifiedConfig<true, (hipattn::KvKind)0, 64, 1, 2, 1, 16, 2, hipattn::StandardVariant<...>, long, 0,
-//  (hipattn::Target)1, (hipattn::CopyModel)1, hipattn::RowKvLayout>", within "hipattn::PingPongConfig<...>"
-// for an instance of the ping-pong schedule (kernels/common/pingpong_config.hpp)
+// The manifest of a kernel role over a configuration: "kernel=unified_2d target=gfx942 ... variant=plain"
+// (roles: unified_2d, unified_3d, paged_decode, dense_prefill, mla_decode).
 template <class Cfg>
-std::string config_name() {
-  if constexpr (pingpong_schedule<Cfg>())
-    return "hipattn::PingPongConfig<" + config_name<typename Cfg::PingPongBase>() + ">";
-  else
-    return "hipattn::UnifiedConfig<" + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" + std::to_string(int(Cfg::kKv)) +
-         ", " + std::to_string(Cfg::kD) + ", " + std::to_string(Cfg::kWarpsM) + ", " + std::to_string(Cfg::kWarpsN) +
-         ", " + std::to_string(Cfg::kMT) + ", " + std::to_string(Cfg::kKN) + ", " + std::to_string(Cfg::kStages) +
-         ", " + VariantName<typename Cfg::Variant>::get() + ", " + offset_name<typename Cfg::Offset>() + ", " +
-         std::to_string(Cfg::kPageSize) + ", (hipattn::Target)" + std::to_string(int(Cfg::kTarget)) +
-         ", (hipattn::CopyModel)" + std::to_string(int(Cfg::kCopy)) + ", hipattn::" +
-         (Cfg::kRowLayout ? "RowKvLayout" : "RocmKvLayout") + ">";
+std::string manifest_of(const char* role) {
+  return kernel_manifest<Cfg>(role).c_str();
 }
 
-// The name parts of a family's reduce (kernel "unified": split_kv_reduce_kernel with SplitKvReduceArgs;
-// "paged_decode": paged_decode_reduce_kernel with PagedDecodeReduceArgs).
+// The manifest of a family's reduce as the dispatchers instantiate it (role "split_kv_reduce":
+// unified, "paged_decode_reduce": paged decode): Cfg's dtype, Cfg::kD, split_kv_reduce_threads(kD).
 template <class Cfg>
-std::vector<std::string> reduce_parts(const std::string& kernel, const std::string& args) {
-  return {"void hipattn::" + kernel + "<" + bool_name(Cfg::kBf16) + ", " + std::to_string(Cfg::kD) + ", " +
-          std::to_string(split_kv_reduce_threads(Cfg::kD)) + ">(hipattn::" + args + ")"};
+std::string reduce_manifest_of(const char* role) {
+  return reduce_manifest(role, Cfg::kBf16, Cfg::kD, split_kv_reduce_threads(Cfg::kD)).c_str();
 }
 
-// Launch the one kernel whose name holds every part.
-inline emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::vector<std::string>& parts,
-                                      UnifiedLaunchDim grid, uint32_t threads, uint32_t lds, const void* args,
-                                      size_t bytes, emu::Memory& mem) {
-  const emu::KernelInfo& k = co.find(parts);
+// The decode work planner's manifest (kernels/common/task_plan.hpp).
+inline std::string planner_manifest_text() { return planner_manifest(kPlannerThreads).c_str(); }
+
+// Launch the one kernel whose manifest is `manifest`.
+inline emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::string& manifest, UnifiedLaunchDim grid,
+                                      uint32_t threads, uint32_t lds, const void* args, size_t bytes, emu::Memory& mem) {
+  const emu::KernelInfo& k = co.find_manifest(manifest);
   return emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem);
 }
 
@@ -170,22 +148,22 @@ void set_entry_dtypes(P& p, const TableEntry& e, Target t) {
   if (e.q8) p.out_format.dtype = e.q;
 }
 
-// The kernel of `parts` keeps the budget its tile's residency assumes (unified_residency, the
+// The kernel of `manifest` keeps the budget its tile's residency assumes (unified_residency, the
 // planners' fill): VGPRs + AGPRs (allocated in granules of 8) within the tile's register budget, and
 // its LDS (static + the configuration's dynamic bytes) lets `residency` workgroups share a CU; no
 // scratch. The residency is the configuration's own KV kind's (the fp8 matrix path's code tiles take
 // less LDS than a converted cache's, which the planners count: at least as many fit).
 template <class Cfg>
-void expect_tile_budget(const emu::CodeObject& co, const std::vector<std::string>& parts, const UnifiedTile& tile,
+void expect_tile_budget(const emu::CodeObject& co, const std::string& manifest, const UnifiedTile& tile,
                         Target target, emu::Gfx gfx) {
   const int residency = unified_residency(tile, Cfg::kD, Cfg::kKv, target);
-  const emu::KernelInfo& k = co.find(parts);
+  const emu::KernelInfo& k = co.find_manifest(manifest);
   const int regs = (k.vgpr_count + 7) / 8 * 8 + (k.agpr_count + 7) / 8 * 8;
-  EXPECT_LE(regs, tile.regs) << emu::gfx_name(gfx) << ": " << parts[0] << " uses " << k.vgpr_count << " VGPRs + "
+  EXPECT_LE(regs, tile.regs) << emu::gfx_name(gfx) << ": " << manifest << " uses " << k.vgpr_count << " VGPRs + "
                              << k.agpr_count << " AGPRs";
   const uint32_t lds = k.group_segment_fixed_size + Cfg::kSmemBytes;
-  EXPECT_LE(int64_t(residency) * lds, int64_t(target_limits(target).lds_bytes)) << parts[0];
-  EXPECT_EQ(k.private_segment_fixed_size, 0u) << parts[0] << ": scratch";
+  EXPECT_LE(int64_t(residency) * lds, int64_t(target_limits(target).lds_bytes)) << manifest;
+  EXPECT_EQ(k.private_segment_fixed_size, 0u) << manifest << ": scratch";
 }
 
 // The device suites' tolerances (tests/common/tolerance.hpp).

@@ -31,6 +31,7 @@
 #include "hipattn/arch/cdna3/atoms.hpp"
 #include "hipattn/arch/cdna4/atoms.hpp"
 #include "hipattn/tile/lds_layout.hpp"
+#include "../isa/warp_tile_manifest.hpp"
 
 namespace hipattn::emu {
 namespace {
@@ -452,8 +453,7 @@ class EmuWarpTile : public ::testing::TestWithParam<std::string> {
 };
 
 void check_warp_tile(const CodeObject& co, const WarpTileCase& t, int key0, std::mt19937_64& rng) {
-  const std::string name = "warp_tile_kernel<" + std::string(t.bf16 ? "true" : "false") + ", " + std::to_string(t.d) + ", " +
-                           std::to_string(t.mt) + ", " + std::to_string(t.kn) + ">";
+  const std::string name = hipattn::isa_test::warp_tile_manifest(t.bf16, t.d, t.mt, t.kn).c_str();
   SCOPED_TRACE(name + " key0 " + std::to_string(key0) + " [" + gfx_name(co.gfx()) + "] seed " + std::to_string(seed()));
   const int D = t.d, P = tile_pitch(D), rows = 16 * t.mt, keys = t.kn + 16;
   const size_t n = size_t(rows + 2 * keys) * P;
@@ -466,7 +466,7 @@ void check_warp_tile(const CodeObject& co, const WarpTileCase& t, int key0, std:
   for (auto& x : scale) x = float(us(rng));
   Memory mem;
   const uint64_t dg = mem.upload(g, "g"), ds = mem.upload(scale, "scale"), dout = mem.alloc(size_t(rows) * D * 2, "out");
-  run(co, co.find({name + "("}), 64, {dg, ds, dout, uint64_t(uint32_t(key0))}, mem);
+  run(co, co.find_manifest(name), 64, {dg, ds, dout, uint64_t(uint32_t(key0))}, mem);
   const auto out = mem.download<uint16_t>(dout, size_t(rows) * D);
 
   auto lds = [&](size_t p) { return ((p / 8) % 8 == 5) ? 0.0 : val(g[p]); };

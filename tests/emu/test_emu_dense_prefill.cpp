@@ -79,29 +79,13 @@ void visit_target_instance(Target t, bool bf16, int d, bool softcap, bool pingpo
   else detail::visit_dense_cdna_instance<Target::gfx942>(bf16, d, softcap, pingpong, f);
 }
 
-// llvm-cxxfilt's spelling of the configuration: config_name's, with the DenseKvLayout policy.
+// The manifest of an instance's kernel (kernels/dense_prefill/kernels.hpp: kernel=dense_prefill, then
+// the configuration's name: layout=dense, dv=128 for (192, 128), mainloop=pingpong for the ping-pong
+// schedule), which CodeObject::find_manifest matches exactly.
 template <class Cfg>
-std::string dense_config_name() {
+std::string kernel_manifest_text() {
   static_assert(std::is_same_v<typename Cfg::KvLayout, DenseKvLayout>, "a dense instance");
-  std::string n;  // (a ping-pong instance: its base configuration's name; kernel_parts wraps it)
-  if constexpr (pingpong_schedule<Cfg>()) n = config_name<typename Cfg::PingPongBase>();
-  else n = config_name<Cfg>();
-  const std::string row = "hipattn::RowKvLayout>";
-  if (n.size() < row.size() || n.compare(n.size() - row.size(), row.size(), row) != 0)
-    throw std::runtime_error("unexpected configuration name " + n);
-  return n.replace(n.size() - row.size(), row.size(), "hipattn::DenseKvLayout>");
-}
-// (192, 128): NarrowVConfig<the d_qk instance, d_v>
-// (the ping-pong schedule: PingPongConfig<the instance>)
-template <class Cfg>
-std::vector<std::string> kernel_parts() {
-  if constexpr (pingpong_schedule<Cfg>())
-    return {"void hipattn::dense_prefill_kernel<hipattn::PingPongConfig<" + dense_config_name<Cfg>() + ">>("};
-  else if constexpr (Cfg::kDv != Cfg::kDqk)
-    return {"void hipattn::dense_prefill_kernel<hipattn::NarrowVConfig<" + dense_config_name<Cfg>() + ", " +
-            std::to_string(Cfg::kDv) + ">>("};
-  else
-    return {"void hipattn::dense_prefill_kernel<" + dense_config_name<Cfg>() + ">("};
+  return manifest_of<Cfg>("dense_prefill");
 }
 
 // ---- a problem: host tensors, the emulated buffers, the params over either ----
@@ -373,13 +357,13 @@ struct RunResult {
 template <class Cfg>
 void launch_instance(const emu::CodeObject& co, const DensePrefillParams& p, DenseProblem& dp, RunResult& res) {
   const dense_args_t<Cfg> a = detail::make_dense_skeleton_args<Cfg>(p);
-  res.kernel = dense_config_name<Cfg>();
+  res.kernel = Cfg::name().c_str();
   res.bm = Cfg::kBM;
   res.q_blocks = a.dense.q_blocks;
   res.by_band = a.dense.by_band;
   if (a.dense.q_blocks == 0) return;
   const auto t0 = std::chrono::steady_clock::now();
-  res.instructions = launch_kernel(co, kernel_parts<Cfg>(), UnifiedLaunchDim{uint32_t(p.num_q_heads), uint32_t(a.dense.q_blocks), 1},
+  res.instructions = launch_kernel(co, kernel_manifest_text<Cfg>(), UnifiedLaunchDim{uint32_t(p.num_q_heads), uint32_t(a.dense.q_blocks), 1},
                                    uint32_t(Cfg::kThreads), uint32_t(Cfg::kSmemBytes), &a, sizeof(a), dp.mem)
                          .instructions;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -513,7 +497,7 @@ std::vector<Case> all_cases() {
     c.seed = 211;
     v.push_back(c);
   }
-  // (d_qk, d_v) = (192, 128): V rows narrower than K's (NarrowVConfig: the loader's first 16 chunks of
+  // (d_qk, d_v) = (192, 128): V rows narrower than K's (an AttentionShape of d_qk 192, d_v 128: the loader's first 16 chunks of
   // each 24-chunk key row for V), bf16 causal GQA 2:1 packed with padded token strides (NaN padding,
   // and V's rows 128 wide: a read past them would take the next row's or the padding's NaN), a
   // sequence with more queries than keys
@@ -655,7 +639,7 @@ INSTANTIATE_TEST_SUITE_P(Gfx950Skeleton, EmuDensePrefill, ::testing::ValuesIn(al
 
 // Every instance launch_dense_prefill_cdna can launch ((64, 64) / (128, 128) / (256, 256) / (192, 128) x
 // f16 / bf16 x softcap off / on x either schedule)
-// is in its target's code object exactly once (CodeObject::find throws on none or several), with no
+// is in its target's code object exactly once (CodeObject::find_manifest throws on none or several), with no
 // scratch.
 TEST(EmuDensePrefillNames, EveryInstanceIsInTheCodeObject) {
   for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
@@ -668,13 +652,13 @@ TEST(EmuDensePrefillNames, EveryInstanceIsInTheCodeObject) {
         for (bool softcap : {false, true})
           for (bool pingpong : {false, true})
             visit_target_instance(t->target, bf16, d, softcap, pingpong, [&]<class Cfg>() {
-              const std::vector<std::string> parts = kernel_parts<Cfg>();
+              const std::string manifest = kernel_manifest_text<Cfg>();
               try {
-                const emu::KernelInfo& k = co->find(parts);
-                EXPECT_EQ(k.private_segment_fixed_size, 0u) << emu::gfx_name(t->gfx) << ": " << parts[0] << ": scratch";
-                found.insert(parts[0]);
+                const emu::KernelInfo& k = co->find_manifest(manifest);
+                EXPECT_EQ(k.private_segment_fixed_size, 0u) << emu::gfx_name(t->gfx) << ": " << manifest << ": scratch";
+                found.insert(manifest);
               } catch (const std::exception& e) {
-                ADD_FAILURE() << emu::gfx_name(t->gfx) << ": " << parts[0] << ": " << e.what();
+                ADD_FAILURE() << emu::gfx_name(t->gfx) << ": " << manifest << ": " << e.what();
               }
             });
     // the skeleton's 16 instances; on gfx950 also 6 ping-pong ones (d 256, d 128 without softcap: 3 x f16 /

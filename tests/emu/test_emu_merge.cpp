@@ -67,11 +67,9 @@ std::shared_ptr<const CodeObject> merge_code_object(const std::string& gfx, std:
   return co;
 }
 
-// llvm-cxxfilt's spelling of the instance: "void hipattn::merge_states_kernel<(hipattn::DType)2, (hipattn::DType)1>(".
-std::vector<std::string> kernel_parts(DType in, DType out) {
-  return {"hipattn::merge_states_kernel<(hipattn::DType)" + std::to_string(int(in)) + ", (hipattn::DType)" +
-          std::to_string(int(out)) + ">("};
-}
+// The manifest of the instance (kernels/common/merge_states.hpp): "kernel=merge_states in=f32 out=bf16",
+// which CodeObject::find_manifest matches exactly.
+std::string kernel_manifest_text(DType in, DType out) { return merge_states_manifest(in, out).c_str(); }
 
 // ---- elements ----
 
@@ -490,7 +488,7 @@ TEST_P(EmuMerge, MatchesReference) {
   LaunchStats ls;
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    const KernelInfo& k = co->find(kernel_parts(c.in, c.out));
+    const KernelInfo& k = co->find_manifest(kernel_manifest_text(c.in, c.out));
     ASSERT_EQ(k.private_segment_fixed_size, 0u) << "scratch";
     ls = launch(*co, k, {uint32_t(g.blocks), 1, 1}, {uint32_t(g.threads), 1, 1}, 0, &a, sizeof(a), pr.mem);
   } catch (const Error& e) {
@@ -530,14 +528,14 @@ TEST(EmuMergeNames, EveryInstanceIsInTheCodeObject) {
     for (const auto& [in, out] : {std::pair{DType::bf16, DType::bf16}, std::pair{DType::f16, DType::f16},
                                   std::pair{DType::f32, DType::bf16}, std::pair{DType::f32, DType::f32}}) {
       try {
-        const KernelInfo& k = co->find(kernel_parts(in, out));
-        EXPECT_EQ(k.private_segment_fixed_size, 0u) << gfx << " " << k.demangled << ": scratch";
+        const KernelInfo& k = co->find_manifest(kernel_manifest_text(in, out));
+        EXPECT_EQ(k.private_segment_fixed_size, 0u) << gfx << " " << k.manifest << ": scratch";
         uint32_t explicit_end = 0;
         for (const KernelArg& arg : k.args)
           if (arg.value_kind.rfind("hidden", 0) != 0) explicit_end = std::max(explicit_end, arg.offset + arg.size);
-        EXPECT_EQ(explicit_end, sizeof(MergeStatesArgs)) << gfx << " " << k.demangled;
+        EXPECT_EQ(explicit_end, sizeof(MergeStatesArgs)) << gfx << " " << k.manifest;
       } catch (const std::exception& e) {
-        ADD_FAILURE() << gfx << ": " << kernel_parts(in, out)[0] << ": " << e.what();
+        ADD_FAILURE() << gfx << ": " << kernel_manifest_text(in, out) << ": " << e.what();
       }
     }
   }

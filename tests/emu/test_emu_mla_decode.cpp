@@ -53,20 +53,16 @@ std::shared_ptr<const emu::CodeObject> mla_code_object(const EmuTarget& t, std::
   return env_code_object(t, "hipattn_isa_mla_decode_all", why);
 }
 
-// llvm-cxxfilt's spelling of the kernel of a configuration (its name holds the configuration twice
-// more, in the arguments' type).
+// The manifests CodeObject::find_manifest picks exactly one kernel by: a configuration's kernel
+// (kernels/mla_decode/kernels.hpp: kernel=mla_decode, MlaDecodeCdnaConfig::name()) and the reduce
+// mla_decode() launches (dispatch/mla_decode.hpp: paged_decode_reduce over the 512 latent columns).
 template <class Cfg>
-std::vector<std::string> kernel_parts() {
-  return {"void hipattn::mla_decode_cdna_kernel<hipattn::MlaDecodeCdnaConfig<(hipattn::Target)" +
-          std::to_string(int(Cfg::kTarget)) + ", " + bool_name(Cfg::kBf16) + ", (hipattn::KvKind)" +
-          std::to_string(int(Cfg::kKv)) + ", " + std::to_string(Cfg::kWarpsM) + ", " + std::to_string(Cfg::kKN) + ", " +
-          std::to_string(Cfg::kStages) + ">>("};
+std::string kernel_manifest_text() {
+  return manifest_of<Cfg>("mla_decode");
 }
-std::vector<std::string> reduce_parts(bool bf16) {
-  return {"void hipattn::paged_decode_reduce_kernel<" + bool_name(bf16) + ", 512, " +
-          std::to_string(split_kv_reduce_threads(kMlaLatentDim)) + ">(hipattn::PagedDecodeReduceArgs)"};
+std::string reduce_manifest_text(bool bf16) {
+  return reduce_manifest("paged_decode_reduce", bf16, kMlaLatentDim, split_kv_reduce_threads(kMlaLatentDim)).c_str();
 }
-const std::vector<std::string> kPlannerParts = {"void hipattn::plan_decode_tasks_kernel<"};
 
 // The configuration mla_decode() launches for (target, compute dtype bf16 or f16, cache dtype, the
 // fp8 matrix path: mla_decode_cdna_q8).
@@ -162,7 +158,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
   if (plan.planned) {
     const DecodePlanArgs pa = make_mla_decode_plan_args(p, plan, dev_ptr(ws));
     res.instructions +=
-        launch_kernel(co, kPlannerParts, UnifiedLaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), em.mem).instructions;
+        launch_kernel(co, planner_manifest_text(), UnifiedLaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), em.mem).instructions;
     // the device plan equals the host plan of the same lengths
     const std::vector<int32_t>& lens = em.h.lens;
     std::vector<PlanTask> want(size_t(plan.capacity));
@@ -184,14 +180,14 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
     const auto a = make_mla_decode_cdna_args<Cfg>(p, plan, dev_ptr(ws));
     const UnifiedLaunchDim grid{static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1};
     res.instructions +=
-        launch_kernel(co, kernel_parts<Cfg>(), grid, Cfg::kThreads, Cfg::kSmemBytes, &a, sizeof(a), em.mem).instructions;
+        launch_kernel(co, kernel_manifest_text<Cfg>(), grid, Cfg::kThreads, Cfg::kSmemBytes, &a, sizeof(a), em.mem).instructions;
   });
   if (plan.planned) {
     const PagedDecodeReduceArgs r = make_mla_decode_reduce_args(p, plan, dev_ptr(ws));
     const int64_t items = int64_t(p.batch) * p.q_len * p.num_heads;
     const int64_t per = split_kv_reduce_items_per_block(kMlaLatentDim);
     const UnifiedLaunchDim grid{static_cast<uint32_t>((items + per - 1) / per), 1, 1};
-    res.instructions += launch_kernel(co, reduce_parts(bf16), grid,
+    res.instructions += launch_kernel(co, reduce_manifest_text(bf16), grid,
                                       uint32_t(split_kv_reduce_threads(kMlaLatentDim)), 0, &r, sizeof(r), em.mem)
                             .instructions;
   }
@@ -362,16 +358,17 @@ TEST(EmuMlaDecodeNames, EveryDispatchedInstanceIsInTheCodeObject) {
         for (bool q8 : {false, true}) {
           if (q8 && kv != t->fp8) continue;  // the target's fp8 matrix path reads its own format
           visit_config(t->target, bf16, kv, q8, [&]<class Cfg>() {
-            EXPECT_NO_THROW(co->find(kernel_parts<Cfg>())) << emu::gfx_name(t->gfx) << " " << kernel_parts<Cfg>()[0];
+            EXPECT_NO_THROW(co->find_manifest(kernel_manifest_text<Cfg>())) << emu::gfx_name(t->gfx) << " "
+                                                                             << kernel_manifest_text<Cfg>();
             EXPECT_EQ(Cfg::kBM, mla_decode_tile(t->target).rows);
             EXPECT_EQ(Cfg::kQ8, q8);
             ++n;
           });
         }
     EXPECT_EQ(n, 8);
-    EXPECT_NO_THROW(co->find(kPlannerParts));
-    EXPECT_NO_THROW(co->find(reduce_parts(true)));
-    EXPECT_NO_THROW(co->find(reduce_parts(false)));
+    EXPECT_NO_THROW(co->find_manifest(planner_manifest_text()));
+    EXPECT_NO_THROW(co->find_manifest(reduce_manifest_text(true)));
+    EXPECT_NO_THROW(co->find_manifest(reduce_manifest_text(false)));
   }
 }
 

@@ -63,14 +63,12 @@ std::shared_ptr<const emu::CodeObject> paged_code_object(const EmuTarget& t, std
   return env_code_object(t, "hipattn_isa_paged_decode_all", why);
 }
 
-// The parts CodeObject::find needs to pick exactly one kernel.
+// The manifests CodeObject::find_manifest picks exactly one kernel by (kernels/paged_decode/kernels.hpp,
+// kernels/common/task_plan.hpp).
 template <class Cfg>
-std::vector<std::string> kernel_parts() { return {"void hipattn::paged_decode_kernel<" + config_name<Cfg>() + ">("}; }
+std::string kernel_manifest_text() { return manifest_of<Cfg>("paged_decode"); }
 template <class Cfg>
-std::vector<std::string> reduce_parts() {
-  return emu_dispatch::reduce_parts<Cfg>("paged_decode_reduce_kernel", "PagedDecodeReduceArgs");
-}
-const std::vector<std::string> kPlannerParts = {"void hipattn::plan_decode_tasks_kernel<"};
+std::string reduce_manifest_text() { return reduce_manifest_of<Cfg>("paged_decode_reduce"); }
 
 // visit_paged_decode_config on the emulated target (its instances are keyed by the target).
 template <class F>
@@ -174,10 +172,10 @@ void launch_config(const emu::CodeObject& co, const PagedDecodeParams& p, const 
   const PagedDecodeGeometry g = make_paged_decode_geometry<Cfg>(p, plan);
   if (g.empty) return;
   const paged_decode_args_t<Cfg> a = make_paged_decode_kernel_args<Cfg>(p, plan, dev_ptr(ws));
-  res.kernel = config_name<Cfg>();
+  res.kernel = Cfg::name().c_str();
   if (plan.planned) {
     const DecodePlanArgs pa = make_paged_decode_plan_args(p, plan, dev_ptr(ws), Cfg::kBN);
-    res.instructions += launch_kernel(co, kPlannerParts, UnifiedLaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa),
+    res.instructions += launch_kernel(co, planner_manifest_text(), UnifiedLaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa),
                                       ep.mem).instructions;
     // The device plan equals the host plan of the same lengths (status, item_task0, every slot).
     const std::vector<int32_t>& lens = ep.m.h.seq_lens_k;
@@ -202,13 +200,13 @@ void launch_config(const emu::CodeObject& co, const PagedDecodeParams& p, const 
       }
     }
   }
-  res.instructions += launch_kernel(co, kernel_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &a, sizeof(a), ep.mem)
+  res.instructions += launch_kernel(co, kernel_manifest_text<Cfg>(), g.grid, g.threads, g.dynamic_lds, &a, sizeof(a), ep.mem)
                           .instructions;
   if (g.reduce) {
     res.kernel += " + reduce";
     const PagedDecodeReduceArgs r = make_paged_decode_reduce_args(p, plan, dev_ptr(ws));
     res.instructions +=
-        launch_kernel(co, reduce_parts<Cfg>(), g.reduce_grid, g.reduce_threads, 0, &r, sizeof(r), ep.mem).instructions;
+        launch_kernel(co, reduce_manifest_text<Cfg>(), g.reduce_grid, g.reduce_threads, 0, &r, sizeof(r), ep.mem).instructions;
   }
 }
 
@@ -581,7 +579,7 @@ int paged_configs(const EmuTarget& t) {
   return rows + rocm;
 }
 
-// Every kernel paged decode can launch is in the code object, exactly once (CodeObject::find throws
+// Every kernel paged decode can launch is in the code object, exactly once (CodeObject::find_manifest throws
 // on none or several): the kernel of each configuration, its reduce, the planner.
 TEST(EmuPagedDecodeNames, EveryDispatchedInstanceIsInTheCodeObject) {
   for (const EmuTarget* t : {&kGfx942, &kGfx950}) {
@@ -590,13 +588,13 @@ TEST(EmuPagedDecodeNames, EveryDispatchedInstanceIsInTheCodeObject) {
     if (!co) GTEST_SKIP() << why;
     int found = 0;
     for_each_paged_config(*t, [&]<class Cfg>(const UnifiedTile&, bool) {
-      for (const auto& parts : {kernel_parts<Cfg>(), reduce_parts<Cfg>()}) {
-        EXPECT_NO_THROW((void)co->find(parts)) << emu::gfx_name(t->gfx) << ": " << parts[0];
+      for (const auto& manifest : {kernel_manifest_text<Cfg>(), reduce_manifest_text<Cfg>()}) {
+        EXPECT_NO_THROW((void)co->find_manifest(manifest)) << emu::gfx_name(t->gfx) << ": " << manifest;
         ++found;
       }
     });
     EXPECT_EQ(found, paged_configs(*t) * 2);
-    EXPECT_NO_THROW((void)co->find(kPlannerParts)) << emu::gfx_name(t->gfx);
+    EXPECT_NO_THROW((void)co->find_manifest(planner_manifest_text())) << emu::gfx_name(t->gfx);
   }
 }
 
@@ -611,7 +609,7 @@ TEST(EmuPagedDecodeResidency, KernelsKeepTheTileBudget) {
     if (!co) GTEST_SKIP() << why;
     int checked = 0;
     for_each_paged_config(*t, [&]<class Cfg>(const UnifiedTile& tile, bool) {
-      expect_tile_budget<Cfg>(*co, kernel_parts<Cfg>(), tile, t->target, t->gfx);
+      expect_tile_budget<Cfg>(*co, kernel_manifest_text<Cfg>(), tile, t->target, t->gfx);
       ++checked;
     });
     EXPECT_EQ(checked, paged_configs(*t));

@@ -50,7 +50,7 @@ void expect_same(const CodeObject& co, const std::vector<int32_t>& lens, const D
   a.tasks = reinterpret_cast<PlanTask*>(d_tasks);
   a.item_task0 = reinterpret_cast<int32_t*>(d_task0);
   a.status = reinterpret_cast<int32_t*>(d_status);
-  launch(co, co.find({"plan_decode_tasks_kernel"}), {1, 1, 1}, {uint32_t(kPlannerThreads), 1, 1}, 0, &a, sizeof(a), mem);
+  launch(co, co.find_manifest(planner_manifest(kPlannerThreads).c_str()), {1, 1, 1}, {uint32_t(kPlannerThreads), 1, 1}, 0, &a, sizeof(a), mem);
   const auto got = mem.download<PlanTask>(d_tasks, capacity);
   const auto got0 = mem.download<int32_t>(d_task0, count);
   const auto status = mem.download<int32_t>(d_status, 1);

@@ -68,13 +68,13 @@ void visit_target_config(Target t, const UnifiedAttentionParams& p, const Unifie
 }
 
 
-// The parts CodeObject::find needs to pick exactly one kernel.
+// The manifests CodeObject::find_manifest picks exactly one kernel by (kernels/unified/kernels.hpp).
 template <class Cfg>
-std::vector<std::string> kernel_2d_parts() { return {"void hipattn::unified_2d_kernel<" + config_name<Cfg>() + ">("}; }
+std::string kernel_2d_manifest() { return manifest_of<Cfg>("unified_2d"); }
 template <class Cfg>
-std::vector<std::string> kernel_3d_parts() { return {"void hipattn::split_kv_3d_kernel<" + config_name<Cfg>() + ">("}; }
+std::string kernel_3d_manifest() { return manifest_of<Cfg>("unified_3d"); }
 template <class Cfg>
-std::vector<std::string> reduce_parts() { return emu_dispatch::reduce_parts<Cfg>("split_kv_reduce_kernel", "SplitKvReduceArgs"); }
+std::string reduce_manifest_text() { return reduce_manifest_of<Cfg>("split_kv_reduce"); }
 
 // ---- a problem in emulated device memory ----
 
@@ -175,15 +175,15 @@ void launch_config(const emu::CodeObject& co, const UnifiedAttentionParams& p, c
     for (const PlanTask& t : tasks) res.plan_tasks += t.item >= 0;
   }
   if (!g.split) {
-    res.kernel = config_name<Cfg>();
-    res.instructions += launch_kernel(co, kernel_2d_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
+    res.kernel = Cfg::name().c_str();
+    res.instructions += launch_kernel(co, kernel_2d_manifest<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
                                       sizeof(args), ep.mem).instructions;
   } else {
-    res.kernel = config_name<Cfg>() + " + reduce";
-    res.instructions += launch_kernel(co, kernel_3d_parts<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
+    res.kernel = std::string(Cfg::name().c_str()) + " + reduce";
+    res.instructions += launch_kernel(co, kernel_3d_manifest<Cfg>(), g.grid, g.threads, g.dynamic_lds, &args,
                                       sizeof(args), ep.mem).instructions;
     const SplitKvReduceArgs r = make_split_kv_reduce_args(p, plan, dev_ptr(ws), Cfg::kD);
-    res.instructions += launch_kernel(co, reduce_parts<Cfg>(), g.reduce_grid, g.reduce_threads, 0, &r, sizeof(r),
+    res.instructions += launch_kernel(co, reduce_manifest_text<Cfg>(), g.reduce_grid, g.reduce_threads, 0, &r, sizeof(r),
                                       ep.mem).instructions;
   }
 }
@@ -800,13 +800,13 @@ TEST_P(EmuUnified, MatchesReference) {
       ADD_FAILURE() << "emulator " << emu::kind_name(e.kind) << ": " << e.what();
       continue;
     }
-    // the fp8 matrix path exactly where the case says (the kernel's KvKind: 3 e4m3fn_q8, 4 e4m3fnuz_q8)
+    // the fp8 matrix path exactly where the case says (the kernel's name: kv=e4m3fn_q8 / kv=e4m3fnuz_q8)
     const bool q8_want = (c.q8_on >> (t.target == Target::gfx950 ? 1 : 0)) & 1;
-    const bool q8_ran = r.kernel.find("(hipattn::KvKind)3") != std::string::npos ||
-                        r.kernel.find("(hipattn::KvKind)4") != std::string::npos;
+    const bool q8_ran = r.kernel.find(std::string(" kv=") + kv_kind_name(KvKind::e4m3fn_q8) + " ") != std::string::npos ||
+                        r.kernel.find(std::string(" kv=") + kv_kind_name(KvKind::e4m3fnuz_q8) + " ") != std::string::npos;
     EXPECT_EQ(q8_ran, q8_want) << "fp8 matrix path: " << r.kernel;
     // the ping-pong exactly where the case says (gfx950, forced 2D)
-    const bool pp_ran = r.kernel.find("PingPongConfig") != std::string::npos;
+    const bool pp_ran = r.kernel.find(" mainloop=pingpong ") != std::string::npos;
     if (c.pingpong) {
       const bool pp_want = *c.pingpong && t.target == Target::gfx950 && path == UnifiedPath::two_d;
       EXPECT_EQ(pp_ran, pp_want) << "ping-pong schedule: " << r.kernel;
@@ -902,8 +902,8 @@ TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
     if (!co) GTEST_SKIP() << why;
     int found = 0;
     for_each_dispatch_config(*t, [&]<class Cfg>(const UnifiedTile&, bool) {
-      for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>(), reduce_parts<Cfg>()}) {
-        EXPECT_NO_THROW((void)co->find(parts)) << emu::gfx_name(t->gfx) << ": " << parts[0];
+      for (const auto& manifest : {kernel_2d_manifest<Cfg>(), kernel_3d_manifest<Cfg>(), reduce_manifest_text<Cfg>()}) {
+        EXPECT_NO_THROW((void)co->find_manifest(manifest)) << emu::gfx_name(t->gfx) << ": " << manifest;
         ++found;
       }
     });
@@ -914,7 +914,7 @@ TEST(EmuUnifiedNames, EveryDispatchedInstanceIsInTheCodeObject) {
   const auto co = dispatch_code_object(kGfx950, why);
   if (!co) GTEST_SKIP() << why;
   const int pp = for_each_pingpong_config([&]<class Cfg>(const UnifiedTile&) {
-    EXPECT_NO_THROW((void)co->find(kernel_2d_parts<Cfg>())) << kernel_2d_parts<Cfg>()[0];
+    EXPECT_NO_THROW((void)co->find_manifest(kernel_2d_manifest<Cfg>())) << kernel_2d_manifest<Cfg>();
   });
   EXPECT_EQ(pp, 4);
 }
@@ -930,15 +930,15 @@ TEST(EmuUnifiedResidency, KernelsKeepTheTileBudget) {
     if (!co) GTEST_SKIP() << why;
     int checked = 0;
     for_each_dispatch_config(*t, [&]<class Cfg>(const UnifiedTile& tile, bool) {
-      for (const auto& parts : {kernel_2d_parts<Cfg>(), kernel_3d_parts<Cfg>()}) {
-        expect_tile_budget<Cfg>(*co, parts, tile, t->target, t->gfx);
+      for (const auto& manifest : {kernel_2d_manifest<Cfg>(), kernel_3d_manifest<Cfg>()}) {
+        expect_tile_budget<Cfg>(*co, manifest, tile, t->target, t->gfx);
         ++checked;
       }
     });
     int pp = 0;
     if (t->target == Target::gfx950)
       pp = for_each_pingpong_config([&]<class Cfg>(const UnifiedTile& tile) {
-        expect_tile_budget<Cfg>(*co, kernel_2d_parts<Cfg>(), tile, t->target, t->gfx);
+        expect_tile_budget<Cfg>(*co, kernel_2d_manifest<Cfg>(), tile, t->target, t->gfx);
         ++checked;
       });
     EXPECT_EQ(checked, dispatch_configs(*t) * 2 + pp);

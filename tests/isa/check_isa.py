@@ -2,14 +2,17 @@
 """Assert the instructions hipattn claims for its AMD code objects, and print their resources.
 
 Usage:
-    check_isa.py [--cxxfilt PATH] FILE.s...
+    check_isa.py FILE.s...
 
 Each FILE.s is `llvm-objdump -d` output of one code object, named <name>-<gfx>.s with the
-`llvm-readelf --notes` output beside it as <name>-<gfx>.notes.txt (cmake/HipattnAmdgpu.cmake writes
-both). <name> says what the object holds:
+`llvm-readelf --notes` output beside it as <name>-<gfx>.notes.txt and the kernel manifest as
+<name>-<gfx>.manifest.txt (cmake/HipattnAmdgpu.cmake writes all three). Library kernels are told by
+their manifest (tools/kernel_manifest.py: the HIPATTN_KERNEL_MANIFEST fields kernel=<role>, target=,
+q=, kv=, dqk=, dv=, tile=, copy=, layout=, mainloop=, variant=, ...), never by their C++ names; the
+atoms (plain functions) by their function name. <name> says what the object holds:
   *atoms*      one kernel per CDNA atom (tests/isa/atoms.hip): each must contain its instruction
                (the MFMA shape and type, ds_read_b64_tr_b16, the lane-op and conversion forms);
-  *warp_tile*  warp_tile_kernel<bf16?, D, MT, KN> (tests/isa/warp_tile.hip): the tile's MFMA, its
+  *warp_tile*  kernel=warp_tile q= d= mt= kn= (tests/isa/warp_tile.hip): the tile's MFMA, its
                LDS reads and its row-reduction instructions, and no scratch or flat accesses;
   *unified*    the unified attention kernels (tests/isa/unified_kernels.hip, dispatch_all.hip), and the
                CDNA dense prefill kernels (dense_prefill_all.hip, the same skeleton): MFMA
@@ -21,14 +24,15 @@ both). <name> says what the object holds:
                values to the 16-bit operand (gfx950: v_cvt_pk_bf16_f32 / v_cvt_pk_f16_f32, gfx942
                f16: v_cvt_f16_f32; gfx942 bf16 rounds with integer ops, nothing to name).
   *paged_decode*  the paged-decode kernels (tests/isa/paged_decode_all.hip, issue 10):
-               paged_decode_kernel<UnifiedConfig> under the rules of a unified 2D / 3D kernel,
-               paged_decode_reduce_kernel and the planner (no MFMA). Completeness: for each target,
-               the paged_decode_all object must hold a paged_decode_kernel for every UnifiedConfig
-               of dispatch_all's unified_2d_kernels and a paged_decode_reduce_kernel for every
-               split_kv_reduce_kernel (same template arguments), and the planner; so both objects
-               of a target must be given together.
+               kernel=paged_decode under the rules of a unified 2D / 3D kernel,
+               kernel=paged_decode_reduce and the planner (kernel=plan_decode_tasks; no MFMA).
+               Completeness: for each target, the paged_decode_all object must hold a paged_decode
+               kernel for every configuration (the manifest less its kernel= field) of dispatch_all's
+               unified_2d kernels (the skeleton's: mainloop=skeleton), one of the rocm layout for each
+               of them (register-staged), and a paged_decode_reduce for every split_kv_reduce (same
+               q, dv, threads), and the planner; so both objects of a target must be given together.
   *mla_decode*  the CDNA MLA decode kernels (tests/isa/mla_decode_all.hip, issue 12):
-               mla_decode_cdna_kernel<MlaDecodeCdnaConfig<target, bf16, kv, ...>> under the rules of a
+               kernel=mla_decode (target, q, kv, tile, ...) under the rules of a
                unified kernel (the target's 16-bit MFMA and V read, no fp8 MFMA, no LDS DMA, the fp8
                decode for fp8 caches; empty in the other target's object; the q8 kind of the target,
                the fp8 matrix path, also its fp8 MFMA), the reduce and the planner (no MFMA); every
@@ -50,21 +54,23 @@ import argparse
 import importlib.util
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 
-def load_resources_module():
-    """tools/amdgpu_resources.py: the notes parser shared with the resource check."""
-    path = os.path.join(REPO, "tools", "amdgpu_resources.py")
-    spec = importlib.util.spec_from_file_location("amdgpu_resources", path)
+def load_tool_module(name):
+    """tools/<name>.py: amdgpu_resources (the notes parser shared with the resource check),
+    kernel_manifest (the kernel manifests)."""
+    path = os.path.join(REPO, "tools", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+MANIFEST = load_tool_module("kernel_manifest")
 
 
 SYMBOL_RE = re.compile(r"^[0-9a-fA-F]+ <(?P<name>[^>]+)>:\s*$")
@@ -191,14 +197,13 @@ def check_swaps(insns):
     return checked, unknown, problems
 
 
-def demangle(names, cxxfilt):
-    if not cxxfilt or not names:
-        return {n: n for n in names}
-    proc = subprocess.run([cxxfilt], input="\n".join(names) + "\n", capture_output=True, text=True)
-    out = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(out) != len(names):
-        return {n: n for n in names}
-    return dict(zip(names, out))
+def function_name(symbol):
+    """The name of a plain (global, non-template) function from its mangled symbol: _Z<len><name><params>
+    -> name (the atoms of tests/isa/atoms.hip); the symbol itself when it is not of that form."""
+    m = re.match(r"_Z(\d+)", symbol)
+    if not m:
+        return symbol
+    return symbol[m.end():m.end() + int(m.group(1))]
 
 
 # ---- what each kernel must (and must not) contain ----
@@ -249,47 +254,18 @@ def tile_rules(target, bf16):
             r"ds_bpermute_b32"]
 
 
-WARP_TILE_RE = re.compile(r"warp_tile_kernel<(true|false), (\d+), (\d+), (\d+)>")
-UNIFIED_RE = re.compile(
-    r"(?P<kernel>unified_2d_kernel|split_kv_3d_kernel|paged_decode_kernel|dense_prefill_kernel)<(?P<pp>hipattn::PingPongConfig<)?(?P<narrow>hipattn::NarrowVConfig<)?(?P<cfg>hipattn::UnifiedConfig<(?P<bf16>true|false), "
-    r"\(hipattn::KvKind\)(?P<kv>\d), (?P<d>\d+), (?P<wm>\d+), (?P<wn>\d+), (?P<mt>\d+), (?P<kn>\d+), "
-    r"(?P<st>\d+), hipattn::StandardVariant<(?P<v>[a-z, ]+)>, (?P<off>\w+), (?P<ps>\d+), \(hipattn::Target\)(?P<tgt>\d), \(hipattn::CopyModel\)(?P<copy>\d), hipattn::(?P<layout>RowKvLayout|RocmKvLayout|DenseKvLayout)>)"
-    r"(?:, (?P<dv>\d+)>)?")  # dense prefill's (192, 128): NarrowVConfig<UnifiedConfig<.. 192 ..>, 128>
-REDUCE_RE = re.compile(r"split_kv_reduce_kernel<(true|false), (\d+), (\d+)>")
-PD_REDUCE_RE = re.compile(r"paged_decode_reduce_kernel<(true|false), (\d+), (\d+)>")
-PLANNER_RE = re.compile(r"plan_decode_tasks_kernel<\d+>")  # the decode work planner (kernels/common/task_plan.hpp)
-KV_NAMES = {"0": "same16", "1": "e4m3fn", "2": "e4m3fnuz", "3": "e4m3fn_q8", "4": "e4m3fnuz_q8"}
+# The attention kernel roles of the manifests (kernel=...), the reduce of each object kind and the
+# decode work planner (kernels/common/task_plan.hpp).
+ATTENTION_ROLES = ("unified_2d", "unified_3d", "paged_decode", "dense_prefill")
+REDUCE_ROLES = {"unified": "split_kv_reduce", "paged_decode": "paged_decode_reduce"}
+PLANNER_ROLE = "plan_decode_tasks"
 # The q8 kinds (the fp8 matrix path): QK^T by the target's fp8 MFMA, one format per target.
-Q8_KINDS = {"3": "gfx950", "4": "gfx942"}
-TARGET_NAMES = {"0": "host", "1": "gfx942", "2": "gfx950", "3": "sm_90"}  # hipattn::Target
-MLA_RE = re.compile(r"mla_decode_cdna_kernel<hipattn::MlaDecodeCdnaConfig<\(hipattn::Target\)(?P<tgt>\d), "
-                    r"(?P<bf16>true|false), \(hipattn::KvKind\)(?P<kv>\d), (?P<wm>\d+), (?P<kn>\d+), (?P<st>\d+)>")
+Q8_KINDS = {"e4m3fn_q8": "gfx950", "e4m3fnuz_q8": "gfx942"}
 
 
-def short_name(name):
-    m = UNIFIED_RE.search(name)
-    if m:
-        kind = {"unified_2d_kernel": "2d", "split_kv_3d_kernel": "3d", "dense_prefill_kernel": "dense"}.get(m["kernel"], "pd")
-        variant = "full" if "true" in m["v"] else "plain"
-        kind += " pingpong" if m["pp"] else ""
-        return (f"{kind} {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d{m['d']}"
-                f"{'/' + m['dv'] if m['dv'] else ''} "
-                f"{m['wm']}x{m['wn']}x{m['mt']}x{m['kn']}x{m['st']} {variant}"
-                f"{' rocm' if m['layout'] == 'RocmKvLayout' else ''} @{TARGET_NAMES.get(m['tgt'], m['tgt'])}")
-    m = MLA_RE.search(name)
-    if m:
-        return (f"mla {'bf16' if m['bf16'] == 'true' else 'f16'} {KV_NAMES.get(m['kv'], m['kv'])} d576/512 "
-                f"{m['wm']}x1x1x{m['kn']}x{m['st']} @{TARGET_NAMES.get(m['tgt'], m['tgt'])}")
-    m = REDUCE_RE.search(name)
-    if m:
-        return f"reduce {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} t{m.group(3)}"
-    m = PD_REDUCE_RE.search(name)
-    if m:
-        return f"pd reduce {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} t{m.group(3)}"
-    m = WARP_TILE_RE.search(name)
-    if m:
-        return f"warp_tile {'bf16' if m.group(1) == 'true' else 'f16'} d{m.group(2)} mt{m.group(3)} kn{m.group(4)}"
-    return name.split("(")[0]
+def display_name(symbol, manifest):
+    """A kernel's name in the table and the messages: a short one from its manifest, else its function name."""
+    return MANIFEST.short_name(manifest) if manifest else function_name(symbol)
 
 
 def has(ops, pattern):
@@ -320,19 +296,205 @@ def count(ops, pattern):
     return sum(1 for op in ops if rx.match(op))
 
 
+def mla_rules(target, m, insns):
+    """(required, forbidden, problems) of a kernel=mla_decode kernel built for `target`: the target's
+    16-bit MFMA and V read, no LDS DMA, the fp8 decode for fp8 caches; the q8 kind of the target (the fp8
+    matrix path) also its fp8 MFMA (gfx950: 16x16x128 f8f6f4 per 128 columns and 16x16x32 for the last 64)."""
+    required = [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
+    required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
+    forbidden, problems = [r"buffer_load_\w+"], []
+    fp8_mfma = [mfma("16x16x32", "fp8_fp8"), r"v_mfma_f32_16x16x128_f8f6f4"]
+    if m["kv"] in Q8_KINDS:  # the fp8 matrix path: QK^T (576 deep) by the target's fp8 MFMA
+        if Q8_KINDS[m["kv"]] != target:
+            problems.append(f"{m['kv']} built for {target}")
+        required += fp8_mfma if target == "gfx950" else [fp8_mfma[0]]
+        if target != "gfx950":
+            forbidden += [fp8_mfma[1]]
+        forbidden += [r"v_mfma_scale\w+"]
+    else:
+        forbidden += fp8_mfma
+    required += fp8_rules(target, m, insns, problems)
+    return required, forbidden, problems
+
+
+def fp8_rules(target, m, insns, problems):
+    """fp8 KV (decoded in registers, V only on the fp8 matrix path, packed to the 16-bit operand): the
+    pack instruction the target has; a missing fp8 decode is appended to `problems`."""
+    if m["kv"] == "same16":
+        return []
+    if not has_operands(insns, *FP8_DECODE):
+        problems.append(f"missing the fp8 decode ({FP8_DECODE[0]} ..., 20, ...)")
+    pack = fp8_pack_rule(target, m["q"] == "bf16")
+    return [pack] if pack else []
+
+
+def attention_rules(target, m, insns):
+    """(required, forbidden, problems) of an attention kernel (unified_2d / unified_3d / paged_decode /
+    dense_prefill) built for `target`: the 16-bit MFMA and V read of the target, the KV loader policy
+    (copy=dma: LDS DMA buffer loads, dwordx4 on gfx950, dword on gfx942), the ping-pong schedule's
+    barriers and priorities (kernels/common/pingpong_mainloop.hpp), the fp8 matrix path, the fp8 decode."""
+    required = [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
+    required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
+    forbidden, problems = [], []
+    if m["copy"] == "dma":
+        required += [r"buffer_load_dwordx4" if target == "gfx950" else r"buffer_load_dword"]
+    else:
+        forbidden += [r"buffer_load_\w+"]
+    if m["mainloop"] == "pingpong":
+        required += [r"s_barrier", r"s_setprio"]
+        if m["copy"] != "dma":
+            problems.append("a ping-pong instance without the LDS-DMA loader")
+    fp8_mfma = [mfma("16x16x32", "fp8_fp8"), r"v_mfma_f32_16x16x128_f8f6f4"]
+    if m["kv"] in Q8_KINDS:  # the fp8 matrix path: QK^T by the fp8 MFMA of the format the target reads
+        if Q8_KINDS[m["kv"]] != target:
+            problems.append(f"{m['kv']} built for {target}")
+        d = int(m["dqk"])
+        # gfx950: 16x16x128 f8f6f4 (unscaled) per 128 head columns, 16x16x32 for the rest
+        if target == "gfx950" and d >= 128:
+            required += [fp8_mfma[1]]
+        if target != "gfx950" or d % 128:
+            required += [fp8_mfma[0]]
+        if target != "gfx950":
+            forbidden += [fp8_mfma[1]]
+        forbidden += [r"v_mfma_scale\w+"]
+    else:
+        forbidden += fp8_mfma
+    required += fp8_rules(target, m, insns, problems)
+    return required, forbidden, problems
+
+
+# An instance of the other target: its body is empty in this device pass.
+EMPTY_BODY = [r"v_mfma\w+", r"ds_\w+", r"global_\w+", r"buffer_\w+"]
+
+
+def object_kind(base):
+    """What an object holds, from its name: atoms, warp_tile, mla, paged_decode, unified, or None."""
+    if "atoms" in base:
+        return "atoms"
+    if "warp_tile" in base:
+        return "warp_tile"
+    if "mla_decode" in base:
+        return "mla"
+    if "paged_decode" in base:
+        return "paged_decode"
+    if "unified" in base or "dispatch_all" in base or "dense_prefill" in base:
+        return "unified"
+    return None
+
+
+def kernel_rules(kind, target, sym, m, insns, table_sets):
+    """(required, forbidden, problems) of one kernel of an object of `kind` (m: its manifest fields, or
+    {}); records what the completeness check compares in table_sets (cfgs, reduces, planners) when the
+    object is one of the two tables."""
+    role = m.get("kernel")
+    if kind == "atoms":
+        rule = ATOM_RULES.get(function_name(sym))
+        if rule is None:
+            return [], [], ["kernel without a rule in check_isa.py"]
+        targets, req, forb = rule
+        problems = [f"built for {target}, expected only on {sorted(targets)}"] if targets and target not in targets else []
+        return list(req), list(forb), problems
+    if kind == "warp_tile":
+        if role != "warp_tile":
+            return [], [], ["not a kernel=warp_tile kernel (tests/isa/warp_tile.hip)"]
+        return tile_rules(target, m["q"] == "bf16"), [], []
+    if kind == "mla":
+        if role == "mla_decode":
+            return ([], EMPTY_BODY, []) if m["target"] != target else mla_rules(target, m, insns)
+        if role in (PLANNER_ROLE, "paged_decode_reduce"):
+            return [], [r"v_mfma\w+"], []
+        return [], [], [f"unexpected kernel in a {kind} object"]
+    if table_sets is not None:
+        record_table_kernel(m, table_sets)
+    if role in ATTENTION_ROLES:
+        if (role == "paged_decode") != (kind == "paged_decode"):
+            return [], [], [f"{role} in a {kind} object"]
+        return ([], EMPTY_BODY, []) if m["target"] != target else attention_rules(target, m, insns)
+    if role in (PLANNER_ROLE, REDUCE_ROLES[kind]):
+        return [], [r"v_mfma\w+"], []  # integer work / the split merge: no matrix instruction
+    return [], [], [f"unexpected kernel in a {kind} object"]
+
+
+def record_table_kernel(m, table_sets):
+    """What the paged-decode completeness check compares: the configurations of the table's 2D kernels
+    (dispatch_all: unified_2d; paged_decode_all: paged_decode; the skeleton's only: the ping-pong
+    instances of unified attention's prefill q-blocks are a schedule of the 2D grid, which paged decode
+    does not launch), the reduces' (q, dv, threads), the planners."""
+    role, (table, cfgs, reduces, planners) = m.get("kernel"), table_sets
+    if role == ("unified_2d" if table == "dispatch" else "paged_decode") and m["mainloop"] != "pingpong":
+        cfgs.add(MANIFEST.config_text(m))
+    elif role == ("split_kv_reduce" if table == "dispatch" else "paged_decode_reduce"):
+        reduces.add((m["q"], m["dv"], m["threads"]))
+    elif role == PLANNER_ROLE:
+        planners.add(MANIFEST.config_text(m))
+
+
+def check_paged_decode_tables(tables, failures):
+    """Issue 10: the paged-decode family launches every configuration of the unified dispatch table (both
+    tile kinds, every loader policy, both targets' instances), one of the rocm layout for each (not the
+    fp8 matrix path's), and a reduce per split-KV reduce. Returns the summary lines."""
+    pd_counts = []
+    for target, t in sorted(tables.items()):
+        if "dispatch" not in t or "paged" not in t:
+            have, lack = ("dispatch_all", "paged_decode_all") if "dispatch" in t else ("paged_decode_all", "dispatch_all")
+            failures.append(f"{target}: {have} given without {lack}: the paged-decode completeness check needs both")
+            continue
+        dbase, (_, dcfgs, dred, _) = t["dispatch"]
+        pbase, (_, pcfgs_all, pred, pplan) = t["paged"]
+        # The rocm cache layout: the register-staged configuration of every tile of the table (same
+        # instance and tile shape; the staged loader keeps at most two stages).
+        rocm = {c for c in pcfgs_all if MANIFEST.fields(c)["layout"] == "rocm"}
+        pcfgs = pcfgs_all - rocm
+
+        def tile_key(c):
+            return tuple((k, v) for k, v in MANIFEST.fields(c).items() if k not in ("copy", "layout"))
+        for c in sorted(rocm):
+            if MANIFEST.fields(c)["copy"] != "staged":
+                failures.append(f"{pbase}: paged_decode {c}: the rocm layout loads register-staged (copy=staged)")
+        rocm_keys = {tile_key(c) for c in rocm}
+        for c in sorted(dcfgs):
+            # (the fp8 matrix path never takes the rocm layout: paged_decode_instance_key converts there)
+            if MANIFEST.fields(c)["kv"] not in Q8_KINDS and tile_key(c) not in rocm_keys:
+                failures.append(f"{pbase}: no rocm-layout paged_decode kernel for {c} (a configuration of {dbase})")
+        for c in sorted(dcfgs - pcfgs):
+            failures.append(f"{pbase}: no paged_decode kernel of {c} (a configuration of {dbase})")
+        for c in sorted(pcfgs - dcfgs):
+            failures.append(f"{pbase}: paged_decode kernel of {c} is no configuration of {dbase}")
+        for r in sorted(dred - pred):
+            failures.append(f"{pbase}: no paged_decode_reduce q={r[0]} dv={r[1]} threads={r[2]} (a split-KV reduce of {dbase})")
+        for r in sorted(pred - dred):
+            failures.append(f"{pbase}: paged_decode_reduce q={r[0]} dv={r[1]} threads={r[2]} has no split-KV reduce in {dbase}")
+        if not pplan:
+            failures.append(f"{pbase}: no plan_decode_tasks kernel")
+        if not pcfgs:
+            failures.append(f"{pbase}: no paged_decode kernel")
+        pd_counts.append(f"{target}: {len(pcfgs)} paged_decode + {len(rocm)} of the rocm layout, {len(pred)} reduces")
+    return pd_counts
+
+
+def read_object(path, res):
+    """(functions' [(mnemonic, operands)] by symbol, the notes' kernels, the manifests) of one FILE.s;
+    raises OSError / ValueError."""
+    notes_path = path[:-2] + ".notes.txt"
+    with open(path, encoding="utf-8", errors="replace") as f:
+        func_insns = parse_asm_insns(f.read())
+    with open(notes_path, encoding="utf-8", errors="replace") as f:
+        kernels = res.parse_notes(f.read(), notes_path)
+    if not kernels:
+        raise ValueError(f"{notes_path}: no kernels")
+    return func_insns, kernels, MANIFEST.load(path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="+", metavar="FILE.s")
-    ap.add_argument("--cxxfilt", help="demangler (default: $HIPATTN_AMD_CXXFILT, llvm-cxxfilt, c++filt)")
     args = ap.parse_args(argv)
 
-    res = load_resources_module()
-    cxxfilt = args.cxxfilt or os.environ.get("HIPATTN_AMD_CXXFILT") or shutil.which("llvm-cxxfilt") or \
-        shutil.which("c++filt")
+    res = load_tool_module("amdgpu_resources")
     failures = []
     rows = []
     swap_totals = [0, 0]  # permlane swaps checked, of which unknown (control flow before a verdict)
-    # target -> {"dispatch" | "paged": (object, {UnifiedConfig}, {(bf16, d, threads) of reduces}, {planner})}
+    # target -> {"dispatch" | "paged": (object, (table, {configuration}, {(q, dv, threads) of reduces}, {planner}))}
     tables = {}
     for path in args.files:
         base = os.path.basename(path)
@@ -341,34 +503,26 @@ def main(argv=None):
             print(f"check_isa: error: {path}: name must end in -<gfx>.s", file=sys.stderr)
             return 2
         target = m.group(1)
-        kind = "atoms" if "atoms" in base else "warp_tile" if "warp_tile" in base else \
-            "mla" if "mla_decode" in base else "paged_decode" if "paged_decode" in base else \
-            "unified" if ("unified" in base or "dispatch_all" in base or "dense_prefill" in base) else None
+        kind = object_kind(base)
         if kind is None:
             print(f"check_isa: error: {path}: cannot tell atoms / warp_tile / unified / paged_decode from the name",
                   file=sys.stderr)
             return 2
         # what the completeness check compares (dispatch_all's against paged_decode_all's, per target)
         table = "dispatch" if "dispatch_all" in base else "paged" if kind == "paged_decode" else None
+        table_sets = None
         if table:
-            tables.setdefault(target, {}).setdefault(table, (base, set(), set(), set()))
-        notes_path = path[:-2] + ".notes.txt"
+            table_sets = tables.setdefault(target, {}).setdefault(table, (base, (table, set(), set(), set())))[1]
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                func_insns = parse_asm_insns(f.read())
-            funcs = {name: [op for op, _ in insns] for name, insns in func_insns.items()}
-            with open(notes_path, encoding="utf-8", errors="replace") as f:
-                kernels = res.parse_notes(f.read(), notes_path)
-        except (OSError, res.ParseError) as e:
-            print(f"check_isa: error: {e}", file=sys.stderr)
+            func_insns, kernels, manifests = read_object(path, res)
+        except (OSError, ValueError, res.ParseError) as e:
+            print(f"check_isa: error: {e} (the .manifest.txt: cmake/HipattnAmdgpu.cmake, tools/kernel_manifest.py)",
+                  file=sys.stderr)
             return 2
-        if not kernels:
-            print(f"check_isa: error: {notes_path}: no kernels", file=sys.stderr)
-            return 2
-        names = demangle([k["kernel"] for k in kernels], cxxfilt)
+        funcs = {name: [op for op, _ in insns] for name, insns in func_insns.items()}
 
         def fail(kernel, what):
-            failures.append(f"{base}: {names.get(kernel, kernel)}: {what}")
+            failures.append(f"{base}: {display_name(kernel, manifests.get(kernel))}: {what}")
 
         # Permlane swap results, in every function of the object (kernels and any callees).
         swaps = {}
@@ -384,122 +538,21 @@ def main(argv=None):
         mla_seen = set()
         for k in kernels:
             sym = k["kernel"]
-            dem = names[sym]
+            man = manifests.get(sym, {})
             ops = funcs.get(sym)
             if ops is None:
                 fail(sym, "no disassembly for this kernel")
                 continue
-            required, forbidden = [], list(NO_SCRATCH) if kind != "atoms" else [r"scratch_\w+"]
             if (k["scratch"] or 0) > 0 or k["dynamic_stack"]:
                 fail(sym, f"uses scratch ({k['scratch']} bytes/lane{', dynamic stack' if k['dynamic_stack'] else ''})")
-            if kind == "atoms":
-                plain = dem.split("(")[0]
-                rule = ATOM_RULES.get(plain)
-                if rule is None:
-                    fail(sym, "kernel without a rule in check_isa.py")
-                    continue
-                seen_atoms.add(plain)
-                targets, req, forb = rule
-                if targets is not None and target not in targets:
-                    fail(sym, f"built for {target}, expected only on {sorted(targets)}")
-                required += req
-                forbidden += forb
-            elif kind == "mla":
-                m = MLA_RE.search(dem)
-                if m and TARGET_NAMES.get(m["tgt"]) != target:
-                    forbidden += [r"v_mfma\w+", r"ds_\w+", r"global_\w+", r"buffer_\w+"]
-                elif m:
-                    mla_seen.add((m["bf16"], m["kv"]))
-                    required += [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
-                    required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
-                    forbidden += [r"buffer_load_\w+"]
-                    fp8_mfma = [mfma("16x16x32", "fp8_fp8"), r"v_mfma_f32_16x16x128_f8f6f4"]
-                    if m["kv"] in Q8_KINDS:  # the fp8 matrix path: QK^T (576 deep) by the target's fp8 MFMA
-                        if Q8_KINDS[m["kv"]] != target:
-                            fail(sym, f"{KV_NAMES[m['kv']]} built for {target}")
-                        # gfx950: 16x16x128 f8f6f4 per 128 columns and 16x16x32 for the last 64; gfx942 16x16x32
-                        required += fp8_mfma if target == "gfx950" else [fp8_mfma[0]]
-                        if target != "gfx950":
-                            forbidden += [fp8_mfma[1]]
-                        forbidden += [r"v_mfma_scale\w+"]
-                    else:
-                        forbidden += fp8_mfma
-                    if m["kv"] != "0":
-                        pack = fp8_pack_rule(target, m["bf16"] == "true")
-                        if pack:
-                            required += [pack]
-                        if not has_operands(func_insns[sym], *FP8_DECODE):
-                            fail(sym, f"missing the fp8 decode ({FP8_DECODE[0]} ..., 20, ...)")
-                elif PLANNER_RE.search(dem) or PD_REDUCE_RE.search(dem):
-                    forbidden += [r"v_mfma\w+"]
-                else:
-                    fail(sym, f"unexpected kernel in a {kind} object")
-            elif kind == "warp_tile":
-                m = WARP_TILE_RE.search(dem)
-                if not m:
-                    fail(sym, "not a warp_tile_kernel<bf16, D, MT, KN>")
-                    continue
-                required += tile_rules(target, m.group(1) == "true")
-            else:
-                m = UNIFIED_RE.search(dem)
-                rm = REDUCE_RE.search(dem) if kind == "unified" else PD_REDUCE_RE.search(dem)
-                if table:
-                    _, cfgs, reduces, planners = tables[target][table]
-                    # (the ping-pong instances of unified attention's prefill q-blocks, gfx950's: a schedule
-                    # of the 2D grid only, which paged decode does not launch)
-                    if m and m["kernel"] == ("unified_2d_kernel" if table == "dispatch" else "paged_decode_kernel") \
-                            and not m["pp"]:
-                        cfgs.add(m["cfg"])
-                    elif rm:
-                        reduces.add(rm.groups())
-                    elif PLANNER_RE.search(dem):
-                        planners.add(dem.split("(")[0])
-                if m and (m["kernel"] == "paged_decode_kernel") != (kind == "paged_decode"):
-                    fail(sym, f"{m['kernel']} in a {kind} object")
-                elif m and TARGET_NAMES.get(m["tgt"]) != target:
-                    # An instance of the other target: its body is empty in this device pass.
-                    forbidden += [r"v_mfma\w+", r"ds_\w+", r"global_\w+", r"buffer_\w+"]
-                elif m:
-                    required += [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
-                    required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
-                    # the KV loader policy (hipattn::CopyModel 2: LDS DMA, dwordx4 on gfx950, dword on gfx942)
-                    if m["copy"] == "2":
-                        required += [r"buffer_load_dwordx4" if target == "gfx950" else r"buffer_load_dword"]
-                    else:
-                        forbidden += [r"buffer_load_\w+"]
-                    # the ping-pong schedule (kernels/common/pingpong_mainloop.hpp): phase barriers, and the
-                    # matrix phase at raised issue priority
-                    if m["pp"]:
-                        required += [r"s_barrier", r"s_setprio"]
-                        if m["copy"] != "2":
-                            fail(sym, "a ping-pong instance without the LDS-DMA loader")
-                    fp8_mfma = [mfma("16x16x32", "fp8_fp8"), r"v_mfma_f32_16x16x128_f8f6f4"]
-                    if m["kv"] in Q8_KINDS:  # the fp8 matrix path: QK^T by the fp8 MFMA of the format the target reads
-                        if Q8_KINDS[m["kv"]] != target:
-                            fail(sym, f"{KV_NAMES[m['kv']]} built for {target}")
-                        d = int(m["d"])
-                        # gfx950: 16x16x128 f8f6f4 (unscaled) per 128 head columns, 16x16x32 for the rest
-                        if target == "gfx950" and d >= 128:
-                            required += [fp8_mfma[1]]
-                        if target != "gfx950" or d % 128:
-                            required += [fp8_mfma[0]]
-                        if target != "gfx950":
-                            forbidden += [fp8_mfma[1]]
-                        forbidden += [r"v_mfma_scale\w+"]
-                    else:
-                        forbidden += fp8_mfma
-                    if m["kv"] != "0":  # fp8 KV: decoded in registers (V only on the fp8 matrix path), packed to the 16-bit operand
-                        pack = fp8_pack_rule(target, m["bf16"] == "true")
-                        if pack:
-                            required += [pack]
-                        if not has_operands(func_insns[sym], *FP8_DECODE):
-                            fail(sym, f"missing the fp8 decode ({FP8_DECODE[0]} ..., 20, ...)")
-                elif PLANNER_RE.search(dem):
-                    forbidden += [r"v_mfma\w+"]  # integer work: no matrix instruction, no scratch
-                elif rm:
-                    forbidden += [r"v_mfma\w+"]  # the split merge: no matrix instruction
-                else:
-                    fail(sym, f"unexpected kernel in a {kind} object")
+            required, forbidden, problems = kernel_rules(kind, target, sym, man, func_insns[sym], table_sets)
+            forbidden = (list(NO_SCRATCH) if kind != "atoms" else [r"scratch_\w+"]) + forbidden
+            for prob in problems:
+                fail(sym, prob)
+            if kind == "atoms" and function_name(sym) in ATOM_RULES:
+                seen_atoms.add(function_name(sym))
+            if man.get("kernel") == "mla_decode" and man["target"] == target:
+                mla_seen.add((man["q"], man["kv"]))
             for pat in required:
                 if not has(ops, pat):
                     fail(sym, f"missing {pat}")
@@ -507,57 +560,19 @@ def main(argv=None):
                 n = count(ops, pat)
                 if n:
                     fail(sym, f"{n} x forbidden {pat}")
-            rows.append([short_name(dem), target, k["vgpr"], k["agpr"], k["sgpr"], k["lds"], k["vgpr_spill"],
+            rows.append([display_name(sym, man), target, k["vgpr"], k["agpr"], k["sgpr"], k["lds"], k["vgpr_spill"],
                          k["sgpr_spill"], k["scratch"], count(ops, r"v_mfma\w+"), swaps.get(sym, (0, 0))[0]])
         if kind == "mla":
             q8 = [kv for kv, t in Q8_KINDS.items() if t == target]  # the target's fp8 matrix path
-            want = {(b, kv) for b in ("true", "false") for kv in ["0", "1", "2"] + q8}
-            for b, kv in sorted(want - mla_seen):
-                failures.append(f"{base}: no mla_decode_cdna_kernel for {target}, bf16 {b}, kv {KV_NAMES[kv]}")
+            want = {(q, kv) for q in ("bf16", "f16") for kv in ["same16", "e4m3fn", "e4m3fnuz"] + q8}
+            for q, kv in sorted(want - mla_seen):
+                failures.append(f"{base}: no mla_decode kernel for {target}, q {q}, kv {kv}")
         if kind == "atoms":
             want = {n for n, (t, _, _) in ATOM_RULES.items() if t is None or target in t}
             for missing in sorted(want - seen_atoms):
                 failures.append(f"{base}: atom kernel {missing} not built")
 
-    # Issue 10: the paged-decode family launches every configuration of the unified dispatch table
-    # (both tile kinds, every loader policy, both targets' instances), and a reduce per split-KV reduce.
-    pd_counts = []
-    for target, t in sorted(tables.items()):
-        if "dispatch" not in t or "paged" not in t:
-            have, lack = ("dispatch_all", "paged_decode_all") if "dispatch" in t else ("paged_decode_all", "dispatch_all")
-            failures.append(f"{target}: {have} given without {lack}: the paged-decode completeness check needs both")
-            continue
-        dbase, dcfgs, dred, _ = t["dispatch"]
-        pbase, pcfgs_all, pred, pplan = t["paged"]
-        # The rocm cache layout (RocmKvLayout): the register-staged configuration of every tile of the
-        # table (same instance and tile shape; the staged loader keeps at most two stages).
-        rocm = {c for c in pcfgs_all if c.endswith("hipattn::RocmKvLayout>")}
-        pcfgs = pcfgs_all - rocm
-        def tile_key(c):
-            m = UNIFIED_RE.search("paged_decode_kernel<" + c)
-            return tuple(m[x] for x in ("bf16", "kv", "d", "wm", "wn", "mt", "kn", "v", "off", "ps", "tgt"))
-        for c in sorted(rocm):
-            if UNIFIED_RE.search("paged_decode_kernel<" + c)["copy"] != "1":
-                failures.append(f"{pbase}: paged_decode_kernel<{c}>: the rocm layout loads register-staged (CopyModel 1)")
-        rocm_keys = {tile_key(c) for c in rocm}
-        for c in sorted(dcfgs):
-            # (the fp8 matrix path never takes the rocm layout: paged_decode_instance_key converts there)
-            if tile_key(c)[1] not in Q8_KINDS and tile_key(c) not in rocm_keys:
-                failures.append(f"{pbase}: no rocm-layout paged_decode_kernel for {c} (a configuration of {dbase})")
-        for c in sorted(dcfgs - pcfgs):
-            failures.append(f"{pbase}: no paged_decode_kernel<{c}> (a configuration of {dbase})")
-        for c in sorted(pcfgs - dcfgs):
-            failures.append(f"{pbase}: paged_decode_kernel<{c}> is no configuration of {dbase}")
-        for r in sorted(dred - pred):
-            failures.append(f"{pbase}: no paged_decode_reduce_kernel<{', '.join(r)}> (a split-KV reduce of {dbase})")
-        for r in sorted(pred - dred):
-            failures.append(f"{pbase}: paged_decode_reduce_kernel<{', '.join(r)}> has no split-KV reduce in {dbase}")
-        if not pplan:
-            failures.append(f"{pbase}: no plan_decode_tasks_kernel")
-        if not pcfgs:
-            failures.append(f"{pbase}: no paged_decode_kernel")
-        pd_counts.append(f"{target}: {len(pcfgs)} paged_decode_kernel + {len(rocm)} of the rocm layout, "
-                         f"{len(pred)} reduces")
+    pd_counts = check_paged_decode_tables(tables, failures)
 
     cols = ["kernel", "target", "vgpr", "agpr", "sgpr", "lds", "vgpr_spill", "sgpr_spill", "scratch", "mfma",
             "swaps"]

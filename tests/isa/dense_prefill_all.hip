@@ -18,7 +18,7 @@
   HIPATTN_ISA_DENSE(T, true, 64, true) HIPATTN_ISA_DENSE(T, true, 128, true) HIPATTN_ISA_DENSE(T, true, 256, true) \
   HIPATTN_ISA_DENSE(T, false, 64, true) HIPATTN_ISA_DENSE(T, false, 128, true) HIPATTN_ISA_DENSE(T, false, 256, true)
 
-// (d_qk, d_v) = (192, 128): the d = 192 tile with narrower V rows (NarrowVConfig)
+// (d_qk, d_v) = (192, 128): the d = 192 tile with narrower V rows (AttentionShape d_qk 192, d_v 128)
 #define HIPATTN_ISA_DENSE_NARROW(T, BF16, SOFTCAP)                                                            \
   template __global__ void ::hipattn::dense_prefill_kernel<                                                   \
       ::hipattn::detail::dense_skeleton_narrow_v_config_t<::hipattn::Target::T, BF16, ::hipattn::StandardVariant<SOFTCAP, false, false>>>( \

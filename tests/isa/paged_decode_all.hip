@@ -4,7 +4,7 @@
 // the register-staged fallback of the LDS-DMA ones), paged_decode_kernel<Cfg>, the reduce of each
 // (q dtype, head size) and the device planner, for gfx942 and gfx950. In one target's code object the
 // other target's kernels are empty. check_isa.py checks that this object holds a paged_decode_kernel
-// for every UnifiedConfig of dispatch_all's 2D kernels and a reduce for every split-KV reduce.
+// for every configuration (kernel manifest) of dispatch_all's 2D kernels and a reduce for every split-KV reduce.
 #include "hipattn/hipattn.hpp"
 
 template void hipattn::paged_decode<hipattn::kAllUnifiedInstances>(const hipattn::PagedDecodeParams&, void*, size_t,

@@ -2,11 +2,13 @@
 // in one kernel per (dtype, head size, rows, keys): load_q, qk, qk_lds, row_max / row_sum, pv, and the
 // Arch copies, so that check_isa.py can assert the MFMA / LDS / lane instructions of the tile.
 #include "hipattn/arch/arch.hpp"
+#include "warp_tile_manifest.hpp"
 
 using hipattn::DeviceArch;
 
 template <bool kBf16, int kD, int kMT, int kKN>
 __global__ void __launch_bounds__(64) warp_tile_kernel(const uint16_t* g, const float* scale, float* out, int key0) {
+  HIPATTN_KERNEL_MANIFEST(hipattn::isa_test::warp_tile_manifest(kBf16, kD, kMT, kKN));  // what check_isa.py reads
   using WT = typename DeviceArch::template WarpTile<kBf16, kD, kMT, kKN>;
   constexpr int kQRows = 16 * kMT, kKeys = kKN + 16;
   constexpr int kP = hipattn::SwizzledTile<1, kD>::kPitch;  // row pitch (d = 96: 128, padded)

@@ -61,6 +61,12 @@ struct MergeStatesArgs {
   int32_t threads_per_item = 1;  // merge_threads_per_item(head_size); blockDim.x is a multiple of it
 };
 
+// The merge kernel's manifest (platform/fixed_string.hpp HIPATTN_KERNEL_MANIFEST):
+// "kernel=merge_states in=f32 out=bf16" (the dtype names of numeric/dtype.hpp).
+constexpr FixedString merge_states_manifest(DType in, DType out) {
+  return FixedString().field("kernel", "merge_states").field("in", dtype_name(in).data()).field("out", dtype_name(out).data());
+}
+
 }  // namespace hipattn
 
 #if defined(HIPATTN_HAS_DEVICE)
@@ -152,7 +158,7 @@ struct Chunk8<DType::f32> {
 // any grid (items are walked grid-stride).
 template <DType kIn, DType kOut>
 __global__ void __launch_bounds__(kMergeBlockThreads) merge_states_kernel(const MergeStatesArgs a) {
-  HIPATTN_KERNEL_MANIFEST(FixedString().field("kernel", "merge_states").field("in", dtype_name(kIn).data()).field("out", dtype_name(kOut).data()));
+  HIPATTN_KERNEL_MANIFEST(merge_states_manifest(kIn, kOut));
   using Arch = DeviceArch;
   using In = merge_detail::Chunk8<kIn>;
   using Out = merge_detail::Chunk8<kOut>;

@@ -174,6 +174,12 @@ struct DecodePlanArgs {
 // no faster (4.0 against 4.2 us for 4 sequences in a graph, 17.5 against 14.6 us for 256): a
 // planner's time is mostly its launch.
 inline constexpr int kPlannerThreads = 64;
+
+// The planner kernel's manifest (platform/fixed_string.hpp HIPATTN_KERNEL_MANIFEST):
+// "kernel=plan_decode_tasks threads=64".
+constexpr FixedString planner_manifest(int threads) {
+  return FixedString().field("kernel", "plan_decode_tasks").field("threads", threads);
+}
 inline constexpr int kPlannerCachedItems = 4096;
 
 #if defined(HIPATTN_HAS_DEVICE)
@@ -189,7 +195,7 @@ inline constexpr int kPlannerCachedItems = 4096;
 // (A template so that the header defines it in every translation unit without a second definition.)
 template <int kThreads = kPlannerThreads>
 __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const DecodePlanArgs a) {
-  HIPATTN_KERNEL_MANIFEST(FixedString().field("kernel", "plan_decode_tasks").field("threads", kThreads));
+  HIPATTN_KERNEL_MANIFEST(planner_manifest(kThreads));
   static_assert(kThreads == kPlannerThreads, "the item split is sized for kPlannerThreads");
   using Block = BlockCollectives<kPlannerThreads>;
   __shared__ typename Block::TempStorage red;
