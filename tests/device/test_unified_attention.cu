@@ -261,7 +261,7 @@ TEST(UnifiedErrors, BadInputThrowsNamingTheField) {
     EXPECT_EQ(e.field(), "num_kv_heads");
   }
   p = dp.params();
-  p.head_size = 80;  // not in the instance table (problem/unified_instances.hpp): refused as unsupported
+  p.head_size = 80;  // not in the instance table (problem/instance_table.hpp): refused as unsupported
   p.q_stride_token = 8 * 80; p.q_stride_head = 80; p.o_stride_token = 8 * 80; p.o_stride_head = 80;
   hipattn::set_cache_strides(p, hipattn::nhd_strides(16, 2, 80));
   try {

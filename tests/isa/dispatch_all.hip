@@ -4,6 +4,6 @@
 // one target's code object the other target's kernels are empty (check_isa.py checks both).
 #include "hipattn/hipattn.hpp"
 
-template void hipattn::unified_attention<hipattn::kAllUnifiedInstances>(const hipattn::UnifiedAttentionParams&, void*,
+template void hipattn::unified_attention<hipattn::kAllInstances>(const hipattn::UnifiedAttentionParams&, void*,
                                                                         size_t, hipattn::rt::stream_t,
                                                                         const hipattn::UnifiedOptions&);
