@@ -110,7 +110,7 @@ std::vector<std::string> reduce_parts(const std::string& kernel, const std::stri
 
 // Launch the one kernel whose name holds every part.
 inline emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::vector<std::string>& parts,
-                                      UnifiedLaunchDim grid, uint32_t threads, uint32_t lds, const void* args,
+                                      LaunchDim grid, uint32_t threads, uint32_t lds, const void* args,
                                       size_t bytes, emu::Memory& mem) {
   const emu::KernelInfo& k = co.find(parts);
   return emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem);
@@ -184,7 +184,7 @@ void expect_tile_budget(const emu::CodeObject& co, const std::vector<std::string
   EXPECT_LE(regs, tile.regs) << emu::gfx_name(gfx) << ": " << parts[0] << " uses " << k.vgpr_count << " VGPRs + "
                              << k.agpr_count << " AGPRs";
   const uint32_t lds = k.group_segment_fixed_size + Cfg::kSmemBytes;
-  EXPECT_LE(int64_t(residency) * lds, int64_t(target_limits(target).lds_bytes)) << parts[0];
+  EXPECT_LE(int64_t(residency) * lds, int64_t(target_lds_bytes(target))) << parts[0];
   EXPECT_EQ(k.private_segment_fixed_size, 0u) << parts[0] << ": scratch";
 }
 

@@ -379,7 +379,7 @@ void launch_instance(const emu::CodeObject& co, const DensePrefillParams& p, Den
   res.by_band = a.dense.by_band;
   if (a.dense.q_blocks == 0) return;
   const auto t0 = std::chrono::steady_clock::now();
-  res.instructions = launch_kernel(co, kernel_parts<Cfg>(), UnifiedLaunchDim{uint32_t(p.num_q_heads), uint32_t(a.dense.q_blocks), 1},
+  res.instructions = launch_kernel(co, kernel_parts<Cfg>(), LaunchDim{uint32_t(p.num_q_heads), uint32_t(a.dense.q_blocks), 1},
                                    uint32_t(Cfg::kThreads), uint32_t(Cfg::kSmemBytes), &a, sizeof(a), dp.mem)
                          .instructions;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -162,7 +162,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
   if (plan.planned) {
     const DecodePlanArgs pa = make_mla_decode_plan_args(p, plan, dev_ptr(ws));
     res.instructions +=
-        launch_kernel(co, kPlannerParts, UnifiedLaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), em.mem).instructions;
+        launch_kernel(co, kPlannerParts, LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), em.mem).instructions;
     // the device plan equals the host plan of the same lengths
     const std::vector<int32_t>& lens = em.h.lens;
     std::vector<PlanTask> want(size_t(plan.capacity));
@@ -182,7 +182,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
   res.q8 = mla_decode_cdna_q8(p.q_dtype, p.kv_dtype, t.target);
   visit_config(t.target, bf16, p.kv_dtype, res.q8, [&]<class Cfg>() {
     const auto a = make_mla_decode_cdna_args<Cfg>(p, plan, dev_ptr(ws));
-    const UnifiedLaunchDim grid{static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1};
+    const LaunchDim grid{static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1};
     res.instructions +=
         launch_kernel(co, kernel_parts<Cfg>(), grid, Cfg::kThreads, Cfg::kSmemBytes, &a, sizeof(a), em.mem).instructions;
   });
@@ -190,7 +190,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
     const PagedDecodeReduceArgs r = make_mla_decode_reduce_args(p, plan, dev_ptr(ws));
     const int64_t items = int64_t(p.batch) * p.q_len * p.num_heads;
     const int64_t per = split_kv_reduce_items_per_block(kMlaLatentDim);
-    const UnifiedLaunchDim grid{static_cast<uint32_t>((items + per - 1) / per), 1, 1};
+    const LaunchDim grid{static_cast<uint32_t>((items + per - 1) / per), 1, 1};
     res.instructions += launch_kernel(co, reduce_parts(bf16), grid,
                                       uint32_t(split_kv_reduce_threads(kMlaLatentDim)), 0, &r, sizeof(r), em.mem)
                             .instructions;

@@ -44,7 +44,7 @@
 #include "../common/decode_problem.hpp"
 #include "emu.hpp"
 #include "emu_dispatch.hpp"
-#include "hipattn/dispatch/paged_decode_plan.hpp"
+#include "hipattn/dispatch/paged_decode_launch.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/problem/paged_decode_rules.hpp"
 #include "hipattn/reference/reference.hpp"
@@ -177,7 +177,7 @@ void launch_config(const emu::CodeObject& co, const PagedDecodeParams& p, const 
   res.kernel = config_name<Cfg>();
   if (plan.planned) {
     const DecodePlanArgs pa = make_paged_decode_plan_args(p, plan, dev_ptr(ws), Cfg::kBN);
-    res.instructions += launch_kernel(co, kPlannerParts, UnifiedLaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa),
+    res.instructions += launch_kernel(co, kPlannerParts, LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa),
                                       ep.mem).instructions;
     // The device plan equals the host plan of the same lengths (status, item_task0, every slot).
     const std::vector<int32_t>& lens = ep.m.h.seq_lens_k;

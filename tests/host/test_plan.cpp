@@ -321,27 +321,27 @@ TEST(Plan, KvLoaderPolicyAndTheDmaRange) {
 TEST(Plan, Fp8MatrixPathKind) {
   using hipattn::Fp8Math;
   using hipattn::KvKind;
-  using hipattn::unified_operand_kind;
+  using hipattn::operand_kv_kind;
   const DType fn = DType::fp8_e4m3fn, fnuz = DType::fp8_e4m3fnuz;
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn_q8);
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_qk, Target::sm90), KvKind::e4m3fn_q8);
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::convert, Target::sm90), KvKind::e4m3fn);
-  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
-  EXPECT_EQ(unified_operand_kind(fn, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
-  EXPECT_EQ(unified_operand_kind(fn, DType::bf16, Fp8Math::fp8_pv, Target::sm90), KvKind::same16);
-  EXPECT_EQ(unified_operand_kind(DType::bf16, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn_q8);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::fp8_qk, Target::sm90), KvKind::e4m3fn_q8);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::convert, Target::sm90), KvKind::e4m3fn);
+  EXPECT_EQ(operand_kv_kind(fnuz, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
+  EXPECT_EQ(operand_kv_kind(fn, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
+  EXPECT_EQ(operand_kv_kind(fn, DType::bf16, Fp8Math::fp8_pv, Target::sm90), KvKind::same16);
+  EXPECT_EQ(operand_kv_kind(DType::bf16, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn);
   // CDNA: the format each target's fp8 MFMA reads (gfx950 e4m3fn; gfx942 e4m3fnuz, with e4m3fn
   // queries re-encoded), else converted
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fn_q8);
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::convert, Target::gfx950), KvKind::e4m3fn);
-  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fnuz);
-  EXPECT_EQ(unified_operand_kind(fnuz, fn, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fn);
-  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fnuz_q8);
-  EXPECT_EQ(unified_operand_kind(fn, fnuz, Fp8Math::fp8_pv, Target::gfx942), KvKind::e4m3fnuz_q8);
-  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::convert, Target::gfx942), KvKind::e4m3fnuz);
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fn);
-  EXPECT_EQ(unified_operand_kind(DType::bf16, fnuz, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fnuz);
-  EXPECT_EQ(unified_operand_kind(fnuz, DType::f16, Fp8Math::fp8_qk, Target::gfx942), KvKind::same16);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fn_q8);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::convert, Target::gfx950), KvKind::e4m3fn);
+  EXPECT_EQ(operand_kv_kind(fnuz, fnuz, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fnuz);
+  EXPECT_EQ(operand_kv_kind(fnuz, fn, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fn);
+  EXPECT_EQ(operand_kv_kind(fnuz, fnuz, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fnuz_q8);
+  EXPECT_EQ(operand_kv_kind(fn, fnuz, Fp8Math::fp8_pv, Target::gfx942), KvKind::e4m3fnuz_q8);
+  EXPECT_EQ(operand_kv_kind(fnuz, fnuz, Fp8Math::convert, Target::gfx942), KvKind::e4m3fnuz);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fn);
+  EXPECT_EQ(operand_kv_kind(DType::bf16, fnuz, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fnuz);
+  EXPECT_EQ(operand_kv_kind(fnuz, DType::f16, Fp8Math::fp8_qk, Target::gfx942), KvKind::same16);
   for (Target t : {Target::gfx942, Target::gfx950})
     for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill})
       for (int d : {64, 128, 256}) {
@@ -699,8 +699,8 @@ TEST(Plan, InstanceNamesSayTheKvKind) {
                                                   hipattn::PlainVariant, Target::sm90>;
   using Q8 = hipattn::unified_instance_config_t<false, KvKind::e4m3fnuz_q8, 64, UnifiedTileKind::prefill,
                                                 hipattn::PlainVariant, Target::gfx942>;
-  EXPECT_EQ(hipattn::unified_instance_name<Fp8>("unified_2d_kernel"),
+  EXPECT_EQ(hipattn::config_name<Fp8>("unified_2d_kernel"),
             "unified_2d_kernel<bf16, kv=e4m3fn, D=128, BM=" + std::to_string(Fp8::kBM) + ", BN=" + std::to_string(Fp8::kBN) + ">");
-  EXPECT_NE(hipattn::unified_instance_name<Same>("split_kv_3d_kernel").find("<bf16, kv=same16, D=128"), std::string::npos);
-  EXPECT_NE(hipattn::unified_instance_name<Q8>("unified_2d_kernel").find("<f16, kv=e4m3fnuz_q8, D=64"), std::string::npos);
+  EXPECT_NE(hipattn::config_name<Same>("split_kv_3d_kernel").find("<bf16, kv=same16, D=128"), std::string::npos);
+  EXPECT_NE(hipattn::config_name<Q8>("unified_2d_kernel").find("<f16, kv=e4m3fnuz_q8, D=64"), std::string::npos);
 }

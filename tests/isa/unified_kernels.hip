@@ -21,7 +21,7 @@ template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant>
 struct AmdConfig {
   static constexpr UnifiedTile t = unified_tile(kKind, kD, kIsaTarget, kKv != KvKind::same16);
   using type = AttentionConfig<attention_shape(kBf16, kKv, kD, kD, t.shape(), kIsaTarget), Variant>;
-  static_assert(type::kSmemBytes <= target_limits(kIsaTarget).lds_bytes, "the tile fits its target's LDS");
+  static_assert(type::kSmemBytes <= target_lds_bytes(kIsaTarget), "the tile fits its target's LDS");
 };
 
 }  // namespace hipattn::isa_test

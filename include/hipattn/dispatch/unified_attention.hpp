@@ -50,12 +50,12 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
   if constexpr (pingpong_schedule<Cfg>()) {  // the ping-pong runs the 2D grid only (unified_pingpong_refusal)
     if (g.split) throw Error(ErrorCode::unsupported, "options.path", "the ping-pong schedule runs the 2D grid");
     rt::ensure_max_dynamic_shared(unified_2d_kernel<Cfg>, Cfg::kSmemBytes,
-                                  [] { return unified_instance_name<Cfg>("unified_2d_kernel, ping-pong"); });
+                                  [] { return config_name<Cfg>("unified_2d_kernel, ping-pong"); });
     unified_2d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
   } else if (g.split) {
     rt::ensure_max_dynamic_shared(split_kv_3d_kernel<Cfg>, Cfg::kSmemBytes,
-                                  [] { return unified_instance_name<Cfg>("split_kv_3d_kernel"); });
+                                  [] { return config_name<Cfg>("split_kv_3d_kernel"); });
     if (plan.planned) {  // the tasks of this call's lengths, on the device (graph-safe)
       plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_unified_plan_args(p, plan, workspace, Cfg::kBN));
       HIPATTN_CHECK_LAUNCH();
@@ -68,7 +68,7 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
     HIPATTN_CHECK_LAUNCH();
   } else {
     rt::ensure_max_dynamic_shared(unified_2d_kernel<Cfg>, Cfg::kSmemBytes,
-                                  [] { return unified_instance_name<Cfg>("unified_2d_kernel"); });
+                                  [] { return config_name<Cfg>("unified_2d_kernel"); });
     unified_2d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
   }
@@ -85,7 +85,7 @@ void launch_unified_warpgroup(const UnifiedAttentionParams& p, const UnifiedPlan
   const UnifiedLaunchGeometry g = make_unified_launch_geometry(p, plan, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kD);
   if (g.empty) return;
   rt::ensure_max_dynamic_shared(unified_warpgroup_kernel<Cfg>, Cfg::kSmemBytes,
-                                [] { return unified_instance_name<Cfg>("unified_warpgroup_kernel"); });
+                                [] { return config_name<Cfg>("unified_warpgroup_kernel"); });
   unified_warpgroup_kernel<Cfg><<<dim3(g.grid.x, g.grid.y, 1), g.threads, g.dynamic_lds, stream>>>(a);
   HIPATTN_CHECK_LAUNCH();
 }
@@ -105,7 +105,7 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
     }
 #endif
     throw Error(ErrorCode::unsupported, "options.pipeline",
-                unified_instance_name<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kT>>(
+                config_name<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kT>>(
                     "warpgroup pipeline for") + ": not built for this instance");
   }
   visit_unified_tile<kT, kBf16, kKv, kD, Variant>(
