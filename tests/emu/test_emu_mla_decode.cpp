@@ -151,7 +151,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
   res.plan = std::string(mla_decode_cdna_q8(p.q_dtype, p.kv_dtype, t.target) ? "q8, " : "") +
              std::to_string(plan.rows_per_token) + "x" + std::to_string(plan.block_q) + " rows, " +
              std::to_string(plan.row_blocks) + " row blocks, " +
-             (plan.planned ? "planned/" + std::to_string(plan.capacity) : std::string("one partition"));
+             (plan.split == SlotSplit::planned ? "planned/" + std::to_string(plan.capacity) : std::string("one partition"));
   uint64_t ws = 0;
   if (plan.workspace_bytes > 0) ws = em.mem.alloc(plan.workspace_bytes, "workspace");
   em.fill(em.out, em.h.out_bytes(), output_poison_byte(em.h.output.dtype));
@@ -159,7 +159,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
   em.fill(em.gs, em.h.group_scale_bytes(), 0xFF);
   em.fill(ws, plan.workspace_bytes, 0xFF);
   const auto t0 = std::chrono::steady_clock::now();
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     const DecodePlanArgs pa = make_mla_decode_plan_args(p, plan, dev_ptr(ws));
     res.instructions +=
         launch_kernel(co, kPlannerParts, LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), em.mem).instructions;
@@ -186,7 +186,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
     res.instructions +=
         launch_kernel(co, kernel_parts<Cfg>(), grid, Cfg::kThreads, Cfg::kSmemBytes, &a, sizeof(a), em.mem).instructions;
   });
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     const PagedDecodeReduceArgs r = make_mla_decode_reduce_args(p, plan, dev_ptr(ws));
     const int64_t items = int64_t(p.batch) * p.q_len * p.num_heads;
     const int64_t per = split_kv_reduce_items_per_block(kMlaLatentDim);

@@ -175,7 +175,7 @@ void launch_config(const emu::CodeObject& co, const PagedDecodeParams& p, const 
   if (g.empty) return;
   const paged_decode_args_t<Cfg> a = make_paged_decode_kernel_args<Cfg>(p, plan, dev_ptr(ws));
   res.kernel = config_name<Cfg>();
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     const DecodePlanArgs pa = make_paged_decode_plan_args(p, plan, dev_ptr(ws), Cfg::kBN);
     res.instructions += launch_kernel(co, kPlannerParts, LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa),
                                       ep.mem).instructions;
@@ -226,7 +226,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuDeco
              (plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") + " " +
              std::to_string(plan.rows_per_token) + "x" + std::to_string(plan.block_q) +
              (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + "ch" : std::string()) + ", " +
-             (plan.planned          ? (plan.fixed_tiles > 0 ? "fixed/" : "planned/") + std::to_string(plan.capacity)
+             (plan.split == SlotSplit::planned          ? (plan.fixed_tiles > 0 ? "fixed/" : "planned/") + std::to_string(plan.capacity)
               : plan.segments > 1   ? "uniform x" + std::to_string(plan.segments)
                                     : std::string("one partition"));
   uint64_t ws = 0;
@@ -241,7 +241,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuDeco
   res.out = ep.mem.download<uint8_t>(ep.out, ep.io.out_bytes());
   res.lse = ep.mem.download<float>(ep.lse, ep.lse_bytes / 4);
   res.group_scale = ep.eio.group_scales(ep.mem, ep.io);
-  if (plan.planned) res.plan += ", " + std::to_string(res.tasks) + " tasks (<= " + std::to_string(res.most_parts) + " a seq)";
+  if (plan.split == SlotSplit::planned) res.plan += ", " + std::to_string(res.tasks) + " tasks (<= " + std::to_string(res.most_parts) + " a seq)";
   return res;
 }
 

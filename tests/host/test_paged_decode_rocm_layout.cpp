@@ -495,7 +495,7 @@ TEST(PagedDecodeRocmPlan, RegisterStagedAtMostTwoStagesWithTheRowsResidency) {
               EXPECT_EQ(b.grid_y, a.grid_y) << what;
               EXPECT_GT(a.residency, 0) << what;
               EXPECT_EQ(b.residency, a.residency) << what;
-              EXPECT_EQ(b.planned, a.planned) << what;
+              EXPECT_EQ(b.split, a.split) << what;
               EXPECT_EQ(b.segments, a.segments) << what;
               EXPECT_EQ(b.capacity, a.capacity) << what;
               EXPECT_EQ(b.fixed_tiles, a.fixed_tiles) << what;

@@ -46,13 +46,13 @@ namespace detail {
 template <bool kBf16, class Kernel>
 void run_mla_decode(const MlaDecodeParams& p, const MlaDecodePlan& plan, void* workspace, rt::stream_t stream,
                     Kernel&& kernel) {
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_mla_decode_plan_args(p, plan, workspace));
     HIPATTN_CHECK_LAUNCH();
   }
   kernel(dim3(static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1));
   HIPATTN_CHECK_LAUNCH();
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     constexpr int kThreads = split_kv_reduce_threads(kMlaLatentDim);
     constexpr int kPer = split_kv_reduce_items_per_block(kMlaLatentDim);
     const int64_t items = int64_t(p.batch) * p.q_len * p.num_heads;

@@ -74,7 +74,7 @@ inline MlaDecodeKernelArgs make_mla_decode_kernel_args(const MlaDecodeParams& p,
   a.lse = p.lse;
   a.lse_stride_token = p.lse_stride_token;
   a.lse_stride_head = p.lse_stride_head;
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     const SlotBuffers b = slot_buffers(mla_decode_workspace(plan.capacity, p.batch, p.q_len, p.num_heads), workspace);
     a.tasks = b.tasks;
     a.item_task0 = b.item_task0;
@@ -168,7 +168,7 @@ mla_cdna_args_t<Cfg> make_mla_decode_cdna_args(const MlaDecodeParams& p, const M
   a.q_blocks = plan.q_blocks;
   a.grid_y_div = FastDivmod(static_cast<uint32_t>(plan.row_blocks));
   a.num_segments = 1;
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     const SlotBuffers b = slot_buffers(mla_decode_workspace(plan.capacity, p.batch, p.q_len, p.num_heads), workspace);
     a.tasks = b.tasks;
     a.ws_o = b.o;

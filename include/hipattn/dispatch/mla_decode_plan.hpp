@@ -62,7 +62,7 @@ struct MlaDecodePlan {
   // CDNA's row map (kernels/common/work.hpp row_coord): heads of a token a row block, tokens a row
   // block, head chunks and q-blocks of a sequence (row_blocks = head_chunks x q_blocks)
   int32_t rows_per_token = 1, block_q = 1, head_chunks = 1, q_blocks = 1;
-  bool planned = false;
+  SlotSplit split = SlotSplit::one_partition;  // one_partition or planned
   int32_t capacity = 0;  // task slots (planned) or sequences
   size_t workspace_bytes = 0;
   std::string reason;
@@ -122,12 +122,14 @@ inline MlaDecodePlan plan_mla_decode(const MlaDecodeParams& p, const MlaDecodeOp
   }
   const int64_t budget = opt.workgroup_budget > 0 ? opt.workgroup_budget : std::max(1, dev.multiprocessor_count);
   const int64_t base = int64_t(p.batch) * plan.row_blocks;
+  bool planned = false;
   switch (opt.split) {
-    case MlaDecodeSplit::automatic: plan.planned = base * 4 < budget * 3; break;
-    case MlaDecodeSplit::one_partition: plan.planned = false; break;
-    case MlaDecodeSplit::planned: plan.planned = true; break;
+    case MlaDecodeSplit::automatic: planned = base * 4 < budget * 3; break;
+    case MlaDecodeSplit::one_partition: planned = false; break;
+    case MlaDecodeSplit::planned: planned = true; break;
   }
-  if (plan.planned) {
+  if (planned) {
+    plan.split = SlotSplit::planned;
     const int64_t per_wave = std::max<int64_t>(1, budget / plan.row_blocks);
     const int64_t cap = (std::max<int64_t>(1, p.batch) + per_wave - 1) / per_wave * per_wave;  // whole waves, >= batch
     if (cap > int64_t(1) << 24)

@@ -37,7 +37,7 @@ void launch_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePla
   const paged_decode_args_t<Cfg> a = make_paged_decode_kernel_args<Cfg>(p, plan, workspace, variant);
   rt::ensure_max_dynamic_shared(paged_decode_kernel<Cfg>, Cfg::kSmemBytes,
                                 [] { return config_name<Cfg>("paged_decode_kernel"); });
-  if (plan.planned) {  // this call's tasks, from seq_lens_k on the device
+  if (plan.split == SlotSplit::planned) {  // this call's tasks, from seq_lens_k on the device
     plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_paged_decode_plan_args(p, plan, workspace, Cfg::kBN));
     HIPATTN_CHECK_LAUNCH();
   }

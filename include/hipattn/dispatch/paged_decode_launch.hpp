@@ -23,7 +23,7 @@ inline SlotBuffers paged_decode_buffers(const PagedDecodeParams& p, const PagedD
   return slot_buffers(paged_decode_workspace(p, plan.capacity), workspace);
 }
 
-// The device planner's arguments (plan.planned): the decode items of this call's lengths in tiles of
+// The device planner's arguments (plan.split == SlotSplit::planned): the decode items of this call's lengths in tiles of
 // the instance's keys (tile_keys = Cfg::kBN).
 inline DecodePlanArgs make_paged_decode_plan_args(const PagedDecodeParams& p, const PagedDecodePlan& plan,
                                                   void* workspace, int tile_keys) {
@@ -58,10 +58,10 @@ paged_decode_args_t<Cfg> make_paged_decode_kernel_args(const PagedDecodeParams& 
   a.q_len = p.q_len;
   a.q_blocks = plan.q_blocks;
   a.grid_y_div = FastDivmod(static_cast<uint32_t>(plan.grid_y));
-  a.num_segments = plan.planned ? 1 : plan.segments;
-  if (plan.planned || plan.segments > 1) {
+  a.num_segments = plan.segments;
+  if (plan.split != SlotSplit::one_partition) {
     const PagedDecodeBuffers b = paged_decode_buffers(p, plan, workspace);
-    if (plan.planned) a.tasks = b.tasks;
+    if (plan.split == SlotSplit::planned) a.tasks = b.tasks;
     a.ws_o = b.o;
     a.ws_lse = b.lse;
   }
@@ -80,11 +80,11 @@ inline PagedDecodeReduceArgs make_paged_decode_reduce_args(const PagedDecodePara
   PagedDecodeReduceArgs r;
   r.ws_o = b.o;
   r.ws_lse = b.lse;
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     r.tasks = b.tasks;
     r.item_task0 = b.item_task0;
   }
-  r.num_segments = plan.planned ? 1 : plan.segments;
+  r.num_segments = plan.segments;
   r.num_seqs = p.num_seqs;
   r.q_len = p.q_len;
   r.num_q_heads = p.num_q_heads;
@@ -107,7 +107,7 @@ inline PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p
   g.grid.x = static_cast<uint32_t>(int64_t(plan.capacity) * plan.grid_y);
   g.threads = static_cast<uint32_t>(threads);
   g.dynamic_lds = static_cast<uint32_t>(dynamic_lds);
-  g.reduce = plan.planned || plan.segments > 1;
+  g.reduce = plan.split != SlotSplit::one_partition;
   if (g.reduce) {
     g.reduce_threads = static_cast<uint32_t>(split_kv_reduce_threads(head_dim));
     const int64_t items = static_cast<int64_t>(p.num_seqs) * p.q_len * p.num_q_heads;

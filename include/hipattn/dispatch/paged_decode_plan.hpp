@@ -75,8 +75,8 @@ struct PagedDecodePlan {
   // The page size compiled into the configuration, with 32-bit offsets (paged_decode_fast_page), or 0:
   // any page size, 64-bit offsets.
   int32_t fast_page = 0;
-  bool planned = false;
-  int32_t segments = 1;     // uniform split: segments a sequence (1: one partition or planned)
+  SlotSplit split = SlotSplit::one_partition;  // the reduce follows unless one_partition
+  int32_t segments = 1;     // uniform: segments a sequence (> 1); 1 otherwise
   int32_t capacity = 0;     // task slots: planned, or sequences x segments
   int32_t fixed_tiles = 0;  // batch-invariant bound (tiles), 0: min-max
   size_t workspace_bytes = 0;
@@ -168,16 +168,17 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
   const int32_t uniform_segments =
       paged_decode_uniform_segments(int64_t(p.num_seqs) * plan.grid_y, budget, max_tiles);
   int32_t segments = 1;
+  bool planned = false;
   switch (opt.split) {
     case PagedDecodeSplit::one_partition: plan.reason = "forced one partition"; break;
-    case PagedDecodeSplit::planned: plan.planned = true; plan.reason = "forced planned"; break;
+    case PagedDecodeSplit::planned: planned = true; plan.reason = "forced planned"; break;
     case PagedDecodeSplit::uniform:
       segments = opt.num_segments > 0 ? opt.num_segments : uniform_segments;
       plan.reason = "forced uniform";
       break;
     default:
       if (opt.batch_invariant_keys > 0) {
-        plan.planned = true;
+        planned = true;
         plan.reason = "auto: batch-invariant";
       } else if (max_tiles <= 1) {
         plan.reason = "auto: one partition (no sequence holds more than one tile)";
@@ -185,24 +186,25 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
         segments = uniform_segments;
         plan.reason = "auto: uniform (" + std::to_string(int64_t(p.num_seqs) * plan.grid_y) + " workgroups at one task a sequence)";
       } else {
-        plan.planned = true;
+        planned = true;
         plan.reason = "auto: planned (a sequence may hold " + std::to_string(max_tiles) + " tiles)";
       }
   }
   if (p.num_seqs == 0) {  // an empty batch launches nothing
-    plan.planned = false;
     plan.reason += "; empty batch";
     return plan;
   }
-  if (!plan.planned) {
+  if (!planned) {
     plan.segments = segments;
     plan.capacity = static_cast<int32_t>(std::min<int64_t>(int64_t(p.num_seqs) * segments, 0x7fffffff));
     if (segments > 1) {
+      plan.split = SlotSplit::uniform;
       plan.reason += "; " + std::to_string(segments) + " segments a sequence";
       plan.workspace_bytes = paged_decode_workspace(p, plan.capacity).total;
     }
     return plan;
   }
+  plan.split = SlotSplit::planned;
   if (opt.batch_invariant_keys > 0) {
     plan.fixed_tiles = (opt.batch_invariant_keys + tile_keys - 1) / tile_keys;
     const int64_t per_seq = (max_tiles + plan.fixed_tiles - 1) / plan.fixed_tiles;

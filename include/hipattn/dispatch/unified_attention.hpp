@@ -56,7 +56,7 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
   } else if (g.split) {
     rt::ensure_max_dynamic_shared(split_kv_3d_kernel<Cfg>, Cfg::kSmemBytes,
                                   [] { return config_name<Cfg>("split_kv_3d_kernel"); });
-    if (plan.planned) {  // the tasks of this call's lengths, on the device (graph-safe)
+    if (plan.grid == UnifiedGrid::split_planned) {  // the tasks of this call's lengths, on the device (graph-safe)
       plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_unified_plan_args(p, plan, workspace, Cfg::kBN));
       HIPATTN_CHECK_LAUNCH();
     }
@@ -75,7 +75,7 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
 }
 
 #if defined(HIPATTN_BACKEND_CUDA)
-// The 2D grid's q-blocks on sm_90's warp-specialised pipeline (plan.warpgroup): the skeleton's
+// The 2D grid's q-blocks on sm_90's warp-specialised pipeline (PlanPipeline::warpgroup): the skeleton's
 // arguments over 128-row q-blocks, one workgroup per (q-block, kv head, head chunk).
 template <class Cfg>
 void launch_unified_warpgroup(const UnifiedAttentionParams& p, const UnifiedPlan& plan, rt::stream_t stream,
@@ -93,11 +93,11 @@ void launch_unified_warpgroup(const UnifiedAttentionParams& p, const UnifiedPlan
 
 // One instance (target, q dtype, KV kind, head size, variant): both tile kinds, 2D and 3D, and the
 // warp-specialised pipelines of 16-bit prefill q-blocks on the 2D grid: sm_90's warpgroup pipeline
-// (plan.warpgroup), gfx950's ping-pong (plan.pingpong, through visit_unified_tile).
+// (PlanPipeline::warpgroup), gfx950's ping-pong (PlanPipeline::pingpong, through visit_unified_tile).
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant>
 void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s,
                              const Variant& variant) {
-  if (plan.warpgroup) {
+  if (plan.pipeline == PlanPipeline::warpgroup) {
 #if defined(HIPATTN_BACKEND_CUDA)
     if constexpr (kT == Target::sm90 && kKv == KvKind::same16 && unified_warpgroup_head(kD)) {
       launch_unified_warpgroup<UnifiedWarpgroupConfig<kBf16, kD, Variant>>(p, plan, s, variant);

@@ -54,7 +54,7 @@ template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, 
           CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv), class KvLayout = RowKvLayout>
 using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT, kCopy, KvLayout>::Config;
 
-// gfx950's ping-pong instance of (dtype, head size, variant) (plan.pingpong): PingPongConfig
+// gfx950's ping-pong instance of (dtype, head size, variant) (PlanPipeline::pingpong): PingPongConfig
 // (kernels/common/pingpong_config.hpp) over the AttentionConfig of gfx950_pingpong_tile, 16-bit cache,
 // LDS-DMA loads, 64-bit offsets, any page size. Built for the head sizes and variants the planner
 // sends there (unified_pingpong_head: d = 128 and 256, the plain variant or a caller's, which the
@@ -101,10 +101,10 @@ void visit_unified_tile(UnifiedTileKind kind, CopyModel kv_copy, F&& f) {
   else
     visit_unified_copy<kT, kBf16, kKv, kD, UnifiedTileKind::prefill, Variant>(kv_copy, f);
 }
-// ... or the ping-pong instance (plan.pingpong).
+// ... or the ping-pong instance (PlanPipeline::pingpong).
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
 void visit_unified_tile(const UnifiedPlan& plan, F&& f) {
-  if (plan.pingpong) {
+  if (plan.pipeline == PlanPipeline::pingpong) {
     if constexpr (unified_pingpong_built<kT, kKv, kD, Variant>()) {
       f.template operator()<unified_pingpong_config_t<kBf16, kD, Variant>>();
       return;
@@ -135,7 +135,8 @@ void visit_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& pl
 
 // ---- kernel arguments -----------------------------------------------------------------------------
 
-// The buffers of a planned 3D launch (plan.planned) in `workspace` (unified_planned_workspace's layout).
+// The buffers of a planned 3D launch (UnifiedGrid::split_planned) in `workspace`
+// (unified_planned_workspace's layout).
 inline SlotBuffers unified_planned_buffers(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace) {
   return slot_buffers(unified_planned_workspace(p, plan.capacity), workspace);
 }
@@ -173,7 +174,7 @@ inline SplitKvWorkspace split_kv_workspace(const UnifiedAttentionParams& p, cons
   return w;
 }
 
-// The arguments of the 2D kernel (plan.split false) or of the 3D split-KV kernel (plan.split true;
+// The arguments of the 2D kernel (plan.split() false) or of the 3D split-KV kernel (plan.split() true;
 // `workspace` then holds plan.workspace_bytes). head_dim is the instance's kD (== p.head_size).
 // `variant` travels in the arguments as given (unified_variant_from_params for the standard ones).
 template <class KvParams, class Variant>
@@ -184,12 +185,12 @@ UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAtten
   a.cu_seqlens_q = p.cu_seqlens_q;
   a.num_tokens = p.num_tokens;
   a.decode_grid = plan.decode_grid;
-  if (plan.split && plan.planned) {
+  if (plan.grid == UnifiedGrid::split_planned) {
     const SlotBuffers b = unified_planned_buffers(p, plan, workspace);
     a.tasks = b.tasks;
     a.ws_o = b.o;
     a.ws_lse = b.lse;
-  } else if (plan.split) {
+  } else if (plan.split()) {
     const SplitKvWorkspace w = split_kv_workspace(p, plan, workspace, head_dim);
     a.num_segments = plan.num_segments;
     a.ws_o = w.o;
@@ -225,7 +226,7 @@ inline SplitKvReduceArgs make_split_kv_reduce_args(const UnifiedAttentionParams&
   r.ws_o = w.o;
   r.ws_lse = w.lse;
   r.num_segments = plan.num_segments;
-  if (plan.planned) {
+  if (plan.grid == UnifiedGrid::split_planned) {
     const SlotBuffers b = unified_planned_buffers(p, plan, workspace);
     r.ws_o = b.o;
     r.ws_lse = b.lse;
@@ -259,13 +260,13 @@ inline UnifiedLaunchGeometry make_unified_launch_geometry(const UnifiedAttention
                                                           int threads, int dynamic_lds, int head_dim) {
   UnifiedLaunchGeometry g;
   g.empty = p.num_tokens == 0 || p.num_seqs == 0;
-  g.split = plan.split;
-  g.grid.x = static_cast<uint32_t>(plan.split && plan.planned ? plan.capacity : plan.grid_x);
+  g.split = plan.split();
+  g.grid.x = static_cast<uint32_t>(plan.grid == UnifiedGrid::split_planned ? plan.capacity : plan.grid_x);
   g.grid.y = static_cast<uint32_t>(p.num_kv_heads * plan.head_chunks);
-  g.grid.z = static_cast<uint32_t>(plan.split && !plan.planned ? plan.num_segments : 1);
+  g.grid.z = static_cast<uint32_t>(plan.grid == UnifiedGrid::split_uniform ? plan.num_segments : 1);
   g.threads = static_cast<uint32_t>(threads);
   g.dynamic_lds = static_cast<uint32_t>(dynamic_lds);
-  if (plan.split) {
+  if (plan.split()) {
     g.reduce_threads = static_cast<uint32_t>(split_kv_reduce_threads(head_dim));
     g.reduce_items_per_block = split_kv_reduce_items_per_block(head_dim);
     const int64_t items = static_cast<int64_t>(p.num_tokens) * p.num_q_heads;

@@ -105,32 +105,42 @@ constexpr int unified_residency(const UnifiedTile& t, int head_size, bool fp8, T
   return unified_residency(t, head_size, fp8 ? KvKind::e4m3fn : KvKind::same16, target);
 }
 
+// The grid a plan launches: the 2D grid (one workgroup a q-block, kv head and head chunk), or the
+// 3D split-KV grid whose KV tiles are cut into uniform segments per q-block or into the device
+// planner's tasks (kernels/common/task_plan.hpp), followed by the reduce.
+enum class UnifiedGrid : uint8_t { two_d, split_uniform, split_planned };
+
+// The pipeline that runs a plan's q-blocks (UnifiedPipeline is the option that asks for one):
+//   skeleton   the attention skeleton (every grid)
+//   warpgroup  sm_90's warp-specialised pipeline (kernels/unified/warpgroup.hpp): the 2D grid's
+//              128-row q-blocks, one workgroup an SM
+//   pingpong   gfx950's ping-pong schedule (PingPongConfig of gfx950_pingpong_tile, 128-row
+//              q-blocks, kv_copy lds_dma): the 2D grid only
+enum class PlanPipeline : uint8_t { skeleton, warpgroup, pingpong };
+
 // The plan of one call.
 struct UnifiedPlan {
   UnifiedTileKind tile_kind = UnifiedTileKind::prefill;
   UnifiedTile tile{};
-  bool split = false;         // 3D split-KV
-  int32_t num_segments = 1;   // 3D segments per q-block (uniform split)
-  // planned 3D (decode grid, no forced segment count): the device planner (kernels/common/task_plan.hpp)
-  // cuts each sequence's tiles into tasks over `capacity` task slots per kv head and head chunk
-  bool planned = false;
+  UnifiedGrid grid = UnifiedGrid::two_d;
+  PlanPipeline pipeline = PlanPipeline::skeleton;  // not skeleton: the 2D grid
+  int32_t num_segments = 1;   // 3D segments per q-block (split_uniform)
+  // split_planned (decode grid, no forced segment count): the device planner cuts each sequence's
+  // tiles into tasks over `capacity` task slots per kv head and head chunk
   int32_t capacity = 0;
   int32_t rows_per_token = 1; // q heads of one token in a workgroup
   int32_t block_q = 1;        // tokens per q-block
   int32_t head_chunks = 1;
-  bool decode_grid = false;
+  bool decode_grid = false;   // every q length <= 1: one q-block a sequence (any grid)
   int64_t grid_x = 0;         // q-blocks (upper bound)
   int64_t base_workgroups = 0;  // grid_x * num_kv_heads * head_chunks
   int32_t residency = 0;        // workgroups of the tile one CU / SM holds (unified_residency)
   CopyModel kv_copy = CopyModel::async;  // the KV loader policy (kv_copy_model, or its fallback)
-  // sm_90: the 2D grid's q-blocks run on the warp-specialised pipeline (kernels/unified/warpgroup.hpp):
-  // 128-row q-blocks (the row map above is theirs), one workgroup an SM
-  bool warpgroup = false;
-  // gfx950: the 2D grid's q-blocks run on the ping-pong schedule (PingPongConfig of `tile`, which is
-  // gfx950_pingpong_tile: 128-row q-blocks; kv_copy is lds_dma)
-  bool pingpong = false;
   size_t workspace_bytes = 0;
   std::string reason;
+
+  // 3D split-KV (either split grid).
+  constexpr bool split() const { return grid != UnifiedGrid::two_d; }
 };
 
 // Whether every byte of k_cache and v_cache lies within the LDS-DMA loader's buffer range of its
@@ -166,7 +176,7 @@ inline const char* unified_warpgroup_refusal(const UnifiedAttentionParams& p, Ta
   if (is_fp8(p.q_dtype) || p.kv_dtype != p.q_dtype) return "it takes 16-bit queries over a cache of the same dtype";
   if (!unified_warpgroup_head(p.head_size)) return "it has tiles for head sizes 64, 128, 192 and 256";
   if (plan.tile_kind != UnifiedTileKind::prefill || plan.decode_grid) return "a decode batch runs the decode tiles";
-  if (plan.split) return "it runs the 2D grid, and the plan split the KV (3D)";
+  if (plan.split()) return "it runs the 2D grid, and the plan split the KV (3D)";
   return nullptr;
 }
 
@@ -185,7 +195,7 @@ inline const char* unified_pingpong_refusal(const UnifiedAttentionParams& p, Tar
   if (!unified_pingpong_head(p.head_size, unified_uses_full_variant(p)))
     return "it serves head sizes 128 and 256 without softcap, ALiBi or QQ-bias";
   if (plan.tile_kind != UnifiedTileKind::prefill || plan.decode_grid) return "a decode batch runs the decode tiles";
-  if (plan.split) return "it runs the 2D grid, and the plan split the KV (3D)";
+  if (plan.split()) return "it runs the 2D grid, and the plan split the KV (3D)";
   if (!unified_kv_within_lds_dma_window(p)) return "a cache extends past the LDS-DMA loader's 4 GiB buffer range";
   return nullptr;
 }
@@ -204,6 +214,116 @@ inline InstanceKey unified_instance_key(const UnifiedAttentionParams& p, Target 
   return k;
 }
 
+// The row map of a workgroup of `rows` rows and the 2D grid it gives (q-blocks x kv heads x head
+// chunks): the tile's, or a warp-specialised pipeline's 128.
+inline void place_rows(UnifiedPlan& plan, const UnifiedAttentionParams& p, int32_t group, int32_t rows) {
+  const RowMap rm = skeleton_row_map(group, rows, 1);
+  plan.rows_per_token = rm.rows_per_token;
+  plan.block_q = rm.block_q;
+  plan.head_chunks = rm.head_chunks;
+  plan.grid_x = plan.decode_grid ? p.num_seqs : static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
+  plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
+}
+
+// 2D or 3D by the path option, or automatically: 3D when the 2D grid cannot fill the device (`fill`
+// workgroups at once) and sequences are long enough to split (>= 4 KV tiles). Sets plan.reason.
+inline bool unified_path_splits(const UnifiedOptions& opt, UnifiedPlan& plan, int64_t fill, int32_t max_tiles) {
+  switch (opt.path) {
+    case UnifiedPath::two_d: plan.reason = "forced 2d"; return false;
+    case UnifiedPath::three_d: plan.reason = "forced 3d"; return true;
+    default: break;
+  }
+  const bool split = plan.base_workgroups < fill && max_tiles >= 4;
+  plan.reason = split ? "auto: 2D grid of " + std::to_string(plan.base_workgroups) + " workgroups < " +
+                            std::to_string(fill) + " and >= 4 KV tiles: split KV"
+                      : "auto: 2D grid fills the device or sequences are short";
+  return split;
+}
+
+// The grid of the plan so far (the path's choice, then the planned split). Planned split (the device
+// planner, ALGORITHM.md 7) where uniform segments cannot balance: a decode batch whose uniform split
+// would cut each sequence into at most 2 segments while one may hold 64 tiles or more (a long
+// sequence among short ones keeps half its keys in one workgroup). Many segments already cut every
+// sequence finely, and the planner's one-workgroup launch (7-40 us on the H200, bench/NOTES.md) would
+// only add to short calls.
+// A decode batch whose 2D grid fills the device but whose bound allows a sequence of 256 tiles or
+// more (16K keys at 64-key tiles) is planned too: one long sequence among many short ones would
+// otherwise run alone at the end (255 x 1K + 1 x 100K: 1.86 ms in 2D). Uniform batches then get one
+// task a sequence (the planner's launch, 4-8 us, on a call of 1 ms or more).
+inline UnifiedGrid choose_unified_grid(const UnifiedAttentionParams& p, const UnifiedOptions& opt, UnifiedPlan& plan,
+                                       int64_t fill, int32_t max_tiles) {
+  const bool split = unified_path_splits(opt, plan, fill, max_tiles);
+  if (opt.split == UnifiedSplit::planned && (!plan.decode_grid || opt.num_segments != 0))
+    throw Error(ErrorCode::invalid_argument, "options.split",
+                std::string("planned needs a decode batch (max_seqlen_q <= 1, got ") + std::to_string(p.max_seqlen_q) +
+                    ") and no forced num_segments (got " + std::to_string(opt.num_segments) + ")");
+  const bool may_plan = plan.decode_grid && opt.num_segments == 0;
+  if (split) {
+    const bool planned = may_plan && (opt.split == UnifiedSplit::planned ||
+                                      (opt.split == UnifiedSplit::automatic && max_tiles >= 64 &&
+                                       choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64)) <= 2));
+    return planned ? UnifiedGrid::split_planned : UnifiedGrid::split_uniform;
+  }
+  if (may_plan && opt.path == UnifiedPath::automatic && opt.split != UnifiedSplit::uniform && max_tiles >= 256) {
+    plan.reason += "; a sequence may hold " + std::to_string(max_tiles) + " tiles: planned split";
+    return UnifiedGrid::split_planned;
+  }
+  return UnifiedGrid::two_d;
+}
+
+// The segment count or task slots of the plan's split grid, and its workspace.
+inline void size_unified_split(const UnifiedAttentionParams& p, const UnifiedOptions& opt, UnifiedPlan& plan,
+                               int64_t fill, int32_t max_tiles) {
+  if (plan.grid == UnifiedGrid::split_planned) {
+    // Whole waves of slots (planned_capacity), at least one a sequence. The planner sizes the tasks
+    // from this call's lengths.
+    const int64_t per_slot = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks;
+    plan.capacity = planned_capacity(p.num_seqs, fill, per_slot);
+    plan.num_segments = 1;
+    plan.workspace_bytes = unified_planned_workspace_bytes(p, plan.capacity);
+    plan.reason += "; planned: " + std::to_string(plan.capacity) + " task slots";
+  } else if (plan.grid == UnifiedGrid::split_uniform) {
+    const int32_t seg = opt.num_segments != 0 ? opt.num_segments
+                                              : choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64));
+    plan.num_segments = seg;
+    plan.workspace_bytes = static_cast<size_t>(seg) * static_cast<size_t>(p.num_tokens) *
+                           static_cast<size_t>(p.num_q_heads) * (static_cast<size_t>(p.head_size) + 1) * sizeof(float);
+    plan.workspace_bytes += 256;  // alignment slack for the lse block
+  }
+}
+
+// sm_90's warpgroup pipeline where the option allows it and unified_warpgroup_refusal has no objection
+// (a named pipeline it refuses is an error): 128-row q-blocks, one workgroup an SM.
+inline void choose_warpgroup(const UnifiedAttentionParams& p, const UnifiedOptions& opt, const PlanDevice& dev,
+                             int32_t group, UnifiedPlan& plan) {
+  const char* refusal = unified_warpgroup_refusal(p, dev.target, plan);
+  if (opt.pipeline == UnifiedPipeline::warpgroup && refusal != nullptr)
+    throw Error(ErrorCode::unsupported, "options.pipeline", std::string("warpgroup: ") + refusal);
+  if (refusal != nullptr || (opt.pipeline != UnifiedPipeline::automatic && opt.pipeline != UnifiedPipeline::warpgroup)) return;
+  plan.pipeline = PlanPipeline::warpgroup;
+  place_rows(plan, p, group, 128);
+  plan.residency = 1;
+  plan.reason += "; sm_90 warpgroup pipeline: 128 rows x " + std::to_string(unified_warpgroup_keys(p.head_size)) + " keys";
+}
+
+// gfx950's ping-pong schedule where asked for, or automatically where unified_pingpong_preferred, and
+// unified_pingpong_refusal has no objection (a named pipeline it refuses is an error).
+inline void choose_pingpong(const UnifiedAttentionParams& p, const UnifiedOptions& opt, const PlanDevice& dev,
+                            int32_t group, UnifiedPlan& plan) {
+  const char* refusal = unified_pingpong_refusal(p, dev.target, plan);
+  if (opt.pipeline == UnifiedPipeline::pingpong && refusal != nullptr)
+    throw Error(ErrorCode::unsupported, "options.pipeline", std::string("pingpong: ") + refusal);
+  const bool wanted = opt.pipeline == UnifiedPipeline::pingpong ||
+                      (opt.pipeline == UnifiedPipeline::automatic && unified_pingpong_preferred(p.head_size));
+  if (refusal != nullptr || !wanted) return;
+  plan.pipeline = PlanPipeline::pingpong;
+  plan.tile = gfx950_pingpong_tile(p.head_size);
+  place_rows(plan, p, group, plan.tile.rows());
+  plan.residency = unified_residency(plan.tile, p.head_size, KvKind::same16, dev.target);
+  plan.kv_copy = CopyModel::lds_dma;
+  plan.reason += "; gfx950 ping-pong: 128 rows x 32 keys, " + std::to_string(plan.residency) + " a CU";
+}
+
 inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const UnifiedOptions& opt,
                                           const PlanDevice& dev) {
   throw_if_error(validate_options(opt));  // every option field in range before any is read
@@ -217,105 +337,19 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
                                                       std::string(target_name(dev.target)));
   const bool fp8 = p.kv_dtype == DType::fp8_e4m3fn || p.kv_dtype == DType::fp8_e4m3fnuz;
   plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target, fp8);
-  const RowMap rm = skeleton_row_map(group, plan.tile.rows(), 1);
-  plan.rows_per_token = rm.rows_per_token;
-  plan.block_q = rm.block_q;
-  plan.head_chunks = rm.head_chunks;
   plan.decode_grid = p.max_seqlen_q <= 1;
-  plan.grid_x = plan.decode_grid ? p.num_seqs : static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
-  plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
-
-  // 3D when the 2D grid cannot fill the device and sequences are long enough to split. A full device
-  // holds `residency` workgroups of this tile per CU / SM.
-  // (the cache's storage: the fp8 matrix path's smaller Q tile fits at least as many, and workspaces
-  // sized from traits that do not name the query dtype stay a bound)
+  place_rows(plan, p, group, plan.tile.rows());
+  // A full device holds `residency` workgroups of this tile per CU / SM (the cache's storage: the fp8
+  // matrix path's smaller Q tile fits at least as many, and workspaces sized from traits that do not
+  // name the query dtype stay a bound).
   plan.residency = unified_residency(plan.tile, p.head_size, fp8, dev.target);
   plan.kv_copy = unified_kv_copy(p, dev.target, plan.tile_kind);
   const int64_t fill = static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
   const int32_t max_tiles = (std::max(1, p.max_seqlen_k) + plan.tile.keys() - 1) / plan.tile.keys();
-  bool split;
-  switch (opt.path) {
-    case UnifiedPath::two_d: split = false; plan.reason = "forced 2d"; break;
-    case UnifiedPath::three_d: split = true; plan.reason = "forced 3d"; break;
-    default:
-      split = plan.base_workgroups < fill && max_tiles >= 4;
-      plan.reason = split ? "auto: 2D grid of " + std::to_string(plan.base_workgroups) + " workgroups < " +
-                                std::to_string(fill) + " and >= 4 KV tiles: split KV"
-                          : "auto: 2D grid fills the device or sequences are short";
-  }
-  plan.split = split;
-  if (opt.split == UnifiedSplit::planned && (!plan.decode_grid || opt.num_segments != 0))
-    throw Error(ErrorCode::invalid_argument, "options.split",
-                std::string("planned needs a decode batch (max_seqlen_q <= 1, got ") + std::to_string(p.max_seqlen_q) +
-                    ") and no forced num_segments (got " + std::to_string(opt.num_segments) + ")");
-  // Planned split (the device planner, ALGORITHM.md 7) where uniform segments cannot balance: a decode
-  // batch whose uniform split would cut each sequence into at most 2 segments while one may hold 64
-  // tiles or more (a long sequence among short ones keeps half its keys in one workgroup). Many
-  // segments already cut every sequence finely, and the planner's one-workgroup launch (7-40 us on
-  // the H200, bench/NOTES.md) would only add to short calls.
-  // A decode batch whose 2D grid fills the device but whose bound allows a sequence of 256 tiles or
-  // more (16K keys at 64-key tiles) is planned too: one long sequence among many short ones would
-  // otherwise run alone at the end (255 x 1K + 1 x 100K: 1.86 ms in 2D). Uniform batches then get
-  // one task a sequence (the planner's launch, 4-8 us, on a call of 1 ms or more).
-  bool planned = false;
-  if (split && plan.decode_grid && opt.num_segments == 0) {
-    planned = opt.split == UnifiedSplit::planned ||
-              (opt.split == UnifiedSplit::automatic && max_tiles >= 64 &&
-               choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64)) <= 2);
-  } else if (!split && opt.path == UnifiedPath::automatic && plan.decode_grid && opt.split != UnifiedSplit::uniform &&
-             opt.num_segments == 0 && max_tiles >= 256) {
-    planned = split = true;
-    plan.reason += "; a sequence may hold " + std::to_string(max_tiles) + " tiles: planned split";
-  }
-  plan.split = split;
-  if (planned) {
-    // Planned: whole waves of slots (planned_capacity), at least one a sequence. The planner sizes
-    // the tasks from this call's lengths.
-    const int64_t per_slot = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks;
-    plan.planned = true;
-    plan.capacity = planned_capacity(p.num_seqs, fill, per_slot);
-    plan.num_segments = 1;
-    plan.workspace_bytes = unified_planned_workspace_bytes(p, plan.capacity);
-    plan.reason += "; planned: " + std::to_string(plan.capacity) + " task slots";
-  } else if (split) {
-    int32_t seg = opt.num_segments;
-    if (seg == 0) seg = choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64));
-    plan.num_segments = seg;
-    plan.workspace_bytes = static_cast<size_t>(seg) * static_cast<size_t>(p.num_tokens) *
-                           static_cast<size_t>(p.num_q_heads) * (static_cast<size_t>(p.head_size) + 1) * sizeof(float);
-    plan.workspace_bytes += 256;  // alignment slack for the lse block
-  }
-  // The 2D grid of a pipeline with its own q-block rows (the warpgroup pipeline's and the ping-pong's
-  // 128): the row map, its grid and workgroup count.
-  const auto remap_rows = [&](int rows) {
-    const RowMap rm = skeleton_row_map(group, rows, 1);
-    plan.rows_per_token = rm.rows_per_token;
-    plan.block_q = rm.block_q;
-    plan.head_chunks = rm.head_chunks;
-    plan.grid_x = static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
-    plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
-  };
-  const char* refusal = unified_warpgroup_refusal(p, dev.target, plan);
-  if (opt.pipeline == UnifiedPipeline::warpgroup && refusal != nullptr)
-    throw Error(ErrorCode::unsupported, "options.pipeline", std::string("warpgroup: ") + refusal);
-  if (refusal == nullptr && (opt.pipeline == UnifiedPipeline::automatic || opt.pipeline == UnifiedPipeline::warpgroup)) {
-    plan.warpgroup = true;
-    remap_rows(128);
-    plan.residency = 1;
-    plan.reason += "; sm_90 warpgroup pipeline: 128 rows x " + std::to_string(unified_warpgroup_keys(p.head_size)) + " keys";
-  }
-  const char* pp_refusal = unified_pingpong_refusal(p, dev.target, plan);
-  if (opt.pipeline == UnifiedPipeline::pingpong && pp_refusal != nullptr)
-    throw Error(ErrorCode::unsupported, "options.pipeline", std::string("pingpong: ") + pp_refusal);
-  if (pp_refusal == nullptr && ((opt.pipeline == UnifiedPipeline::automatic && unified_pingpong_preferred(p.head_size)) ||
-                                 opt.pipeline == UnifiedPipeline::pingpong)) {
-    plan.pingpong = true;
-    plan.tile = gfx950_pingpong_tile(p.head_size);
-    remap_rows(plan.tile.rows());
-    plan.residency = unified_residency(plan.tile, p.head_size, KvKind::same16, dev.target);
-    plan.kv_copy = CopyModel::lds_dma;
-    plan.reason += "; gfx950 ping-pong: 128 rows x 32 keys, " + std::to_string(plan.residency) + " a CU";
-  }
+  plan.grid = choose_unified_grid(p, opt, plan, fill, max_tiles);
+  size_unified_split(p, opt, plan, fill, max_tiles);
+  choose_warpgroup(p, opt, dev, group, plan);
+  choose_pingpong(p, opt, dev, group, plan);
   return plan;
 }
 
