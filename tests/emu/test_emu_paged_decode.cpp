@@ -5,7 +5,7 @@
 // paged_decode<kAllUnifiedInstances>, with the device planner and the reduces). Each case plans like
 // the dispatcher (plan_paged_decode with the target's CU count), picks the very configuration it
 // would launch (visit_paged_decode_config), builds the arguments and grids with the dispatcher's own
-// builders (dispatch/paged_decode_plan.hpp), and runs what paged_decode() runs: one partition (the
+// builders (dispatch/paged_decode_launch.hpp), and runs what paged_decode() runs: one partition (the
 // kernel alone), uniform segments (the kernel, then the reduce), or planned (plan_decode_tasks_kernel,
 // then the kernel over its tasks, then the reduce; min-max and batch-invariant bounds); the device
 // plan must equal the host plan of the same lengths. Problems are tiny (the

@@ -1,6 +1,7 @@
-// The MLA decode plan (dispatch/mla_decode.hpp, host part): which calls are planned, how many task
-// slots they get, that the workspace sized from traits covers every call within them, and the output
-// arguments the kernel and the reduce take (the output format; each consumer's column window).
+// The MLA decode plan (dispatch/mla_decode_plan.hpp): which calls are planned, how many task slots
+// they get, that the workspace sized from traits covers every call within them; and the output
+// arguments the kernel and the reduce take (dispatch/mla_decode_launch.hpp: the output format; each
+// consumer's column window).
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -7,12 +7,12 @@
 //   hipattn::paged_decode(params, ws, bytes, stream);
 //
 // A call validates the params (throws hipattn::Error naming the field), plans on the host from host
-// values only (dispatch/paged_decode_plan.hpp; arguments and geometry: paged_decode_launch.hpp), then launches the device planner (planned plans),
-// the kernel and the reduce (planned plans) on `stream`. It never allocates and never synchronizes;
-// the grid depends on host values only, so a captured graph replays with other seq_lens_k and block
-// tables. The instances are unified attention's (same keys, same table and filter); an instance
-// library (hipattn_add_unified_instances(), both families) has its own entry point,
-// hipattn::prebuilt::paged_decode (dispatch/prebuilt.hpp).
+// values only (dispatch/paged_decode_plan.hpp; arguments and geometry: paged_decode_launch.hpp), then
+// launches the device planner (planned plans), the kernel and the reduce (split plans) on `stream`.
+// It never allocates and never synchronizes; the grid depends on host values only, so a captured
+// graph replays with other seq_lens_k and block tables. The instances are unified attention's (same
+// keys, same table and filter); an instance library (hipattn_add_instances()) has its own entry
+// point, hipattn::prebuilt::paged_decode (dispatch/prebuilt.hpp).
 #pragma once
 #include "hipattn/dispatch/paged_decode_launch.hpp"
 #include "hipattn/dispatch/paged_decode_plan.hpp"
