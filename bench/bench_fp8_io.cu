@@ -154,8 +154,8 @@ void bench_fp8_unified(benchmark::State& state, int scenario, Io io) {
     const rt::CapturedGraph graph([&](rt::stream_t st) { prebuilt::unified_attention(p, ws, pr.ws.bytes, st, opt); });
     const double ms = time_graph(state, graph);
     set_counters(state, sc.name, io, ms, pr.h->spec, pr.h->spec.seqs, p.max_seqlen_q > 1);
-    state.counters["segments"] = !plan.split ? 0 : plan.planned ? plan.capacity : plan.num_segments;
-    state.SetLabel(!plan.split ? "2d" : plan.planned ? "3d-planned" : "3d");
+    state.counters["segments"] = !plan.split() ? 0 : plan.grid == UnifiedGrid::split_planned ? plan.capacity : plan.num_segments;
+    state.SetLabel(!plan.split() ? "2d" : plan.grid == UnifiedGrid::split_planned ? "3d-planned" : "3d");
   } catch (const std::exception& e) {  // hipattn::Error (unsupported, invalid), or no memory
     state.SkipWithError(e.what());
   }
@@ -188,7 +188,7 @@ void bench_fp8_paged(benchmark::State& state, int scenario, int q_len, Io io) {
     for (auto [ql, kl] : s.seqs) seqs.emplace_back(q_len, kl);
     set_counters(state, "paged_" + std::string(sc.name) + "_q" + std::to_string(q_len), io, ms, pr.h->spec, seqs, false);
     state.counters["slots"] = plan.capacity;
-    state.SetLabel(std::string(plan.planned ? "planned" : plan.segments > 1 ? "uniform" : "one_partition") +
+    state.SetLabel(std::string(plan.split == SlotSplit::planned ? "planned" : plan.segments > 1 ? "uniform" : "one_partition") +
                    (plan.tile_kind == UnifiedTileKind::decode ? " decode-tile" : " prefill-tile"));
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());

@@ -159,8 +159,8 @@ void bench_paged_decode(benchmark::State& state, const Case* c, KvChoice kv, int
       void* ws = sh.workspace(unified_attention_workspace_size(u));
       graph = std::make_unique<rt::CapturedGraph>(
           [&](rt::stream_t st) { prebuilt::unified_attention(u, ws, sh.ws.bytes, st); });
-      label = !plan.split ? "2d" : plan.planned ? "3d-planned" : "3d";
-      slots = !plan.split ? 0 : plan.planned ? plan.capacity : plan.num_segments;
+      label = !plan.split() ? "2d" : plan.grid == UnifiedGrid::split_planned ? "3d-planned" : "3d";
+      slots = !plan.split() ? 0 : plan.grid == UnifiedGrid::split_planned ? plan.capacity : plan.num_segments;
     } else {
       PagedDecodeOptions opt;
       opt.split = path == Path::one_partition ? PagedDecodeSplit::one_partition
@@ -174,7 +174,7 @@ void bench_paged_decode(benchmark::State& state, const Case* c, KvChoice kv, int
       void* ws = sh.workspace(paged_decode_workspace_size(traits, opt));
       graph = std::make_unique<rt::CapturedGraph>(
           [&](rt::stream_t st) { prebuilt::paged_decode(p, ws, sh.ws.bytes, st, opt); });
-      label = std::string(plan.planned ? "planned" : plan.segments > 1 ? "uniform" : "one_partition") +
+      label = std::string(plan.split == SlotSplit::planned ? "planned" : plan.segments > 1 ? "uniform" : "one_partition") +
               (plan.tile_kind == UnifiedTileKind::decode ? " decode-tile" : " prefill-tile");
       slots = plan.capacity;
     }

@@ -279,8 +279,8 @@ void bench_unified(benchmark::State& state, int scenario, UnifiedPath path, DTyp
   state.counters["TFLOP/s"] = b.flops / s / 1e12;
   state.counters["mma_frac"] = b.flops / s / 1e12 / g_mma_tflops;
   if (g_wgmma_tflops > 0) state.counters["wgmma_frac"] = b.flops / s / 1e12 / g_wgmma_tflops;
-  state.counters["segments"] = !plan.split ? 0 : plan.planned ? plan.capacity : plan.num_segments;
-  state.SetLabel(!plan.split ? (plan.warpgroup ? "2d-warpgroup" : plan.pingpong ? "2d-pingpong" : "2d") : plan.planned ? "3d-planned" : "3d");
+  state.counters["segments"] = !plan.split() ? 0 : plan.grid == UnifiedGrid::split_planned ? plan.capacity : plan.num_segments;
+  state.SetLabel(!plan.split() ? (plan.pipeline == PlanPipeline::warpgroup ? "2d-warpgroup" : plan.pipeline == PlanPipeline::pingpong ? "2d-pingpong" : "2d") : plan.grid == UnifiedGrid::split_planned ? "3d-planned" : "3d");
 }
 
 // Tile experiment: one prefill tile shape launched directly (2D), beside the dispatcher's choice, so

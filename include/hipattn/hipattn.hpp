@@ -2,8 +2,13 @@
 // description, its builder, validation, the planner and the float64 references; with HIP or nvcc it
 // adds the kernels and the host entry points.
 #pragma once
+#include "hipattn/dispatch/dense_prefill_launch.hpp"
+#include "hipattn/dispatch/dense_prefill_plan.hpp"
 #include "hipattn/dispatch/merge_attention_states.hpp"
 #include "hipattn/dispatch/mla_decode.hpp"
+#include "hipattn/dispatch/mla_decode_launch.hpp"
+#include "hipattn/dispatch/mla_decode_plan.hpp"
+#include "hipattn/dispatch/paged_decode_launch.hpp"
 #include "hipattn/dispatch/paged_decode_plan.hpp"
 #include "hipattn/dispatch/unified_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"

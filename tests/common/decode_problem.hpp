@@ -575,7 +575,7 @@ inline PagedDecodePlan device_plan(const PagedDecodeParams& p, const PagedDecode
 inline int check_device_plan(const PagedDecodeParams& p, const PagedDecodeOptions& opt, void* ws,
                              const std::vector<int32_t>& seq_lens) {
   const PagedDecodePlan plan = device_plan(p, opt);
-  if (!plan.planned) return 0;
+  if (plan.split != SlotSplit::planned) return 0;
   const PagedDecodeBuffers b = paged_decode_buffers(p, plan, ws);
   std::vector<PlanTask> tasks(size_t(plan.capacity)), want(tasks.size());
   std::vector<int32_t> task0(size_t(p.num_seqs)), want0(task0.size()), n(task0.size()), first(task0.size());

@@ -23,7 +23,7 @@ struct OtherCopyInstance {
                                                         TileShape{t.warps_m, t.warps_n, t.mt, t.kn, kStages}, kT),
                                         kCopy),
                               Variant>;
-  static_assert(type::kSmemBytes <= target_limits(kT).lds_bytes, "the tile fits its target's LDS");
+  static_assert(type::kSmemBytes <= target_lds_bytes(kT), "the tile fits its target's LDS");
 };
 template <bool kBf16, int kD, UnifiedTileKind kKind, class Variant, Target kT>
 using other_copy_config_t = typename OtherCopyInstance<kBf16, kD, kKind, Variant, kT>::type;

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "../common/attribute_failure.hpp"
 #include "../common/compare.hpp"
 #include "../common/gpu.hpp"
 #include "hipattn/dispatch/prebuilt.hpp"
@@ -58,7 +59,8 @@ TEST(KernelAttributes, FailedFirstSetThrowsTypedAndDoesNotPoisonLaterLaunches) {
       EXPECT_EQ(e.field(), "device") << e.what();
       const std::string what = e.what();
       // the 2D grid of 16-bit prefill q-blocks runs on sm_90's warpgroup pipeline (its own kernel)
-      const bool wg = plan_unified_attention(p, opt, plan_device(rt::cached_device_properties())).warpgroup;
+      const bool wg = plan_unified_attention(p, opt, plan_device(rt::cached_device_properties())).pipeline ==
+                       PlanPipeline::warpgroup;
       EXPECT_NE(what.find(split ? "split_kv_3d_kernel" : wg ? "unified_warpgroup_kernel" : "unified_2d_kernel"),
                 std::string::npos)
           << what;

@@ -359,7 +359,7 @@ TEST(PagedDecodeSlidingWindowCases, TwoSequencesOf20000AndShortBatch) {
       }
       // 32 sequences of 10 tiles over fewer than 64 slots: any split would need 64 tasks, so the
       // min-max plan keeps each in one pass.
-      if (variant == 1 && plan.planned && plan.capacity < 64) {
+      if (variant == 1 && plan.split == SlotSplit::planned && plan.capacity < 64) {
         EXPECT_EQ(r.most_parts, 1) << plan.reason;
       }
     }

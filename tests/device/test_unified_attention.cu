@@ -40,7 +40,7 @@ bool check_all_paths(const ProblemSpec& spec, const char* what) {
   two_d.path = UnifiedPath::two_d;
   const UnifiedPlan plan2d = plan_unified_attention(dp.params(), two_d, plan_device(rt::cached_device_properties()));
   std::vector<uint16_t> skeleton;
-  if (plan2d.warpgroup) {
+  if (plan2d.pipeline == PlanPipeline::warpgroup) {
     SCOPED_TRACE(std::string(what) + " path=2d-skeleton");
     const CompareStats st = run_and_compare(h, dp, ref, UnifiedPath::two_d, 0, &skeleton, UnifiedSplit::automatic,
                                             UnifiedPipeline::skeleton);
@@ -74,10 +74,10 @@ bool check_all_paths(const ProblemSpec& spec, const char* what) {
   double max_diff = 0;
   EXPECT_EQ(disagreement(raw[1], raw[2], max_diff), 0)
       << what << ": 2D and 3D outputs differ beyond rounding (max |2d - 3d| " << max_diff << ")";
-  if (plan2d.warpgroup)
+  if (plan2d.pipeline == PlanPipeline::warpgroup)
     EXPECT_EQ(disagreement(raw[1], skeleton, max_diff), 0)
         << what << ": the warpgroup and skeleton 2D outputs differ beyond rounding (max " << max_diff << ")";
-  return plan2d.warpgroup;
+  return plan2d.pipeline == PlanPipeline::warpgroup;
 }
 
 // ---- the 13 default scenarios x {auto, 2d, 3d} x KV {q dtype, fp8 per-tensor, fp8 per-(token, head)} ----

@@ -88,7 +88,7 @@ std::string reduce_manifest_of(const char* role) {
 inline std::string planner_manifest_text() { return planner_manifest(kPlannerThreads).c_str(); }
 
 // Launch the one kernel whose manifest is `manifest`.
-inline emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::string& manifest, UnifiedLaunchDim grid,
+inline emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::string& manifest, LaunchDim grid,
                                       uint32_t threads, uint32_t lds, const void* args, size_t bytes, emu::Memory& mem) {
   const emu::KernelInfo& k = co.find_manifest(manifest);
   return emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem);
@@ -162,7 +162,7 @@ void expect_tile_budget(const emu::CodeObject& co, const std::string& manifest, 
   EXPECT_LE(regs, tile.regs) << emu::gfx_name(gfx) << ": " << manifest << " uses " << k.vgpr_count << " VGPRs + "
                              << k.agpr_count << " AGPRs";
   const uint32_t lds = k.group_segment_fixed_size + Cfg::kSmemBytes;
-  EXPECT_LE(int64_t(residency) * lds, int64_t(target_limits(target).lds_bytes)) << manifest;
+  EXPECT_LE(int64_t(residency) * lds, int64_t(target_lds_bytes(target))) << manifest;
   EXPECT_EQ(k.private_segment_fixed_size, 0u) << manifest << ": scratch";
 }
 

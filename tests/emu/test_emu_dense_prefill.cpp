@@ -28,8 +28,8 @@
 // Code objects: $HIPATTN_EMU_DENSE_PREFILL_GFX942 / $HIPATTN_EMU_DENSE_PREFILL_GFX950 (each test skips,
 // saying so, when its variable is unset).
 //
-// The instance and its arguments are the dispatcher's own (dispatch/dense_prefill.hpp:
-// detail::dense_skeleton_config_t, detail::make_dense_skeleton_args, host-visible).
+// The instance and its arguments are the dispatcher's own (dispatch/dense_prefill_plan.hpp
+// detail::dense_skeleton_config_t, dispatch/dense_prefill_launch.hpp detail::make_dense_skeleton_args).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,7 +69,7 @@ std::shared_ptr<const emu::CodeObject> dense_code_object(const EmuTarget& t, std
   return env_code_object(t, "hipattn_isa_dense_prefill_all", why);
 }
 
-// ---- the instance and its arguments: dispatch/dense_prefill.hpp's own (host-visible) ----
+// ---- the instance and its arguments: dispatch/dense_prefill_{plan,launch}.hpp's own ----
 
 // launch_dense_prefill_cdna's choice (detail::visit_dense_cdna_instance): (dtype, head size, softcap) and
 // the schedule (the ping-pong instances where detail::dense_pingpong holds) on target t.
@@ -363,7 +363,7 @@ void launch_instance(const emu::CodeObject& co, const DensePrefillParams& p, Den
   res.by_band = a.dense.by_band;
   if (a.dense.q_blocks == 0) return;
   const auto t0 = std::chrono::steady_clock::now();
-  res.instructions = launch_kernel(co, kernel_manifest_text<Cfg>(), UnifiedLaunchDim{uint32_t(p.num_q_heads), uint32_t(a.dense.q_blocks), 1},
+  res.instructions = launch_kernel(co, kernel_manifest_text<Cfg>(), LaunchDim{uint32_t(p.num_q_heads), uint32_t(a.dense.q_blocks), 1},
                                    uint32_t(Cfg::kThreads), uint32_t(Cfg::kSmemBytes), &a, sizeof(a), dp.mem)
                          .instructions;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -147,7 +147,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
   res.plan = std::string(mla_decode_cdna_q8(p.q_dtype, p.kv_dtype, t.target) ? "q8, " : "") +
              std::to_string(plan.rows_per_token) + "x" + std::to_string(plan.block_q) + " rows, " +
              std::to_string(plan.row_blocks) + " row blocks, " +
-             (plan.planned ? "planned/" + std::to_string(plan.capacity) : std::string("one partition"));
+             (plan.split == SlotSplit::planned ? "planned/" + std::to_string(plan.capacity) : std::string("one partition"));
   uint64_t ws = 0;
   if (plan.workspace_bytes > 0) ws = em.mem.alloc(plan.workspace_bytes, "workspace");
   em.fill(em.out, em.h.out_bytes(), output_poison_byte(em.h.output.dtype));
@@ -155,10 +155,10 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
   em.fill(em.gs, em.h.group_scale_bytes(), 0xFF);
   em.fill(ws, plan.workspace_bytes, 0xFF);
   const auto t0 = std::chrono::steady_clock::now();
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     const DecodePlanArgs pa = make_mla_decode_plan_args(p, plan, dev_ptr(ws));
     res.instructions +=
-        launch_kernel(co, planner_manifest_text(), UnifiedLaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), em.mem).instructions;
+        launch_kernel(co, planner_manifest_text(), LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), em.mem).instructions;
     // the device plan equals the host plan of the same lengths
     const std::vector<int32_t>& lens = em.h.lens;
     std::vector<PlanTask> want(size_t(plan.capacity));
@@ -178,15 +178,15 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuMla&
   res.q8 = mla_decode_cdna_q8(p.q_dtype, p.kv_dtype, t.target);
   visit_config(t.target, bf16, p.kv_dtype, res.q8, [&]<class Cfg>() {
     const auto a = make_mla_decode_cdna_args<Cfg>(p, plan, dev_ptr(ws));
-    const UnifiedLaunchDim grid{static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1};
+    const LaunchDim grid{static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1};
     res.instructions +=
         launch_kernel(co, kernel_manifest_text<Cfg>(), grid, Cfg::kThreads, Cfg::kSmemBytes, &a, sizeof(a), em.mem).instructions;
   });
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     const PagedDecodeReduceArgs r = make_mla_decode_reduce_args(p, plan, dev_ptr(ws));
     const int64_t items = int64_t(p.batch) * p.q_len * p.num_heads;
     const int64_t per = split_kv_reduce_items_per_block(kMlaLatentDim);
-    const UnifiedLaunchDim grid{static_cast<uint32_t>((items + per - 1) / per), 1, 1};
+    const LaunchDim grid{static_cast<uint32_t>((items + per - 1) / per), 1, 1};
     res.instructions += launch_kernel(co, reduce_manifest_text(bf16), grid,
                                       uint32_t(split_kv_reduce_threads(kMlaLatentDim)), 0, &r, sizeof(r), em.mem)
                             .instructions;

@@ -5,7 +5,7 @@
 // paged_decode<kAllUnifiedInstances>, with the device planner and the reduces). Each case plans like
 // the dispatcher (plan_paged_decode with the target's CU count), picks the very configuration it
 // would launch (visit_paged_decode_config), builds the arguments and grids with the dispatcher's own
-// builders (dispatch/paged_decode_plan.hpp), and runs what paged_decode() runs: one partition (the
+// builders (dispatch/paged_decode_launch.hpp), and runs what paged_decode() runs: one partition (the
 // kernel alone), uniform segments (the kernel, then the reduce), or planned (plan_decode_tasks_kernel,
 // then the kernel over its tasks, then the reduce; min-max and batch-invariant bounds); the device
 // plan must equal the host plan of the same lengths. Problems are tiny (the
@@ -44,7 +44,7 @@
 #include "../common/decode_problem.hpp"
 #include "emu.hpp"
 #include "emu_dispatch.hpp"
-#include "hipattn/dispatch/paged_decode_plan.hpp"
+#include "hipattn/dispatch/paged_decode_launch.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
 #include "hipattn/problem/paged_decode_rules.hpp"
 #include "hipattn/reference/reference.hpp"
@@ -173,9 +173,9 @@ void launch_config(const emu::CodeObject& co, const PagedDecodeParams& p, const 
   if (g.empty) return;
   const paged_decode_args_t<Cfg> a = make_paged_decode_kernel_args<Cfg>(p, plan, dev_ptr(ws));
   res.kernel = Cfg::name().c_str();
-  if (plan.planned) {
+  if (plan.split == SlotSplit::planned) {
     const DecodePlanArgs pa = make_paged_decode_plan_args(p, plan, dev_ptr(ws), Cfg::kBN);
-    res.instructions += launch_kernel(co, planner_manifest_text(), UnifiedLaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa),
+    res.instructions += launch_kernel(co, planner_manifest_text(), LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa),
                                       ep.mem).instructions;
     // The device plan equals the host plan of the same lengths (status, item_task0, every slot).
     const std::vector<int32_t>& lens = ep.m.h.seq_lens_k;
@@ -224,7 +224,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuDeco
              (plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") + " " +
              std::to_string(plan.rows_per_token) + "x" + std::to_string(plan.block_q) +
              (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + "ch" : std::string()) + ", " +
-             (plan.planned          ? (plan.fixed_tiles > 0 ? "fixed/" : "planned/") + std::to_string(plan.capacity)
+             (plan.split == SlotSplit::planned          ? (plan.fixed_tiles > 0 ? "fixed/" : "planned/") + std::to_string(plan.capacity)
               : plan.segments > 1   ? "uniform x" + std::to_string(plan.segments)
                                     : std::string("one partition"));
   uint64_t ws = 0;
@@ -239,7 +239,7 @@ RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, EmuDeco
   res.out = ep.mem.download<uint8_t>(ep.out, ep.io.out_bytes());
   res.lse = ep.mem.download<float>(ep.lse, ep.lse_bytes / 4);
   res.group_scale = ep.eio.group_scales(ep.mem, ep.io);
-  if (plan.planned) res.plan += ", " + std::to_string(res.tasks) + " tasks (<= " + std::to_string(res.most_parts) + " a seq)";
+  if (plan.split == SlotSplit::planned) res.plan += ", " + std::to_string(res.tasks) + " tasks (<= " + std::to_string(res.most_parts) + " a seq)";
   return res;
 }
 

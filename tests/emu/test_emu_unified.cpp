@@ -159,7 +159,7 @@ void launch_config(const emu::CodeObject& co, const UnifiedAttentionParams& p, c
   const auto args = make_unified_kernel_args<Cfg>(p, plan, dev_ptr(ws));
   const UnifiedLaunchGeometry g = make_unified_launch_geometry<Cfg>(p, plan);
   if (g.empty) return;
-  if (g.split && plan.planned) {
+  if (g.split && plan.grid == UnifiedGrid::split_planned) {
     // The planner's tasks for these lengths: the host plan (plan_decode_tasks_kernel equals it on the
     // H200 and on the emulator: tests/device/test_task_plan.cu, test_emu_planner.cpp), in the workspace.
     const DecodePlanArgs pa = make_unified_plan_args(p, plan, dev_ptr(ws), Cfg::kBN);
@@ -207,7 +207,7 @@ RunResult run_planned(const EmuTarget& t, EmuProblem& ep, UnifiedPath path, int 
   if (kv_copy) plan.kv_copy = *kv_copy;
   res.plan = std::string(plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") +
              (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + "ch" : std::string()) + ", " +
-             (plan.split ? (plan.planned ? "3D planned/" + std::to_string(plan.capacity)
+             (plan.split() ? (plan.grid == UnifiedGrid::split_planned ? "3D planned/" + std::to_string(plan.capacity)
                                          : "3D x" + std::to_string(plan.num_segments))
                          : std::string("2D"));
   uint64_t ws = 0;
@@ -866,7 +866,7 @@ void for_each_dispatch_config(const EmuTarget& t, F&& f) {
 // The number of configurations for_each_dispatch_config visits on t.
 int dispatch_configs(const EmuTarget& t) { return for_each_table_entry(t.target, [](const TableEntry&) {}); }
 
-// Calls f.template operator()<Cfg>(tile) for gfx950's ping-pong instances (plan.pingpong: q dtype x
+// Calls f.template operator()<Cfg>(tile) for gfx950's ping-pong instances (PlanPipeline::pingpong: q dtype x
 // head size x variant where unified_pingpong_head holds; their 2D kernel only); returns how many.
 template <class F>
 int for_each_pingpong_config(F&& f) {
@@ -881,7 +881,7 @@ int for_each_pingpong_config(F&& f) {
         p.head_size = d;
         UnifiedPlan plan;
         plan.tile_kind = UnifiedTileKind::prefill;
-        plan.pingpong = true;
+        plan.pipeline = PlanPipeline::pingpong;
         bool visited = false;
         visit_target_config(Target::gfx950, p, plan, [&]<class Cfg>() {
           if constexpr (pingpong_schedule<Cfg>()) {

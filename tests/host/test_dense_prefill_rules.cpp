@@ -2,7 +2,7 @@
 // (problem/dense_prefill_rules.hpp): a packed and a batched valid problem, a table of single mutations
 // each rejected with its code, field and words of the message, a table of mutations that must stay
 // valid, several violations reported together, the host-array checks and needs_64bit_offsets; and the
-// CDNA skeleton's batched K / V rows (dispatch/dense_prefill.hpp detail::dense_kv_pitch).
+// CDNA skeleton's batched K / V rows (dispatch/dense_prefill_launch.hpp detail::dense_kv_pitch).
 #include <gtest/gtest.h>
 
 #include <cmath>

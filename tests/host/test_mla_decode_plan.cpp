@@ -1,6 +1,7 @@
-// The MLA decode plan (dispatch/mla_decode.hpp, host part): which calls are planned, how many task
-// slots they get, that the workspace sized from traits covers every call within them, and the output
-// arguments the kernel and the reduce take (the output format; each consumer's column window).
+// The MLA decode plan (dispatch/mla_decode_plan.hpp): which calls are planned, how many task slots
+// they get, that the workspace sized from traits covers every call within them; and the output
+// arguments the kernel and the reduce take (dispatch/mla_decode_launch.hpp: the output format; each
+// consumer's column window).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -25,13 +26,13 @@ TEST(MlaDecodePlan, RowBlocksAndTheSplitRule) {
   // 128 heads: two row blocks a sequence; batch 64 fills 128 of 132 SMs: one task a sequence
   MlaDecodePlan a = plan_mla_decode(problem(64, 1, 128), {}, h200);
   EXPECT_EQ(a.row_blocks, 2);
-  EXPECT_FALSE(a.planned);
+  EXPECT_FALSE(a.split == SlotSplit::planned);
   EXPECT_EQ(a.capacity, 64);
   EXPECT_EQ(a.workspace_bytes, 0u);
   // 16 heads, batch 64: one row block, 64 < 0.75 x 132 workgroups: planned over one wave of slots
   MlaDecodePlan b = plan_mla_decode(problem(64, 1, 16), {}, h200);
   EXPECT_EQ(b.row_blocks, 1);
-  EXPECT_TRUE(b.planned);
+  EXPECT_TRUE(b.split == SlotSplit::planned);
   EXPECT_EQ(b.capacity, 132);
   EXPECT_GT(b.workspace_bytes, 0u);
   // MTP 8 x 128 heads: 16 row blocks a sequence
@@ -39,11 +40,11 @@ TEST(MlaDecodePlan, RowBlocksAndTheSplitRule) {
   // forced modes
   MlaDecodeOptions one;
   one.split = MlaDecodeSplit::one_partition;
-  EXPECT_FALSE(plan_mla_decode(problem(1, 1, 16), one, h200).planned);
+  EXPECT_FALSE(plan_mla_decode(problem(1, 1, 16), one, h200).split == SlotSplit::planned);
   MlaDecodeOptions planned;
   planned.split = MlaDecodeSplit::planned;
   MlaDecodePlan c = plan_mla_decode(problem(300, 1, 16), planned, h200);
-  EXPECT_TRUE(c.planned);
+  EXPECT_TRUE(c.split == SlotSplit::planned);
   EXPECT_EQ(c.capacity % 132, 0);
   EXPECT_GE(c.capacity, 300);
 }
@@ -117,10 +118,10 @@ TEST(MlaDecodePlan, CdnaRowMap) {
   }
   // batch 8 x 1 row block < 0.75 x 304 CUs: planned over one wave of slots
   const MlaDecodePlan a = plan_mla_decode(problem(8, 1, 16), {}, mi300);
-  EXPECT_TRUE(a.planned);
+  EXPECT_TRUE(a.split == SlotSplit::planned);
   EXPECT_EQ(a.capacity, 304);
   // batch 64 x 4 head chunks = 256 >= 0.75 x 304: one task a sequence
-  EXPECT_FALSE(plan_mla_decode(problem(64, 1, 128), {}, mi300).planned);
+  EXPECT_FALSE(plan_mla_decode(problem(64, 1, 128), {}, mi300).split == SlotSplit::planned);
 }
 
 // Which calls take the CDNA fp8 matrix path (mla_decode_cdna_q8: QK^T by the target's fp8 MFMA over

@@ -40,6 +40,7 @@ using hipattn::PagedDecodeSplit;
 using hipattn::PagedDecodeTraits;
 using hipattn::PlanDevice;
 using hipattn::PlanTask;
+using hipattn::SlotSplit;
 using hipattn::Target;
 using hipattn::UnifiedTileKind;
 using hipattn::ValidationReport;
@@ -485,7 +486,7 @@ TEST(PagedDecodePlan, OnePartitionCapacityAndNoWorkspace) {
     for (int32_t seqs : {0, 1, 7, 1000}) {
       const PagedDecodePlan plan =
           plan_paged_decode(shape(seqs, 4, 32, 8, 128, 131072), opts(PagedDecodeSplit::one_partition), dev);
-      EXPECT_FALSE(plan.planned);
+      EXPECT_FALSE(plan.split == SlotSplit::planned);
       EXPECT_EQ(plan.capacity, seqs);
       EXPECT_EQ(plan.fixed_tiles, 0);
       EXPECT_EQ(plan.workspace_bytes, 0u);
@@ -509,11 +510,11 @@ TEST(PagedDecodePlan, PlannedCapacityIsWholeWaves) {
             const PagedDecodeParams p = shape(seqs, q, 32, 4, d, 20000, kv);
             const PagedDecodePlan def = plan_paged_decode(p, opts(PagedDecodeSplit::planned), dev);
             if (seqs == 0) {  // an empty batch launches nothing, forced or not
-              EXPECT_FALSE(def.planned);
+              EXPECT_FALSE(def.split == SlotSplit::planned);
               EXPECT_EQ(def.workspace_bytes, 0u);
               continue;
             }
-            ASSERT_TRUE(def.planned);
+            ASSERT_TRUE(def.split == SlotSplit::planned);
             EXPECT_EQ(def.residency, hipattn::unified_residency(def.tile, d, hipattn::is_fp8(kv), dev.target));
             const int64_t budget = int64_t(std::max(1, def.residency)) * dev.multiprocessor_count;
             EXPECT_EQ(def.capacity, wave_capacity(seqs, budget, def.grid_y)) << def.reason;
@@ -538,26 +539,26 @@ TEST(PagedDecodePlan, AutoChoosesOnePartitionUniformOrPlanned) {
     return plan_paged_decode(shape(seqs, 1, 16 * kv_heads, kv_heads, 128, max_k, DType::bf16, window), PagedDecodeOptions{},
                              h200);
   };
-  const auto one_partition = [](const PagedDecodePlan& p) { return !p.planned && p.segments == 1 && p.workspace_bytes == 0; };
+  const auto one_partition = [](const PagedDecodePlan& p) { return p.split != SlotSplit::planned && p.segments == 1 && p.workspace_bytes == 0; };
   EXPECT_TRUE(one_partition(plan(4, 0, -1)));
   EXPECT_TRUE(one_partition(plan(4, 1, -1)));
   EXPECT_TRUE(one_partition(plan(4, 64, -1))) << "one 64-key tile";
-  EXPECT_TRUE(plan(4, 65, -1).planned) << "2 tiles: at most 2 segments, so the planner";
+  EXPECT_TRUE(plan(4, 65, -1).split == SlotSplit::planned) << "2 tiles: at most 2 segments, so the planner";
   const PagedDecodePlan longer = plan(4, 131072, -1);  // 4 workgroups at one task a sequence
-  EXPECT_FALSE(longer.planned);
+  EXPECT_FALSE(longer.split == SlotSplit::planned);
   EXPECT_GE(longer.segments, 3);
   EXPECT_LE(int64_t(longer.segments) * 4, 4 * int64_t(longer.residency) * 132) << "uniform stays within 4 waves";
   EXPECT_EQ(longer.capacity, 4 * longer.segments);
   EXPECT_GT(longer.workspace_bytes, 0u);
   const PagedDecodePlan window = plan(4, 131072, 4095);
-  EXPECT_FALSE(window.planned);
+  EXPECT_FALSE(window.split == SlotSplit::planned);
   EXPECT_GE(window.segments, 3);
-  EXPECT_TRUE(plan(256, 131072, -1, 8).planned) << "2048 workgroups at one task a sequence: the planner";
+  EXPECT_TRUE(plan(256, 131072, -1, 8).split == SlotSplit::planned) << "2048 workgroups at one task a sequence: the planner";
   EXPECT_EQ(hipattn::paged_decode_max_tiles(shape(4, 1, 16, 1, 128, 131072, DType::bf16, 4095), 64), 65)
       << "a 4096-key window spans at most 65 tiles of 64";
   EXPECT_EQ(hipattn::paged_decode_max_tiles(shape(4, 8, 16, 1, 128, 131072, DType::bf16, 4095), 64), 66);
   EXPECT_EQ(hipattn::paged_decode_max_tiles(shape(4, 1, 16, 1, 128, 100, DType::bf16, 4095), 64), 2) << "the context bounds it";
-  EXPECT_TRUE(plan_paged_decode(shape(4, 1, 16, 1, 128, 10), opts(PagedDecodeSplit::automatic, 0, 64), h200).planned)
+  EXPECT_TRUE(plan_paged_decode(shape(4, 1, 16, 1, 128, 10), opts(PagedDecodeSplit::automatic, 0, 64), h200).split == SlotSplit::planned)
       << "batch-invariant plans are planned";
 }
 
@@ -569,7 +570,7 @@ TEST(PagedDecodePlan, BatchInvariantCapacity) {
           const PagedDecodeParams p = shape(9, 4, 16, 2, 128, max_k, DType::bf16, window);
           const PagedDecodePlan plan = plan_paged_decode(p, opts(PagedDecodeSplit::planned, 0, keys), dev);
           const int32_t tk = plan.tile.keys();
-          ASSERT_TRUE(plan.planned);
+          ASSERT_TRUE(plan.split == SlotSplit::planned);
           EXPECT_EQ(plan.fixed_tiles, (keys + tk - 1) / tk);
           const int32_t max_tiles = hipattn::paged_decode_max_tiles(p, tk);
           EXPECT_EQ(plan.capacity, 9 * std::max(1, (max_tiles + plan.fixed_tiles - 1) / plan.fixed_tiles));
@@ -632,7 +633,7 @@ TEST(PagedDecodePlan, CapacityHoldsEveryLengthWithinTheBounds) {
     const int32_t bik = rng() % 2 ? int32_t(1 + rng() % 4096) : 0;
     const PagedDecodeSplit split = bik ? PagedDecodeSplit::automatic : PagedDecodeSplit::planned;
     const PagedDecodePlan plan = plan_paged_decode(p, opts(split, rng() % 2 ? int32_t(rng() % 500) : 0, bik), dev);
-    ASSERT_TRUE(plan.planned);
+    ASSERT_TRUE(plan.split == SlotSplit::planned);
     const DecodeItemShape item{q, plan.tile.keys(), true, window};
     const int32_t max_tiles = hipattn::paged_decode_max_tiles(p, plan.tile.keys());
     std::vector<int32_t> lens(static_cast<size_t>(seqs));
@@ -688,7 +689,7 @@ TEST(PagedDecodeWorkspaceSize, CoversEveryCallWithinTheTraits) {
       if (!hipattn::is_fp8(p.kv_dtype)) p.q_dtype = p.kv_dtype;
       const PagedDecodePlan plan = plan_paged_decode(p, o, dev);
       ++calls;
-      planned += plan.planned;
+      planned += plan.split == SlotSplit::planned;
       ASSERT_GE(bytes, plan.workspace_bytes)
           << "iteration " << iter << " call " << c << ": traits {" << t.max_num_seqs << " seqs, q " << t.max_q_len << ", "
           << t.num_q_heads << "/" << t.num_kv_heads << " heads, d <= " << t.max_head_size << ", ctx <= " << t.max_seqlen_k

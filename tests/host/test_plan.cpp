@@ -18,8 +18,10 @@ namespace {
 using hipattn::CopyModel;
 using hipattn::DType;
 using hipattn::PlanDevice;
+using hipattn::PlanPipeline;
 using hipattn::Target;
 using hipattn::UnifiedAttentionParams;
+using hipattn::UnifiedGrid;
 using hipattn::UnifiedOptions;
 using hipattn::UnifiedPath;
 using hipattn::UnifiedPlan;
@@ -194,13 +196,13 @@ std::string diff(const UnifiedPlan& pl, const Expected& e) {
   chk("head_chunks", pl.head_chunks, e.head_chunks);
   chk("grid_x", pl.grid_x, e.grid_x);
   chk("base_workgroups", pl.base_workgroups, e.base);
-  chk("split", pl.split, e.split);
-  chk("planned", pl.planned, e.planned);
+  chk("split", pl.split(), e.split);
+  chk("planned", pl.grid == UnifiedGrid::split_planned, e.planned);
   if (e.planned) chk("capacity", pl.capacity, e.capacity);
   else if (e.split) chk("num_segments", pl.num_segments, e.segments);
   chk("workspace_bytes", static_cast<int64_t>(pl.workspace_bytes), static_cast<int64_t>(e.workspace));
-  chk("warpgroup", pl.warpgroup, e.warpgroup);
-  chk("pingpong", pl.pingpong, e.pingpong);
+  chk("warpgroup", pl.pipeline == PlanPipeline::warpgroup, e.warpgroup);
+  chk("pingpong", pl.pipeline == PlanPipeline::pingpong, e.pingpong);
   if (e.pingpong) chk("kv_copy is lds_dma", pl.kv_copy == hipattn::CopyModel::lds_dma, true);
   return err;
 }
@@ -218,27 +220,27 @@ TEST(Plan, ServeDecodeB8Ctx32kSplits) {
   const auto p = shape(8, 8, 1, 32768, 32, 8, 128);
   const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));
   EXPECT_EQ(pl.tile_kind, UnifiedTileKind::decode);
-  EXPECT_TRUE(pl.split) << pl.reason;
+  EXPECT_TRUE(pl.split()) << pl.reason;
   EXPECT_TRUE(pl.decode_grid);
   EXPECT_EQ(pl.rows_per_token, 4);
   EXPECT_EQ(pl.block_q, 4);
   EXPECT_EQ(pl.head_chunks, 1);
   EXPECT_EQ(pl.grid_x, 8);
   EXPECT_EQ(pl.base_workgroups, 64);
-  EXPECT_FALSE(pl.planned);  // 4 uniform segments cut every sequence: no planner
+  EXPECT_FALSE(pl.grid == UnifiedGrid::split_planned);  // 4 uniform segments cut every sequence: no planner
   EXPECT_EQ(pl.num_segments, 4);  // 256 of 264 slots in one wave (5 would leave a 56-workgroup tail wave)
   EXPECT_EQ(pl.workspace_bytes, size_t{4} * 8 * 32 * 129 * 4 + 256);
   // The same call on a gfx942 (304 CUs, 3 workgroups of the one-stage decode tile each: fill 912):
   // 14 segments take 896 of the 912 slots in one wave.
   const auto pa = hipattn::plan_unified_attention(p, {}, device(Target::gfx942, 304));
-  EXPECT_TRUE(pa.split);
+  EXPECT_TRUE(pa.split());
   EXPECT_EQ(pa.residency, 3);
   EXPECT_EQ(pa.num_segments, 14);
   // Forced planned split: 264 slots / 8 kv heads = 33 task slots a head.
   UnifiedOptions planned;
   planned.split = UnifiedSplit::planned;
   const auto pp = hipattn::plan_unified_attention(p, planned, device(Target::sm90, 132));
-  EXPECT_TRUE(pp.planned);
+  EXPECT_TRUE(pp.grid == UnifiedGrid::split_planned);
   EXPECT_EQ(pp.capacity, 33);
   EXPECT_EQ(pp.workspace_bytes, planned_workspace(p, 33));
 }
@@ -248,8 +250,8 @@ TEST(Plan, ServeDecodeB8Ctx32kSplits) {
 TEST(Plan, MixedDecodeBatchPlansOnTheDevice) {
   const auto p = shape(16, 16, 1, 131072, 32, 8, 128);
   const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));
-  EXPECT_TRUE(pl.split);
-  EXPECT_TRUE(pl.planned) << pl.reason;
+  EXPECT_TRUE(pl.split());
+  EXPECT_TRUE(pl.grid == UnifiedGrid::split_planned) << pl.reason;
   EXPECT_EQ(pl.capacity, 33);
   UnifiedOptions prefill;  // not a decode batch: planned refused, naming the field
   prefill.split = UnifiedSplit::planned;
@@ -321,27 +323,27 @@ TEST(Plan, KvLoaderPolicyAndTheDmaRange) {
 TEST(Plan, Fp8MatrixPathKind) {
   using hipattn::Fp8Math;
   using hipattn::KvKind;
-  using hipattn::unified_operand_kind;
+  using hipattn::operand_kv_kind;
   const DType fn = DType::fp8_e4m3fn, fnuz = DType::fp8_e4m3fnuz;
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn_q8);
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_qk, Target::sm90), KvKind::e4m3fn_q8);
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::convert, Target::sm90), KvKind::e4m3fn);
-  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
-  EXPECT_EQ(unified_operand_kind(fn, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
-  EXPECT_EQ(unified_operand_kind(fn, DType::bf16, Fp8Math::fp8_pv, Target::sm90), KvKind::same16);
-  EXPECT_EQ(unified_operand_kind(DType::bf16, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn_q8);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::fp8_qk, Target::sm90), KvKind::e4m3fn_q8);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::convert, Target::sm90), KvKind::e4m3fn);
+  EXPECT_EQ(operand_kv_kind(fnuz, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
+  EXPECT_EQ(operand_kv_kind(fn, fnuz, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fnuz);
+  EXPECT_EQ(operand_kv_kind(fn, DType::bf16, Fp8Math::fp8_pv, Target::sm90), KvKind::same16);
+  EXPECT_EQ(operand_kv_kind(DType::bf16, fn, Fp8Math::fp8_pv, Target::sm90), KvKind::e4m3fn);
   // CDNA: the format each target's fp8 MFMA reads (gfx950 e4m3fn; gfx942 e4m3fnuz, with e4m3fn
   // queries re-encoded), else converted
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fn_q8);
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::convert, Target::gfx950), KvKind::e4m3fn);
-  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fnuz);
-  EXPECT_EQ(unified_operand_kind(fnuz, fn, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fn);
-  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fnuz_q8);
-  EXPECT_EQ(unified_operand_kind(fn, fnuz, Fp8Math::fp8_pv, Target::gfx942), KvKind::e4m3fnuz_q8);
-  EXPECT_EQ(unified_operand_kind(fnuz, fnuz, Fp8Math::convert, Target::gfx942), KvKind::e4m3fnuz);
-  EXPECT_EQ(unified_operand_kind(fn, fn, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fn);
-  EXPECT_EQ(unified_operand_kind(DType::bf16, fnuz, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fnuz);
-  EXPECT_EQ(unified_operand_kind(fnuz, DType::f16, Fp8Math::fp8_qk, Target::gfx942), KvKind::same16);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fn_q8);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::convert, Target::gfx950), KvKind::e4m3fn);
+  EXPECT_EQ(operand_kv_kind(fnuz, fnuz, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fnuz);
+  EXPECT_EQ(operand_kv_kind(fnuz, fn, Fp8Math::fp8_qk, Target::gfx950), KvKind::e4m3fn);
+  EXPECT_EQ(operand_kv_kind(fnuz, fnuz, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fnuz_q8);
+  EXPECT_EQ(operand_kv_kind(fn, fnuz, Fp8Math::fp8_pv, Target::gfx942), KvKind::e4m3fnuz_q8);
+  EXPECT_EQ(operand_kv_kind(fnuz, fnuz, Fp8Math::convert, Target::gfx942), KvKind::e4m3fnuz);
+  EXPECT_EQ(operand_kv_kind(fn, fn, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fn);
+  EXPECT_EQ(operand_kv_kind(DType::bf16, fnuz, Fp8Math::fp8_qk, Target::gfx942), KvKind::e4m3fnuz);
+  EXPECT_EQ(operand_kv_kind(fnuz, DType::f16, Fp8Math::fp8_qk, Target::gfx942), KvKind::same16);
   for (Target t : {Target::gfx942, Target::gfx950})
     for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill})
       for (int d : {64, 128, 256}) {
@@ -381,17 +383,17 @@ TEST(Plan, ServeDecodeB64Ctx8kStays2D) {
   const auto p = shape(64, 64, 1, 8192, 32, 8, 128);
   const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));
   EXPECT_EQ(pl.tile_kind, UnifiedTileKind::decode);
-  EXPECT_FALSE(pl.split) << pl.reason;  // 64 * 8 = 512 workgroups >= 264
+  EXPECT_FALSE(pl.split()) << pl.reason;  // 64 * 8 = 512 workgroups >= 264
   EXPECT_EQ(pl.base_workgroups, 512);
   EXPECT_EQ(pl.workspace_bytes, 0u);
 }
 
-// A pipeline that cannot run q on d: the automatic plan does not take it (`taken`: the plan's flag of
-// that pipeline), and forcing it (`force`) throws Error(unsupported, "options.pipeline") naming `why`.
+// A pipeline that cannot run q on d: the automatic plan does not take it (`taken`: that
+// pipeline), and forcing it (`force`) throws Error(unsupported, "options.pipeline") naming `why`.
 void expect_pipeline_refused(const UnifiedAttentionParams& q, const PlanDevice& d, const UnifiedOptions& force,
-                             bool UnifiedPlan::*taken, const char* why) {
+                             PlanPipeline taken, const char* why) {
   SCOPED_TRACE(why);
-  EXPECT_FALSE(hipattn::plan_unified_attention(q, {}, d).*taken);
+  EXPECT_NE(hipattn::plan_unified_attention(q, {}, d).pipeline, taken);
   try {
     (void)hipattn::plan_unified_attention(q, force, d);
     ADD_FAILURE() << "forcing the pipeline did not throw";
@@ -407,10 +409,10 @@ TEST(Plan, PrefillStays2D) {
   const auto p = shape(4, 8192, 2048, 2048, 32, 8, 128);
   const auto pl = hipattn::plan_unified_attention(p, {}, device(Target::sm90, 132));
   EXPECT_EQ(pl.tile_kind, UnifiedTileKind::prefill);
-  EXPECT_FALSE(pl.split) << pl.reason;
+  EXPECT_FALSE(pl.split()) << pl.reason;
   EXPECT_FALSE(pl.decode_grid);
   // sm_90 runs it on the warpgroup pipeline: 128-row q-blocks, 8192 / 32 + 4 = 260 of them
-  EXPECT_TRUE(pl.warpgroup) << pl.reason;
+  EXPECT_TRUE(pl.pipeline == PlanPipeline::warpgroup) << pl.reason;
   EXPECT_EQ(pl.rows_per_token, 4);
   EXPECT_EQ(pl.block_q, 32);
   EXPECT_EQ(pl.grid_x, 260);
@@ -419,18 +421,18 @@ TEST(Plan, PrefillStays2D) {
   UnifiedOptions skeleton;
   skeleton.pipeline = hipattn::UnifiedPipeline::skeleton;
   const auto ps = hipattn::plan_unified_attention(p, skeleton, device(Target::sm90, 132));
-  EXPECT_FALSE(ps.warpgroup);
+  EXPECT_FALSE(ps.pipeline == PlanPipeline::warpgroup);
   EXPECT_EQ(ps.block_q, 16);
   EXPECT_EQ(ps.grid_x, 516);
   // d = 256 prefill, also 2D: gfx950's ping-pong (128 rows a q-block), or the skeleton's 32-row tile
   const auto p2 = shape(2, 4096, 2048, 4096, 16, 16, 256);
   const auto pl2 = hipattn::plan_unified_attention(p2, {}, device(Target::gfx950, 256));
   EXPECT_EQ(pl2.tile_kind, UnifiedTileKind::prefill);
-  EXPECT_FALSE(pl2.split);
-  EXPECT_TRUE(pl2.pingpong) << pl2.reason;
+  EXPECT_FALSE(pl2.split());
+  EXPECT_TRUE(pl2.pipeline == PlanPipeline::pingpong) << pl2.reason;
   EXPECT_EQ(pl2.block_q, 128);
   const auto ps2 = hipattn::plan_unified_attention(p2, skeleton, device(Target::gfx950, 256));
-  EXPECT_FALSE(ps2.pingpong);
+  EXPECT_FALSE(ps2.pipeline == PlanPipeline::pingpong);
   EXPECT_EQ(ps2.block_q, 32);
 }
 
@@ -443,10 +445,10 @@ TEST(Plan, PingPongPipeline) {
   // G = 8, d = 128, 3 x 1000 new tokens: the automatic plan keeps the skeleton's tile at d = 128 (the
   // model puts it ahead); asked for, 128 / 8 = 16 tokens a q-block, 3000 / 16 + 3 = 190 q-blocks.
   auto p = shape(3, 3000, 1000, 1000, 32, 4, 128);
-  EXPECT_FALSE(hipattn::plan_unified_attention(p, {}, dev).pingpong);
+  EXPECT_FALSE(hipattn::plan_unified_attention(p, {}, dev).pipeline == PlanPipeline::pingpong);
   auto pl = hipattn::plan_unified_attention(p, force, dev);
-  EXPECT_TRUE(pl.pingpong) << pl.reason;
-  EXPECT_FALSE(pl.warpgroup);
+  EXPECT_TRUE(pl.pipeline == PlanPipeline::pingpong) << pl.reason;
+  EXPECT_FALSE(pl.pipeline == PlanPipeline::warpgroup);
   EXPECT_EQ(pl.tile.rows(), 128);
   EXPECT_EQ(pl.tile.keys(), 32);
   EXPECT_EQ(pl.kv_copy, hipattn::CopyModel::lds_dma);
@@ -458,15 +460,15 @@ TEST(Plan, PingPongPipeline) {
   // d = 256 (automatic): one workgroup a CU (128 KiB)
   auto p256 = shape(3, 3000, 1000, 1000, 32, 4, 256);
   pl = hipattn::plan_unified_attention(p256, {}, dev);
-  EXPECT_TRUE(pl.pingpong) << pl.reason;
+  EXPECT_TRUE(pl.pipeline == PlanPipeline::pingpong) << pl.reason;
   EXPECT_EQ(pl.residency, 1);
   // G = 256 > 128 rows: two head chunks of 128 heads
   pl = hipattn::plan_unified_attention(shape(2, 200, 100, 400, 512, 2, 256), {}, dev);
-  EXPECT_TRUE(pl.pingpong);
+  EXPECT_TRUE(pl.pipeline == PlanPipeline::pingpong);
   EXPECT_EQ(pl.rows_per_token, 128);
   EXPECT_EQ(pl.head_chunks, 2);
   const auto refused = [&](const UnifiedAttentionParams& q, const PlanDevice& d, const char* why) {
-    expect_pipeline_refused(q, d, force, &UnifiedPlan::pingpong, why);
+    expect_pipeline_refused(q, d, force, PlanPipeline::pingpong, why);
   };
   refused(p, device(Target::gfx942, 304), "not gfx950");
   refused(p, device(Target::sm90, 132), "not gfx950");
@@ -499,7 +501,7 @@ TEST(Plan, WarpgroupPipeline) {
   // G = 8, d = 128, 3 x 1000 new tokens: 128 / 8 = 16 tokens a q-block, 3000 / 16 + 3 = 190 q-blocks.
   auto p = shape(3, 3000, 1000, 1000, 32, 4, 128);
   auto pl = hipattn::plan_unified_attention(p, {}, dev);
-  EXPECT_TRUE(pl.warpgroup) << pl.reason;
+  EXPECT_TRUE(pl.pipeline == PlanPipeline::warpgroup) << pl.reason;
   EXPECT_EQ(pl.rows_per_token, 8);
   EXPECT_EQ(pl.block_q, 16);
   EXPECT_EQ(pl.head_chunks, 1);
@@ -507,15 +509,15 @@ TEST(Plan, WarpgroupPipeline) {
   EXPECT_EQ(pl.base_workgroups, 190 * 4);
   // G = 256 > 128 rows: two head chunks of 128 heads, one token a q-block
   pl = hipattn::plan_unified_attention(shape(2, 200, 100, 400, 512, 2, 64), {}, dev);
-  EXPECT_TRUE(pl.warpgroup);
+  EXPECT_TRUE(pl.pipeline == PlanPipeline::warpgroup);
   EXPECT_EQ(pl.rows_per_token, 128);
   EXPECT_EQ(pl.block_q, 1);
   EXPECT_EQ(pl.head_chunks, 2);
   UnifiedOptions force;
   force.pipeline = hipattn::UnifiedPipeline::warpgroup;
-  EXPECT_TRUE(hipattn::plan_unified_attention(p, force, dev).warpgroup);
+  EXPECT_TRUE(hipattn::plan_unified_attention(p, force, dev).pipeline == PlanPipeline::warpgroup);
   const auto refused = [&](const UnifiedAttentionParams& q, const PlanDevice& d, const char* why) {
-    expect_pipeline_refused(q, d, force, &UnifiedPlan::warpgroup, why);
+    expect_pipeline_refused(q, d, force, PlanPipeline::warpgroup, why);
   };
   refused(p, device(Target::gfx950, 256), "not sm_90");
   auto fp8 = p;
@@ -580,29 +582,29 @@ TEST(Plan, ForcedPathsAndSegments) {
   UnifiedOptions o;
   o.path = UnifiedPath::three_d;
   auto pl = hipattn::plan_unified_attention(big, o, dev);
-  EXPECT_TRUE(pl.split);
-  EXPECT_TRUE(pl.planned);  // 1 uniform segment for a 128-tile decode batch: the planner's slots instead
+  EXPECT_TRUE(pl.split());
+  EXPECT_TRUE(pl.grid == UnifiedGrid::split_planned);  // 1 uniform segment for a 128-tile decode batch: the planner's slots instead
   EXPECT_EQ(pl.capacity, 66);  // whole waves: 2 x (264 / 8)
   EXPECT_EQ(pl.workspace_bytes, planned_workspace(big, 66));
   o.num_segments = 7;
   pl = hipattn::plan_unified_attention(big, o, dev);
-  EXPECT_TRUE(pl.split);
+  EXPECT_TRUE(pl.split());
   EXPECT_EQ(pl.num_segments, 7);
   EXPECT_EQ(pl.workspace_bytes, size_t{7} * 64 * 32 * 129 * 4 + 256);
   o.path = UnifiedPath::two_d;
   pl = hipattn::plan_unified_attention(small, o, dev);
-  EXPECT_FALSE(pl.split);
+  EXPECT_FALSE(pl.split());
   EXPECT_EQ(pl.workspace_bytes, 0u);
   // Auto with a forced segment count.
   o.path = UnifiedPath::automatic;
   o.num_segments = 3;
   pl = hipattn::plan_unified_attention(small, o, dev);
-  EXPECT_TRUE(pl.split);
+  EXPECT_TRUE(pl.split());
   EXPECT_EQ(pl.num_segments, 3);
   EXPECT_EQ(pl.workspace_bytes, size_t{3} * 8 * 32 * 129 * 4 + 256);
   // Short sequences (< 4 tiles of 64 keys) stay 2D even on a tiny grid; 4 tiles split.
-  EXPECT_FALSE(hipattn::plan_unified_attention(shape(1, 1, 1, 192, 8, 8, 128), {}, dev).split);
-  EXPECT_TRUE(hipattn::plan_unified_attention(shape(1, 1, 1, 193, 8, 8, 128), {}, dev).split);
+  EXPECT_FALSE(hipattn::plan_unified_attention(shape(1, 1, 1, 192, 8, 8, 128), {}, dev).split());
+  EXPECT_TRUE(hipattn::plan_unified_attention(shape(1, 1, 1, 193, 8, 8, 128), {}, dev).split());
   // Segments capped by the tile count: 1 workgroup, 5 tiles -> 5 segments (not ceil(264 / 1)).
   EXPECT_EQ(hipattn::plan_unified_attention(shape(1, 1, 1, 320, 1, 1, 128), {}, dev).num_segments, 5);
   // ... and by 64: 1 workgroup, 10000 tiles.
@@ -636,14 +638,14 @@ TEST(Plan, RandomShapesFollowTheRules) {
     const std::string err = diff(pl, expected_plan(p, o, dev));
     if (!err.empty() && ++failures <= 10) ADD_FAILURE() << "it=" << it << " " << describe(p, o, dev) << ": " << err;
     // Chosen (not forced) segment counts never exceed the tile count of the longest sequence, nor 64.
-    if (pl.split && o.num_segments == 0) {
+    if (pl.split() && o.num_segments == 0) {
       const int64_t tiles = (std::max(1, max_k) + pl.tile.keys() - 1) / pl.tile.keys();
       if ((pl.num_segments < 1 || pl.num_segments > tiles || pl.num_segments > 64) && ++failures <= 10)
         ADD_FAILURE() << "it=" << it << " " << describe(p, o, dev) << ": segments " << pl.num_segments << " for "
                       << tiles << " tiles";
     }
-    if (!pl.split && pl.workspace_bytes != 0 && ++failures <= 10) ADD_FAILURE() << "2D plan with a workspace";
-    if (o.path == UnifiedPath::automatic) ++(pl.split ? auto_split : auto_2d);
+    if (!pl.split() && pl.workspace_bytes != 0 && ++failures <= 10) ADD_FAILURE() << "2D plan with a workspace";
+    if (o.path == UnifiedPath::automatic) ++(pl.split() ? auto_split : auto_2d);
     ++(pl.tile_kind == UnifiedTileKind::decode ? decode : prefill);
     chunked += pl.head_chunks > 1;
   }
@@ -699,8 +701,8 @@ TEST(Plan, InstanceNamesSayTheKvKind) {
                                                   hipattn::PlainVariant, Target::sm90>;
   using Q8 = hipattn::unified_instance_config_t<false, KvKind::e4m3fnuz_q8, 64, UnifiedTileKind::prefill,
                                                 hipattn::PlainVariant, Target::gfx942>;
-  EXPECT_EQ(hipattn::unified_instance_name<Fp8>("unified_2d_kernel"),
+  EXPECT_EQ(hipattn::config_name<Fp8>("unified_2d_kernel"),
             "unified_2d_kernel<bf16, kv=e4m3fn, D=128, BM=" + std::to_string(Fp8::kBM) + ", BN=" + std::to_string(Fp8::kBN) + ">");
-  EXPECT_NE(hipattn::unified_instance_name<Same>("split_kv_3d_kernel").find("<bf16, kv=same16, D=128"), std::string::npos);
-  EXPECT_NE(hipattn::unified_instance_name<Q8>("unified_2d_kernel").find("<f16, kv=e4m3fnuz_q8, D=64"), std::string::npos);
+  EXPECT_NE(hipattn::config_name<Same>("split_kv_3d_kernel").find("<bf16, kv=same16, D=128"), std::string::npos);
+  EXPECT_NE(hipattn::config_name<Q8>("unified_2d_kernel").find("<f16, kv=e4m3fnuz_q8, D=64"), std::string::npos);
 }

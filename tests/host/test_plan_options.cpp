@@ -127,8 +127,8 @@ TEST(PlanOptions, UnifiedEveryEnumeratorIsAccepted) {
   // the skeleton named: planned as before (no warpgroup pipeline)
   UnifiedOptions skeleton;
   skeleton.pipeline = UnifiedPipeline::skeleton;
-  EXPECT_FALSE(hipattn::plan_unified_attention(unified_problem(), skeleton, kH100).warpgroup);
-  EXPECT_TRUE(hipattn::plan_unified_attention(unified_problem(), {}, kH100).warpgroup);
+  EXPECT_FALSE(hipattn::plan_unified_attention(unified_problem(), skeleton, kH100).pipeline == hipattn::PlanPipeline::warpgroup);
+  EXPECT_TRUE(hipattn::plan_unified_attention(unified_problem(), {}, kH100).pipeline == hipattn::PlanPipeline::warpgroup);
 }
 
 // ---- paged decode ----

@@ -20,7 +20,7 @@
 
 #include "hipattn/dispatch/mla_decode.hpp"
 #include "hipattn/dispatch/output_args.hpp"
-#include "hipattn/dispatch/paged_decode_plan.hpp"
+#include "hipattn/dispatch/paged_decode_launch.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/problem/dense_prefill_rules.hpp"
 #include "hipattn/problem/merge_rules.hpp"
@@ -102,7 +102,7 @@ TEST(ZeroFilled, Fp8IoDefaultsAreZero) {
   // matrix path where the target has one
   EXPECT_STREQ(hipattn::fp8_math_name(Fp8Math::fp8_pv), "fp8_pv");
   EXPECT_STREQ(hipattn::fp8_math_name(Fp8Math::convert), "convert");
-  EXPECT_EQ(hipattn::unified_operand_kind(DType::fp8_e4m3fn, DType::fp8_e4m3fn, Fp8Math{}, Target::sm90),
+  EXPECT_EQ(hipattn::operand_kv_kind(DType::fp8_e4m3fn, DType::fp8_e4m3fn, Fp8Math{}, Target::sm90),
             hipattn::KvKind::e4m3fn_q8);
 }
 

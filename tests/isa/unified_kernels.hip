@@ -2,7 +2,7 @@
 // instantiated for one AMD target (wave64), so that their code objects can be checked: MFMA in the
 // main loop, no scratch, no spills (check_isa.py, tools/amdgpu_resources.py).
 //
-// Tiles: dispatch/unified_plan.hpp's gfx942_tile() / gfx950_tile() (the tiles the dispatcher launches
+// Tiles: dispatch/tiles' gfx942_tile() / gfx950_tile() (the tiles the dispatcher launches
 // on each, within the target's LDS), per head size and tile kind; kernels: unified_2d_kernel, split_kv_3d_kernel, split_kv_reduce_kernel.
 #include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/unified/kernels.hpp"
@@ -21,7 +21,7 @@ template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant>
 struct AmdConfig {
   static constexpr UnifiedTile t = unified_tile(kKind, kD, kIsaTarget, kKv != KvKind::same16);
   using type = AttentionConfig<attention_shape(kBf16, kKv, kD, kD, t.shape(), kIsaTarget), Variant>;
-  static_assert(type::kSmemBytes <= target_limits(kIsaTarget).lds_bytes, "the tile fits its target's LDS");
+  static_assert(type::kSmemBytes <= target_lds_bytes(kIsaTarget), "the tile fits its target's LDS");
 };
 
 }  // namespace hipattn::isa_test

@@ -7,13 +7,14 @@
 //   hipattn::paged_decode(params, ws, bytes, stream);
 //
 // A call validates the params (throws hipattn::Error naming the field), plans on the host from host
-// values only (dispatch/paged_decode_plan.hpp), then launches the device planner (planned plans),
-// the kernel and the reduce (planned plans) on `stream`. It never allocates and never synchronizes;
-// the grid depends on host values only, so a captured graph replays with other seq_lens_k and block
-// tables. The instances are unified attention's (same keys, same table and filter); an instance
-// library (hipattn_add_unified_instances(), both families) has its own entry point,
-// hipattn::prebuilt::paged_decode (dispatch/prebuilt.hpp).
+// values only (dispatch/paged_decode_plan.hpp; arguments and geometry: paged_decode_launch.hpp), then
+// launches the device planner (planned plans), the kernel and the reduce (split plans) on `stream`.
+// It never allocates and never synchronizes; the grid depends on host values only, so a captured
+// graph replays with other seq_lens_k and block tables. The instances are unified attention's (same
+// keys, same table and filter); an instance library (hipattn_add_instances()) has its own entry
+// point, hipattn::prebuilt::paged_decode (dispatch/prebuilt.hpp).
 #pragma once
+#include "hipattn/dispatch/paged_decode_launch.hpp"
 #include "hipattn/dispatch/paged_decode_plan.hpp"
 #include "hipattn/dispatch/unified_attention.hpp"
 #include "hipattn/kernels/paged_decode/kernels.hpp"
@@ -35,8 +36,8 @@ void launch_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePla
   if (g.empty) return;
   const paged_decode_args_t<Cfg> a = make_paged_decode_kernel_args<Cfg>(p, plan, workspace, variant);
   rt::ensure_max_dynamic_shared(paged_decode_kernel<Cfg>, Cfg::kSmemBytes,
-                                [] { return unified_instance_name<Cfg>("paged_decode_kernel"); });
-  if (plan.planned) {  // this call's tasks, from seq_lens_k on the device
+                                [] { return config_name<Cfg>("paged_decode_kernel"); });
+  if (plan.split == SlotSplit::planned) {  // this call's tasks, from seq_lens_k on the device
     plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_paged_decode_plan_args(p, plan, workspace, Cfg::kBN));
     HIPATTN_CHECK_LAUNCH();
   }

@@ -1,8 +1,8 @@
-// hipattn/dispatch/paged_decode_plan.hpp: what a paged-decode launch is made of, for every backend
-// (host-only builds included): the plan (tile, row map, one partition or planned tasks, the task
-// slots), the workspace layout and its size from host traits, and the arguments and geometry of the
-// planner, the kernel and the reduce. dispatch/paged_decode.hpp launches exactly these; the emulated
-// AMD tests build the same on the host.
+// hipattn/dispatch/paged_decode_plan.hpp: the planner of paged decode (host only): the options and
+// their checks, the plan (tile, row map, one partition, uniform segments or planned tasks, the task
+// slots), the workspace layout and its size from host traits, and the instance a problem runs on.
+// dispatch/paged_decode_launch.hpp builds the arguments and geometry of a plan; dispatch/paged_decode.hpp
+// launches them.
 //
 // ALGORITHM.md section 8 derives the rules. In short:
 //   rows      q_len x group rows a kv head; the decode tile (16 rows) when they fit, else the prefill
@@ -25,9 +25,9 @@
 #include <cstdint>
 #include <string>
 
-#include "hipattn/dispatch/unified_launch.hpp"
+#include "hipattn/dispatch/skeleton_args.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
-#include "hipattn/kernels/paged_decode/config.hpp"
+#include "hipattn/dispatch/workspace.hpp"
 #include "hipattn/problem/paged_decode_params.hpp"
 #include "hipattn/problem/paged_decode_rules.hpp"
 
@@ -75,15 +75,15 @@ struct PagedDecodePlan {
   // The page size compiled into the configuration, with 32-bit offsets (paged_decode_fast_page), or 0:
   // any page size, 64-bit offsets.
   int32_t fast_page = 0;
-  bool planned = false;
-  int32_t segments = 1;     // uniform split: segments a sequence (1: one partition or planned)
+  SlotSplit split = SlotSplit::one_partition;  // the reduce follows unless one_partition
+  int32_t segments = 1;     // uniform: segments a sequence (> 1); 1 otherwise
   int32_t capacity = 0;     // task slots: planned, or sequences x segments
   int32_t fixed_tiles = 0;  // batch-invariant bound (tiles), 0: min-max
   size_t workspace_bytes = 0;
   std::string reason;
 };
 
-// The workspace of a split launch (dispatch/unified_plan.hpp slot_workspace): the plan (planned only,
+// The workspace of a split launch (dispatch/workspace.hpp slot_workspace): the plan (planned only,
 // laid out always), then the partial outputs [capacity, q_len x num_q_heads, head_size] and LSEs.
 // One partition needs none.
 using PagedDecodeWorkspace = SlotWorkspace;
@@ -124,7 +124,7 @@ inline int32_t paged_decode_uniform_segments(int64_t base, int64_t budget, int32
 inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const PagedDecodeOptions& opt, const PlanDevice& dev) {
   throw_if_error(validate_options(opt));  // every option field in range before any is read
   PagedDecodePlan plan;
-  if (dev.target != Target::sm90 && dev.target != Target::gfx942 && dev.target != Target::gfx950)
+  if (!target_has_tiles(dev.target))
     throw Error(ErrorCode::unsupported, "target",
                 std::string("no paged-decode tiles for target ") + std::string(target_name(dev.target)));
   if (opt.batch_invariant_keys > 0 && opt.split == PagedDecodeSplit::one_partition)
@@ -168,16 +168,17 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
   const int32_t uniform_segments =
       paged_decode_uniform_segments(int64_t(p.num_seqs) * plan.grid_y, budget, max_tiles);
   int32_t segments = 1;
+  bool planned = false;
   switch (opt.split) {
     case PagedDecodeSplit::one_partition: plan.reason = "forced one partition"; break;
-    case PagedDecodeSplit::planned: plan.planned = true; plan.reason = "forced planned"; break;
+    case PagedDecodeSplit::planned: planned = true; plan.reason = "forced planned"; break;
     case PagedDecodeSplit::uniform:
       segments = opt.num_segments > 0 ? opt.num_segments : uniform_segments;
       plan.reason = "forced uniform";
       break;
     default:
       if (opt.batch_invariant_keys > 0) {
-        plan.planned = true;
+        planned = true;
         plan.reason = "auto: batch-invariant";
       } else if (max_tiles <= 1) {
         plan.reason = "auto: one partition (no sequence holds more than one tile)";
@@ -185,31 +186,32 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
         segments = uniform_segments;
         plan.reason = "auto: uniform (" + std::to_string(int64_t(p.num_seqs) * plan.grid_y) + " workgroups at one task a sequence)";
       } else {
-        plan.planned = true;
+        planned = true;
         plan.reason = "auto: planned (a sequence may hold " + std::to_string(max_tiles) + " tiles)";
       }
   }
   if (p.num_seqs == 0) {  // an empty batch launches nothing
-    plan.planned = false;
     plan.reason += "; empty batch";
     return plan;
   }
-  if (!plan.planned) {
+  if (!planned) {
     plan.segments = segments;
     plan.capacity = static_cast<int32_t>(std::min<int64_t>(int64_t(p.num_seqs) * segments, 0x7fffffff));
     if (segments > 1) {
+      plan.split = SlotSplit::uniform;
       plan.reason += "; " + std::to_string(segments) + " segments a sequence";
       plan.workspace_bytes = paged_decode_workspace(p, plan.capacity).total;
     }
     return plan;
   }
+  plan.split = SlotSplit::planned;
   if (opt.batch_invariant_keys > 0) {
     plan.fixed_tiles = (opt.batch_invariant_keys + tile_keys - 1) / tile_keys;
     const int64_t per_seq = (max_tiles + plan.fixed_tiles - 1) / plan.fixed_tiles;
     plan.capacity = static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(1, per_seq) * p.num_seqs, 0x7fffffff));
     plan.reason += "; batch-invariant: " + std::to_string(plan.fixed_tiles) + " tiles a task";
   } else {
-    // Whole waves (planned_capacity, dispatch/unified_plan.hpp).
+    // Whole waves (planned_capacity, dispatch/workspace.hpp).
     plan.capacity = planned_capacity(p.num_seqs, budget, plan.grid_y);
   }
   // A task stores its part count in 16 bits (PlanTask::parts): the most one sequence can get is
@@ -277,111 +279,6 @@ inline size_t paged_decode_workspace_size(const PagedDecodeTraits& t, const Plan
   return most;
 }
 
-// ---- arguments and geometry ----
-
-using PagedDecodeBuffers = SlotBuffers;
-inline SlotBuffers paged_decode_buffers(const PagedDecodeParams& p, const PagedDecodePlan& plan, void* workspace) {
-  return slot_buffers(paged_decode_workspace(p, plan.capacity), workspace);
-}
-
-// The device planner's arguments (plan.planned): the decode items of this call's lengths in tiles of
-// the instance's keys (tile_keys = Cfg::kBN).
-inline DecodePlanArgs make_paged_decode_plan_args(const PagedDecodeParams& p, const PagedDecodePlan& plan,
-                                                  void* workspace, int tile_keys) {
-  const PagedDecodeBuffers b = paged_decode_buffers(p, plan, workspace);
-  DecodePlanArgs a;
-  a.seq_lens_k = p.seq_lens_k;
-  a.num_items = p.num_seqs;
-  a.shape = DecodeItemShape{p.q_len, tile_keys, true, p.window_left};
-  a.capacity = plan.capacity;
-  a.fixed_tiles = plan.fixed_tiles;
-  a.tasks = b.tasks;
-  a.item_task0 = b.item_task0;
-  a.status = b.status;
-  return a;
-}
-
-// The kernel's arguments.
-template <class Cfg>
-paged_decode_args_t<Cfg> make_paged_decode_kernel_args(const PagedDecodeParams& p, const PagedDecodePlan& plan,
-                                                       void* workspace, const typename Cfg::Variant& variant) {
-  paged_decode_args_t<Cfg> a;
-  fill_attention_kernel_args(a, to_unified_params(p, nullptr), plan.rows_per_token, plan.block_q, plan.head_chunks,
-                             variant);
-  if (p.kv_scale_mode == KvScaleMode::per_tensor) {
-    a.k_scale_value = p.k_scale_value_or_one();
-    a.v_scale_value = p.v_scale_value_or_one();
-  }
-  if (p.kv_layout == KvCacheLayout::rocm) {  // validated < 2^31
-    a.kv.k_stride_chunk = static_cast<int32_t>(p.k_stride_chunk);
-    a.kv.v_stride_dim = static_cast<int32_t>(p.v_stride_dim);
-  }
-  a.q_len = p.q_len;
-  a.q_blocks = plan.q_blocks;
-  a.grid_y_div = FastDivmod(static_cast<uint32_t>(plan.grid_y));
-  a.num_segments = plan.planned ? 1 : plan.segments;
-  if (plan.planned || plan.segments > 1) {
-    const PagedDecodeBuffers b = paged_decode_buffers(p, plan, workspace);
-    if (plan.planned) a.tasks = b.tasks;
-    a.ws_o = b.o;
-    a.ws_lse = b.lse;
-  }
-  return a;
-}
-template <class Cfg>
-paged_decode_args_t<Cfg> make_paged_decode_kernel_args(const PagedDecodeParams& p, const PagedDecodePlan& plan,
-                                                       void* workspace) {
-  return make_paged_decode_kernel_args<Cfg>(p, plan, workspace,
-                                            unified_variant_from_params<typename Cfg::Variant>(to_unified_params(p, nullptr)));
-}
-
-inline PagedDecodeReduceArgs make_paged_decode_reduce_args(const PagedDecodeParams& p, const PagedDecodePlan& plan,
-                                                           void* workspace) {
-  const PagedDecodeBuffers b = paged_decode_buffers(p, plan, workspace);
-  PagedDecodeReduceArgs r;
-  r.ws_o = b.o;
-  r.ws_lse = b.lse;
-  if (plan.planned) {
-    r.tasks = b.tasks;
-    r.item_task0 = b.item_task0;
-  }
-  r.num_segments = plan.planned ? 1 : plan.segments;
-  r.num_seqs = p.num_seqs;
-  r.q_len = p.q_len;
-  r.num_q_heads = p.num_q_heads;
-  fill_merge_outputs(r, p);
-  return r;
-}
-
-struct PagedDecodeGeometry {
-  bool empty = false;
-  UnifiedLaunchDim grid;  // (capacity * grid_y): slot-major
-  uint32_t threads = 0, dynamic_lds = 0;
-  bool reduce = false;    // planned: the reduce follows
-  UnifiedLaunchDim reduce_grid;
-  uint32_t reduce_threads = 0;
-};
-inline PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p, const PagedDecodePlan& plan,
-                                                      int threads, int dynamic_lds, int head_dim) {
-  PagedDecodeGeometry g;
-  g.empty = p.num_seqs == 0;
-  g.grid.x = static_cast<uint32_t>(int64_t(plan.capacity) * plan.grid_y);
-  g.threads = static_cast<uint32_t>(threads);
-  g.dynamic_lds = static_cast<uint32_t>(dynamic_lds);
-  g.reduce = plan.planned || plan.segments > 1;
-  if (g.reduce) {
-    g.reduce_threads = static_cast<uint32_t>(split_kv_reduce_threads(head_dim));
-    const int64_t items = static_cast<int64_t>(p.num_seqs) * p.q_len * p.num_q_heads;
-    const int64_t per = split_kv_reduce_items_per_block(head_dim);
-    g.reduce_grid.x = static_cast<uint32_t>((items + per - 1) / per);
-  }
-  return g;
-}
-template <class Cfg>
-PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p, const PagedDecodePlan& plan) {
-  return make_paged_decode_geometry(p, plan, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kD);
-}
-
 // The unified instance a paged-decode problem runs on: its unified view's, except that the rocm
 // layout never takes the fp8 matrix path (no q8 instance compiles its configurations: the queries
 // are converted as they load, CHANGELOG.md 2026-12-02).
@@ -390,63 +287,6 @@ inline InstanceKey paged_decode_instance_key(const PagedDecodeParams& p, Target 
   key.family = Family::paged_decode;
   if (p.kv_layout == KvCacheLayout::rocm && kv_fp8_matmul(key.kv)) key.kv = kv_storage(key.kv);
   return key;
-}
-
-// The configuration of a storage kind's instance (visit_paged_decode_tile below).
-template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
-void visit_paged_decode_storage_tile(const PagedDecodePlan& plan, F&& f) {
-  if (plan.kv_layout == KvCacheLayout::rocm) {
-    constexpr CopyModel kStaged = CopyModel::register_staged;
-    if (plan.tile_kind == UnifiedTileKind::decode)
-      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::decode, Variant, kT, kStaged, RocmKvLayout>>();
-    else
-      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kT, kStaged, RocmKvLayout>>();
-    return;
-  }
-  if constexpr (kT == Target::sm90 && kKv != KvKind::same16) {
-    if (plan.fast_page > 0 && plan.tile_kind == UnifiedTileKind::decode) {  // paged_decode_fast_page
-      using B = unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::decode, Variant, kT>;
-      auto fast = [&]<int kPage>() {
-        f.template operator()<AttentionConfig<with_page(B::kShape, false, kPage), Variant>>();
-      };
-      switch (plan.fast_page) {
-        case 16: fast.template operator()<16>(); return;
-        case 32: fast.template operator()<32>(); return;
-        case 64: fast.template operator()<64>(); return;
-        case 128: fast.template operator()<128>(); return;
-        default: break;
-      }
-    }
-  }
-  visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
-}
-
-// Within one instance: calls f.template operator()<Cfg>() with the configuration of the plan's tile
-// kind, loader policy and cache layout (the rocm layout: the register-staged RocmKvLayout configs;
-// the fast page sizes of sm_90 fp8 decode tiles, which the fp8 matrix path does not compile).
-template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
-void visit_paged_decode_tile(const PagedDecodePlan& plan, F&& f) {
-  if constexpr (kv_fp8_matmul(kKv)) {
-    if (plan.kv_layout == KvCacheLayout::rocm)
-      throw Error(ErrorCode::unsupported, "kv_layout", "rocm with the fp8 matrix path (paged_decode_instance_key keeps the rocm layout off it)");
-    visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
-  } else {
-    visit_paged_decode_storage_tile<kT, kBf16, kKv, kD, Variant>(plan, f);
-  }
-}
-
-// Calls f.template operator()<Cfg>() with the configuration the dispatcher launches for (p, plan) on
-// target kT with the problem's standard variant. Throws Error(unsupported) outside the table.
-template <Target kT, class F>
-void visit_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePlan& plan, F&& f) {
-  const InstanceKey key = paged_decode_instance_key(p, kT);
-  bool found = false;
-  for_each_instance<Family::paged_decode, kAllInstances>(TargetList<kT>{}, [&]<InstanceKey kK>() {
-    if (found || !(kK == key)) return;
-    found = true;
-    visit_paged_decode_tile<kT, kK.bf16, kK.kv, kK.head_size, standard_variant_t<kK.variant>>(plan, f);
-  });
-  if (!found) throw instance_missing(key, instance_keys<Family::paged_decode, kAllInstances>(TargetList<kT>{}));
 }
 
 }  // namespace hipattn

@@ -50,13 +50,13 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
   if constexpr (pingpong_schedule<Cfg>()) {  // the ping-pong runs the 2D grid only (unified_pingpong_refusal)
     if (g.split) throw Error(ErrorCode::unsupported, "options.path", "the ping-pong schedule runs the 2D grid");
     rt::ensure_max_dynamic_shared(unified_2d_kernel<Cfg>, Cfg::kSmemBytes,
-                                  [] { return unified_instance_name<Cfg>("unified_2d_kernel, ping-pong"); });
+                                  [] { return config_name<Cfg>("unified_2d_kernel, ping-pong"); });
     unified_2d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
   } else if (g.split) {
     rt::ensure_max_dynamic_shared(split_kv_3d_kernel<Cfg>, Cfg::kSmemBytes,
-                                  [] { return unified_instance_name<Cfg>("split_kv_3d_kernel"); });
-    if (plan.planned) {  // the tasks of this call's lengths, on the device (graph-safe)
+                                  [] { return config_name<Cfg>("split_kv_3d_kernel"); });
+    if (plan.grid == UnifiedGrid::split_planned) {  // the tasks of this call's lengths, on the device (graph-safe)
       plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_unified_plan_args(p, plan, workspace, Cfg::kBN));
       HIPATTN_CHECK_LAUNCH();
     }
@@ -68,14 +68,14 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
     HIPATTN_CHECK_LAUNCH();
   } else {
     rt::ensure_max_dynamic_shared(unified_2d_kernel<Cfg>, Cfg::kSmemBytes,
-                                  [] { return unified_instance_name<Cfg>("unified_2d_kernel"); });
+                                  [] { return config_name<Cfg>("unified_2d_kernel"); });
     unified_2d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
   }
 }
 
 #if defined(HIPATTN_BACKEND_CUDA)
-// The 2D grid's q-blocks on sm_90's warp-specialised pipeline (plan.warpgroup): the skeleton's
+// The 2D grid's q-blocks on sm_90's warp-specialised pipeline (PlanPipeline::warpgroup): the skeleton's
 // arguments over 128-row q-blocks, one workgroup per (q-block, kv head, head chunk).
 template <class Cfg>
 void launch_unified_warpgroup(const UnifiedAttentionParams& p, const UnifiedPlan& plan, rt::stream_t stream,
@@ -85,7 +85,7 @@ void launch_unified_warpgroup(const UnifiedAttentionParams& p, const UnifiedPlan
   const UnifiedLaunchGeometry g = make_unified_launch_geometry(p, plan, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kD);
   if (g.empty) return;
   rt::ensure_max_dynamic_shared(unified_warpgroup_kernel<Cfg>, Cfg::kSmemBytes,
-                                [] { return unified_instance_name<Cfg>("unified_warpgroup_kernel"); });
+                                [] { return config_name<Cfg>("unified_warpgroup_kernel"); });
   unified_warpgroup_kernel<Cfg><<<dim3(g.grid.x, g.grid.y, 1), g.threads, g.dynamic_lds, stream>>>(a);
   HIPATTN_CHECK_LAUNCH();
 }
@@ -93,11 +93,11 @@ void launch_unified_warpgroup(const UnifiedAttentionParams& p, const UnifiedPlan
 
 // One instance (target, q dtype, KV kind, head size, variant): both tile kinds, 2D and 3D, and the
 // warp-specialised pipelines of 16-bit prefill q-blocks on the 2D grid: sm_90's warpgroup pipeline
-// (plan.warpgroup), gfx950's ping-pong (plan.pingpong, through visit_unified_tile).
+// (PlanPipeline::warpgroup), gfx950's ping-pong (PlanPipeline::pingpong, through visit_unified_tile).
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant>
 void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* ws, rt::stream_t s,
                              const Variant& variant) {
-  if (plan.warpgroup) {
+  if (plan.pipeline == PlanPipeline::warpgroup) {
 #if defined(HIPATTN_BACKEND_CUDA)
     if constexpr (kT == Target::sm90 && kKv == KvKind::same16 && unified_warpgroup_head(kD)) {
       launch_unified_warpgroup<UnifiedWarpgroupConfig<kBf16, kD, Variant>>(p, plan, s, variant);
@@ -105,7 +105,7 @@ void launch_unified_instance(const UnifiedAttentionParams& p, const UnifiedPlan&
     }
 #endif
     throw Error(ErrorCode::unsupported, "options.pipeline",
-                unified_instance_name<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kT>>(
+                config_name<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kT>>(
                     "warpgroup pipeline for") + ": not built for this instance");
   }
   visit_unified_tile<kT, kBf16, kKv, kD, Variant>(

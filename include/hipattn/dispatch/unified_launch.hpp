@@ -22,10 +22,11 @@
 #include <vector>
 
 #include "hipattn/dispatch/registry.hpp"
+#include "hipattn/dispatch/skeleton_args.hpp"
+#include "hipattn/dispatch/unified_plan.hpp"
+#include "hipattn/dispatch/workspace.hpp"
 #include "hipattn/problem/instances.hpp"
 #include "hipattn/problem/unified_params.hpp"
-#include "hipattn/dispatch/output_args.hpp"
-#include "hipattn/dispatch/unified_plan.hpp"
 #include "hipattn/kernels/common/pingpong_config.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/platform/error.hpp"
@@ -35,7 +36,7 @@ namespace hipattn {
 // ---- the compiled instance of a problem ----------------------------------------------------------
 
 // The AttentionConfig the dispatcher instantiates for (q type, kv kind, head size, tile kind, variant)
-// on target kT: the tile of dispatch/unified_plan.hpp's table for that target, 64-bit offsets, any
+// on target kT: the tile of the target's table (dispatch/tiles), 64-bit offsets, any
 // page size.
 // kCopy: the KV loader policy (the target's default; gfx950's 16-bit instances also exist with the
 // register-staged loader, for caches beyond the LDS-DMA loader's range: unified_kv_copy).
@@ -53,19 +54,7 @@ template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, 
           CopyModel kCopy = unified_default_copy(kKind, kD, kT, kKv), class KvLayout = RowKvLayout>
 using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT, kCopy, KvLayout>::Config;
 
-// "unified_2d_kernel<bf16, kv=e4m3fn, D=256, BM=64, BN=64>": a compiled configuration, for error
-// messages (a refused shared-memory size, a pipeline not built). The KV kind is named, so that a
-// missing fp8 instance does not read like a 16-bit one; configurations without one (the 16-bit
-// warpgroup pipeline) say same16.
-template <class Cfg>
-std::string unified_instance_name(const char* kernel) {
-  KvKind kv = KvKind::same16;
-  if constexpr (requires { Cfg::kKv; }) kv = Cfg::kKv;
-  return std::string(kernel) + (Cfg::kBf16 ? "<bf16" : "<f16") + ", kv=" + kv_kind_name(kv) +
-         ", D=" + std::to_string(Cfg::kD) + ", BM=" + std::to_string(Cfg::kBM) + ", BN=" + std::to_string(Cfg::kBN) + ">";
-}
-
-// gfx950's ping-pong instance of (dtype, head size, variant) (plan.pingpong): PingPongConfig
+// gfx950's ping-pong instance of (dtype, head size, variant) (PlanPipeline::pingpong): PingPongConfig
 // (kernels/common/pingpong_config.hpp) over the AttentionConfig of gfx950_pingpong_tile, 16-bit cache,
 // LDS-DMA loads, 64-bit offsets, any page size. Built for the head sizes and variants the planner
 // sends there (unified_pingpong_head: d = 128 and 256, the plain variant or a caller's, which the
@@ -88,20 +77,6 @@ template <VariantKind kV>
 using standard_variant_t =
     std::conditional_t<kV == VariantKind::full, FullVariant,
                        std::conditional_t<kV == VariantKind::softcap, StandardVariant<true, false, false>, PlainVariant>>;
-
-// The instance a problem needs on `target`: its standard variant, or `custom` for a caller's.
-inline InstanceKey unified_instance_key(const UnifiedAttentionParams& p, Target target, bool custom_variant = false) {
-  InstanceKey k;
-  k.family = Family::unified;
-  k.target = target;
-  k.bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
-  k.kv = unified_operand_kind(p.q_dtype, p.kv_dtype, p.fp8_math, target);
-  k.head_size = k.head_size_v = p.head_size;
-  k.variant = custom_variant              ? VariantKind::custom
-              : unified_uses_full_variant(p) ? VariantKind::full
-                                             : VariantKind::plain;
-  return k;
-}
 
 // Within one instance and tile kind: the config of the KV loader policy `kv_copy` (the default, or the
 // register-staged fallback of an LDS-DMA instance).
@@ -126,10 +101,10 @@ void visit_unified_tile(UnifiedTileKind kind, CopyModel kv_copy, F&& f) {
   else
     visit_unified_copy<kT, kBf16, kKv, kD, UnifiedTileKind::prefill, Variant>(kv_copy, f);
 }
-// ... or the ping-pong instance (plan.pingpong).
+// ... or the ping-pong instance (PlanPipeline::pingpong).
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
 void visit_unified_tile(const UnifiedPlan& plan, F&& f) {
-  if (plan.pingpong) {
+  if (plan.pipeline == PlanPipeline::pingpong) {
     if constexpr (unified_pingpong_built<kT, kKv, kD, Variant>()) {
       f.template operator()<unified_pingpong_config_t<kBf16, kD, Variant>>();
       return;
@@ -160,19 +135,10 @@ void visit_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& pl
 
 // ---- kernel arguments -----------------------------------------------------------------------------
 
-// The buffers of a planned 3D launch (plan.planned) in `workspace` (unified_planned_workspace's layout).
+// The buffers of a planned 3D launch (UnifiedGrid::split_planned) in `workspace`
+// (unified_planned_workspace's layout).
 inline SlotBuffers unified_planned_buffers(const UnifiedAttentionParams& p, const UnifiedPlan& plan, void* workspace) {
   return slot_buffers(unified_planned_workspace(p, plan.capacity), workspace);
-}
-
-// The output fields of a reduce's arguments (sinks, out and its strides, LSE) from a problem whose
-// fields are spelled alike (UnifiedAttentionParams, PagedDecodeParams).
-template <class ReduceArgs, class Params>
-void fill_merge_outputs(ReduceArgs& r, const Params& p) {
-  r.sinks = p.sinks;
-  r.out = make_output_args(p.out, p.o_stride_token, p.o_stride_head, p.q_dtype, p.out_format, p.head_size);
-  r.lse = p.lse;
-  r.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
 }
 
 // The device planner's arguments for a planned 3D launch over `workspace`: decode items (one query a
@@ -208,64 +174,7 @@ inline SplitKvWorkspace split_kv_workspace(const UnifiedAttentionParams& p, cons
   return w;
 }
 
-// The skeleton's arguments (kernels/common/kernel_args.hpp) of problem `p` with a tile's row map
-// (rows_per_token q heads a token, block_q tokens a q-block, head_chunks chunks a kv head): every
-// family fills these the same way (paged decode from its unified view, to_unified_params).
-template <class KvParams, class Variant>
-void fill_attention_kernel_args(AttentionKernelArgs<KvParams, Variant>& a, const UnifiedAttentionParams& p,
-                                int32_t rows_per_token, int32_t block_q, int32_t head_chunks, const Variant& variant) {
-  a.q = static_cast<const uint16_t*>(p.q);
-  a.q_stride_token = static_cast<int32_t>(p.q_stride_token);
-  a.q_stride_head = static_cast<int32_t>(p.q_stride_head);
-  a.q_kind = unified_kv_kind(p.q_dtype);  // same16, or the fp8 format of the codes
-  a.p8 = p.fp8_math == Fp8Math::fp8_pv;   // read by the fp8 matrix path's instances only
-  if (is_fp8(p.q_dtype)) {
-    a.q_scale_tensor = p.q_scale.device;
-    a.q_scale_value = p.q_scale.host_or_one();
-  }
-  a.kv.k = p.k_cache;
-  a.kv.v = p.v_cache;
-  a.kv.k_stride_block = static_cast<int32_t>(p.k_stride_block);
-  a.kv.k_stride_slot = static_cast<int32_t>(p.k_stride_slot);
-  a.kv.k_stride_head = static_cast<int32_t>(p.k_stride_head);
-  a.kv.v_stride_block = static_cast<int32_t>(p.v_stride_block);
-  a.kv.v_stride_slot = static_cast<int32_t>(p.v_stride_slot);
-  a.kv.v_stride_head = static_cast<int32_t>(p.v_stride_head);
-  a.kv.block_table = p.block_table;
-  a.kv.block_table_stride = static_cast<int32_t>(p.block_table_stride);
-  a.kv.page_size = p.block_size;
-  a.kv.page_div = FastDivmod(static_cast<uint32_t>(p.block_size));
-  a.per_token_head_scale = p.kv_scale_mode == KvScaleMode::per_token_head;
-  if (a.per_token_head_scale) {
-    a.kv.k_scale = p.k_scale;
-    a.kv.v_scale = p.v_scale;
-    a.kv.s_stride_block = static_cast<int32_t>(p.scale_stride_block);
-    a.kv.s_stride_slot = static_cast<int32_t>(p.scale_stride_slot);
-    a.kv.s_stride_head = static_cast<int32_t>(p.scale_stride_head);
-  }
-  a.seq_lens_k = p.seq_lens_k;
-  a.num_seqs = p.num_seqs;
-  a.num_q_heads = p.num_q_heads;
-  a.group = p.num_q_heads / p.num_kv_heads;
-  a.rows_per_token = rows_per_token;
-  a.block_q = block_q;
-  a.head_chunks = head_chunks;
-  a.rows_div = FastDivmod(static_cast<uint32_t>(rows_per_token));
-  a.scale = p.scale;
-  if (p.kv_scale_mode == KvScaleMode::per_tensor) {
-    a.k_scale_tensor = p.k_scale;
-    a.v_scale_tensor = p.v_scale;
-  }
-  a.causal = p.causal;
-  a.window_left = p.window_left;
-  a.variant = variant;
-  a.sinks = p.sinks;
-  a.out = make_output_args(p.out, p.o_stride_token, p.o_stride_head, p.q_dtype, p.out_format, p.head_size);
-  a.lse = p.lse;
-  a.lse_stride_head = static_cast<int32_t>(p.lse_stride_head);
-}
-
-// The arguments of the 2D kernel (plan.split false) or of the 3D split-KV kernel (plan.split true;
+// The arguments of the 2D kernel (plan.split() false) or of the 3D split-KV kernel (plan.split() true;
 // `workspace` then holds plan.workspace_bytes). head_dim is the instance's kD (== p.head_size).
 // `variant` travels in the arguments as given (unified_variant_from_params for the standard ones).
 template <class KvParams, class Variant>
@@ -276,12 +185,12 @@ UnifiedKernelArgs<KvParams, Variant> make_unified_kernel_args(const UnifiedAtten
   a.cu_seqlens_q = p.cu_seqlens_q;
   a.num_tokens = p.num_tokens;
   a.decode_grid = plan.decode_grid;
-  if (plan.split && plan.planned) {
+  if (plan.grid == UnifiedGrid::split_planned) {
     const SlotBuffers b = unified_planned_buffers(p, plan, workspace);
     a.tasks = b.tasks;
     a.ws_o = b.o;
     a.ws_lse = b.lse;
-  } else if (plan.split) {
+  } else if (plan.split()) {
     const SplitKvWorkspace w = split_kv_workspace(p, plan, workspace, head_dim);
     a.num_segments = plan.num_segments;
     a.ws_o = w.o;
@@ -317,7 +226,7 @@ inline SplitKvReduceArgs make_split_kv_reduce_args(const UnifiedAttentionParams&
   r.ws_o = w.o;
   r.ws_lse = w.lse;
   r.num_segments = plan.num_segments;
-  if (plan.planned) {
+  if (plan.grid == UnifiedGrid::split_planned) {
     const SlotBuffers b = unified_planned_buffers(p, plan, workspace);
     r.ws_o = b.o;
     r.ws_lse = b.lse;
@@ -334,29 +243,14 @@ inline SplitKvReduceArgs make_split_kv_reduce_args(const UnifiedAttentionParams&
 
 // ---- launch geometry ------------------------------------------------------------------------------
 
-// Threads of a split-KV reduce block (its kThreads template argument), and the (token, q head) items
-// one block merges: kD / 4 threads per item, each merging 4 columns; as many items as fit 128
-// threads (d = 192: 48 threads an item, 2 items, 96 threads; d = 96: 24 threads an item, 5 items,
-// 120 threads).
-constexpr int split_kv_reduce_threads(int head_dim) {
-  return (head_dim / 4) * (128 / (head_dim / 4) > 0 ? 128 / (head_dim / 4) : 1);
-}
-constexpr int split_kv_reduce_items_per_block(int head_dim) {
-  return split_kv_reduce_threads(head_dim) / (head_dim / 4);
-}
-
-struct UnifiedLaunchDim {
-  uint32_t x = 1, y = 1, z = 1;
-};
-
 struct UnifiedLaunchGeometry {
   bool empty = false;        // no tokens or no sequences: nothing is launched
   bool split = false;        // 3D split-KV kernel, then the reduce
-  UnifiedLaunchDim grid;     // (q-blocks, kv heads x head chunks, segments or 1)
+  LaunchDim grid;            // (q-blocks, kv heads x head chunks, segments or 1)
   uint32_t threads = 0;      // block size of the 2D / 3D kernel (Cfg::kThreads)
   uint32_t dynamic_lds = 0;  // dynamic LDS / shared memory bytes of the 2D / 3D kernel (Cfg::kSmemBytes)
   // split only: the reduce (split_kv_reduce_kernel<kBf16, kD, reduce_threads>), no dynamic LDS
-  UnifiedLaunchDim reduce_grid;
+  LaunchDim reduce_grid;
   uint32_t reduce_threads = 0;
   int32_t reduce_items_per_block = 0;
 };
@@ -366,13 +260,13 @@ inline UnifiedLaunchGeometry make_unified_launch_geometry(const UnifiedAttention
                                                           int threads, int dynamic_lds, int head_dim) {
   UnifiedLaunchGeometry g;
   g.empty = p.num_tokens == 0 || p.num_seqs == 0;
-  g.split = plan.split;
-  g.grid.x = static_cast<uint32_t>(plan.split && plan.planned ? plan.capacity : plan.grid_x);
+  g.split = plan.split();
+  g.grid.x = static_cast<uint32_t>(plan.grid == UnifiedGrid::split_planned ? plan.capacity : plan.grid_x);
   g.grid.y = static_cast<uint32_t>(p.num_kv_heads * plan.head_chunks);
-  g.grid.z = static_cast<uint32_t>(plan.split && !plan.planned ? plan.num_segments : 1);
+  g.grid.z = static_cast<uint32_t>(plan.grid == UnifiedGrid::split_uniform ? plan.num_segments : 1);
   g.threads = static_cast<uint32_t>(threads);
   g.dynamic_lds = static_cast<uint32_t>(dynamic_lds);
-  if (plan.split) {
+  if (plan.split()) {
     g.reduce_threads = static_cast<uint32_t>(split_kv_reduce_threads(head_dim));
     g.reduce_items_per_block = split_kv_reduce_items_per_block(head_dim);
     const int64_t items = static_cast<int64_t>(p.num_tokens) * p.num_q_heads;

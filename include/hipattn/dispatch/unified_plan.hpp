@@ -1,8 +1,9 @@
-// hipattn/dispatch/unified_plan.hpp: the selector of unified attention (host only, no device code):
-// the tile configuration, 2D or 3D split-KV, the segment count, and the workspace size.
+// hipattn/dispatch/unified_plan.hpp: the planner of unified attention (host only, no device code):
+// the options and their checks, the tile (dispatch/tiles), 2D or 3D split-KV, the segment count, the
+// pipeline, and the workspace size.
 //
-// Each choice comes from a small constexpr table whose rows carry their reason (FA3 heuristics
-// style). ALGORITHM.md section 6 explains the rules.
+// Each tile comes from a small constexpr table per target whose rows carry their reason (FA3
+// heuristics style). ALGORITHM.md section 6 explains the rules.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -10,8 +11,12 @@
 #include <string>
 
 #include "hipattn/dispatch/device.hpp"
+#include "hipattn/dispatch/skeleton_args.hpp"
+#include "hipattn/dispatch/tiles/tiles.hpp"
+#include "hipattn/dispatch/workspace.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/kernels/unified/warpgroup.hpp"
+#include "hipattn/problem/instance_key.hpp"
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/problem/unified_rules.hpp"
 #include "hipattn/platform/error.hpp"
@@ -64,103 +69,6 @@ inline ValidationReport validate_options(const UnifiedOptions& o) {
   return r;
 }
 
-// A tile shape of the unified kernels: warps as kWarpsM x kWarpsN, 16 * mt rows and kn keys per warp,
-// `stages` LDS stages, and the register budget the tile is held to (per thread on sm_90, VGPRs +
-// AGPRs per lane on CDNA; tests/emu checks the code objects against it), which with the LDS sets
-// how many workgroups a CU / SM holds (unified_residency).
-struct UnifiedTile {
-  int warps_m, warps_n, mt, kn, stages, regs;
-  const char* reason;
-  constexpr int rows() const { return warps_m * 16 * mt; }
-  constexpr int keys() const { return warps_n * kn; }
-  constexpr int threads(int wave) const { return warps_m * warps_n * wave; }
-  constexpr TileShape shape() const { return TileShape{warps_m, warps_n, mt, kn, stages}; }
-};
-
-enum class UnifiedTileKind : uint8_t { decode, prefill };
-
-// The sm_90 tiles, by head size. Decode tiles put 16 rows (the GQA group of one token) on one row
-// band and split each 64-key tile over 4 warps: the matrix unit is idle anyway and the loads of 4
-// warps keep more bytes in flight. Prefill tiles give each of 4 warps its own 16 rows (64 per
-// workgroup) and the whole key tile, the FlashAttention-2 split that needs no cross-warp merge.
-// Registers: __launch_bounds__(128) lets ptxas use up to 255 per thread.
-constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size, bool fp8) {
-  if (kind == UnifiedTileKind::decode) {
-    if (fp8 && head_size <= 128)
-      return {1, 4, 1, 16, 3, 255, "decode, fp8: 1x4 warps split 64 keys; 3 code stages (converted at the fragment): "
-                                   "16 KiB each, 4 workgroups an SM at d=64 (4 stages: 3, 1.36x slower), 4 no faster at 128"};
-    if (fp8)
-      return {1, 4, 1, 16, 2, 255, "decode, fp8: 1x4 warps split 64 keys; 2 code stages of 32 KiB at d=192 / 256 (3 no faster)"};
-    if (head_size <= 128)
-      return {1, 4, 1, 16, 3, 255, "decode: 1x4 warps split 64 keys; 3 stages fit in 96 KiB at d<=128"};
-    return {1, 4, 1, 16, 2, 255, "decode: 1x4 warps split 64 keys; 2 stages (d=256 tiles are 32 KiB; d=192 24 KiB)"};
-  }
-  if (head_size <= 128)
-    return {4, 1, 1, 64, 2, 255, "prefill: 4x1 warps of 16 rows, 64-key tiles, double buffered; 236 registers, no "
-                                 "spill (32-row warps measured no faster and spill at 255: bench/NOTES.md)"};
-  return {4, 1, 1, 32, 2, 255, "prefill: 32-key tiles keep S + O + Q fragments of d=192 and 256 under 255 registers"};
-}
-
-// The gfx942 tiles (MI300: 64 KiB of LDS per CU, 512 VGPRs + AGPRs per SIMD lane). The loads are
-// register-staged (the next tile waits in registers), so one LDS stage suffices (a barrier after
-// each tile's compute frees it): 16-bit tiles of 32 KiB or less leave room for two or more
-// workgroups per CU. Register budgets are what the compiled kernels need (tests/emu checks them):
-// up to d = 128, 16-row bands keep S, O, Q and the staged loads under 256 (two waves per SIMD);
-// d = 192 and 256 need more (one wave per SIMD: docs/NEXT.md).
-constexpr UnifiedTile gfx942_tile(UnifiedTileKind kind, int head_size) {
-  if (kind == UnifiedTileKind::decode) {
-    if (head_size <= 128)
-      return {1, 2, 1, 16, 1, 256, "decode: 1x2 waves split 32 keys, one stage: 20 KiB at d=128 (3 per CU)"};
-    if (head_size <= 192)
-      return {1, 2, 1, 16, 1, 512, "decode: 1x2 waves, one stage: 30 KiB (2 per CU); 312-336 registers: 1 wave/SIMD"};
-    return {1, 1, 1, 16, 1, 512, "decode: one wave, 16-key tiles, one stage: 24 KiB (2 per CU); 384-448 registers"};
-  }
-  if (head_size <= 128)
-    return {4, 1, 1, 16, 1, 256, "prefill: 4x1 waves of 16 rows, 16-key tiles, one stage: 24 KiB (2 per CU, 8 waves)"};
-  return {2, 1, 1, 16, 1, 512, "prefill: 2x1 waves, 16-key tiles, one stage: 24 KiB at d=192 (2 per CU), 32 at 256 "
-                               "(1); 280-368 registers: 1 wave/SIMD"};
-}
-
-// The gfx950 tiles (MI355X: 160 KiB of LDS per CU): two LDS stages (no barrier after the compute).
-constexpr UnifiedTile gfx950_tile(UnifiedTileKind kind, int head_size) {
-  if (kind == UnifiedTileKind::decode) {
-    if (head_size <= 128)
-      return {1, 2, 1, 16, 2, 256, "decode: 1x2 waves split 32 keys, two stages: 37 KiB at d=128 (4 per CU)"};
-    return {1, 2, 1, 16, 2, 512, "decode: 1x2 waves, two stages: 55 / 73 KiB at d=192 / 256 (2 per CU); >256 registers"};
-  }
-  if (head_size <= 128) return {4, 1, 1, 32, 2, 256, "prefill: 4x1 waves of 16 rows, 32-key tiles: 49 KiB (2 per CU)"};
-  return {2, 1, 1, 16, 2, 512, "prefill: 2x1 waves of 16 rows, 16-key tiles: 49 KiB at d=256; >256 registers (2 per CU)"};
-}
-
-// gfx950's ping-pong tile (the prefill q-blocks' schedule of ALGORITHM.md section 13, dense prefill's
-// DensePingPongConfig too): eight waves of 16 rows (128-row q-blocks) over 32-key tiles, LDS-DMA
-// loads into K and V rings of two stages. Registers: 122 at d = 128 (budget 128: four waves a SIMD,
-// two workgroups a CU, which the 64 KiB of LDS allow too); 202-204 at d = 256 (budget 256: one
-// workgroup, 128 KiB).
-constexpr UnifiedTile gfx950_pingpong_tile(int head_size) {
-  if (head_size <= 128) return {8, 1, 1, 32, 2, 128, "ping-pong: 8 waves of 16 rows (2 groups), 32-key tiles: 64 KiB (2 per CU)"};
-  return {8, 1, 1, 32, 2, 256, "ping-pong: 8 waves of 16 rows (2 groups), 32-key tiles: 128 KiB at d=256 (1 per CU)"};
-}
-// The head sizes and variants it serves (built, and taken when UnifiedOptions::pipeline asks for it):
-// d = 128 and 256 with the plain variant. The full variant's logit work (softcap, ALiBi, QQ-bias)
-// lengthens the softmax phase past the skeleton's tile (the model, bench/NOTES.md "AMD: the ping-pong
-// schedule": d = 256, 0.10 against 0.12, measured before the model's LDS-DMA correction), so it is
-// not built.
-constexpr bool unified_pingpong_head(int head_size, bool full_variant) {
-  return (head_size == 128 || head_size == 256) && !full_variant;
-}
-// ... and where the automatic plan takes it: where the model puts it ahead of the skeleton's tile,
-// d = 256 (0.30 of the MFMA rate against 0.20). At d = 128 the LDS-DMA skeleton is ahead (0.42
-// against 0.38: the ping-pong's matrix phase carries group 0's share of the loads and Q's LDS reads).
-constexpr bool unified_pingpong_preferred(int head_size) { return head_size == 256; }
-
-// The tile of a target for a KV storage (fp8 or 16-bit).
-constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target target, bool fp8) {
-  return target == Target::gfx942   ? gfx942_tile(kind, head_size)
-         : target == Target::gfx950 ? gfx950_tile(kind, head_size)
-                                    : sm90_tile(kind, head_size, fp8);
-}
-
 // The default KV loader policy of a tile kind for an instance's KvKind (kv_copy_model: do the tile's
 // warps share its keys?).
 constexpr CopyModel unified_default_copy(UnifiedTileKind kind, int head_size, Target target, KvKind kv) {
@@ -171,57 +79,11 @@ constexpr CopyModel unified_default_copy(UnifiedTileKind kind, int head_size, Ta
   return unified_default_copy(kind, head_size, target, fp8 ? KvKind::e4m3fn : KvKind::same16);
 }
 
-// The KV storage kind of a cache dtype (16-bit caches hold the instance's 16-bit type); also the
-// kind of a query dtype (fp8 queries are converted as they load).
-constexpr KvKind unified_kv_kind(DType kv) {
-  return kv == DType::fp8_e4m3fn ? KvKind::e4m3fn : kv == DType::fp8_e4m3fnuz ? KvKind::e4m3fnuz : KvKind::same16;
-}
-
-// The KvKind of the instance a problem runs on: the cache's storage, or a q8 kind (the fp8 matrix
-// path) unless the call asks to convert (problem/fp8_io.hpp Fp8Math), where the target's fp8 MMA
-// reads the cache's format:
-//   sm_90, gfx950: e4m3fn queries with an e4m3fn cache -> e4m3fn_q8
-//   gfx942: fp8 queries of either format with an e4m3fnuz cache -> e4m3fnuz_q8 (e4m3fn queries are
-//           re-encoded as they load: numeric/kv_kind.hpp)
-inline KvKind unified_operand_kind(DType q_dtype, DType kv_dtype, Fp8Math math, Target target) {
-  if (math != Fp8Math::convert && is_fp8(q_dtype)) {
-    if ((target == Target::sm90 || target == Target::gfx950) && q_dtype == DType::fp8_e4m3fn &&
-        kv_dtype == DType::fp8_e4m3fn)
-      return KvKind::e4m3fn_q8;
-    if (target == Target::gfx942 && kv_dtype == DType::fp8_e4m3fnuz) return KvKind::e4m3fnuz_q8;
-  }
-  return unified_kv_kind(kv_dtype);
-}
-
-// A target's tile under a loader policy other than its default: the register-staged loader keeps at
-// most two LDS stages (its registers are the next tile's buffer). Unchanged otherwise.
-constexpr UnifiedTile unified_tile_for_copy(UnifiedTile t, CopyModel copy) {
-  if (copy == CopyModel::register_staged && t.stages > 2) t.stages = 2;
-  return t;
-}
-
-// What one CU (SM) of a target offers resident workgroups.
-struct TargetLimits {
-  int lds_bytes;       // LDS (shared memory) per CU / SM
-  int lds_reserved;    // bytes the runtime reserves per resident workgroup
-  int max_threads;     // resident threads per CU / SM
-  int simds;           // SIMDs (sub-partitions)
-  int regs_per_simd;   // register budget of one SIMD: per lane (CDNA: 512 VGPRs + AGPRs) or per thread slot
-  int max_waves_per_simd;
-};
-constexpr TargetLimits target_limits(Target t) {
-  switch (t) {
-    case Target::gfx942: return {target_lds_bytes(t), 0, 2048, 4, 512, 8};
-    case Target::gfx950: return {target_lds_bytes(t), 0, 2048, 4, 512, 8};
-    default: return {target_lds_bytes(Target::sm90), 1024, 2048, 4, 16384, 16};  // sm_90: 64 K registers per SM, 16 K per sub-partition
-  }
-}
-
 // Workgroups of (tile, head size, KV storage) one CU / SM holds at once: the least of what LDS, the
 // thread slots and the register budget allow. The planner fills the device with this many per CU.
 constexpr int unified_residency(const UnifiedTile& t, int head_size, KvKind kv, Target target) {
-  const TargetLimits lim = target_limits(target);
-  const int wave = target_wave_size(target);
+  const TargetTraits lim = target_traits(target);
+  const int wave = lim.wave_size;
   const int lds = attention_lds_layout(t.warps_m, t.warps_n, t.mt, t.kn, t.stages, head_size, head_size, kv, target).total;
   const int by_lds = lim.lds_bytes / (lds + lim.lds_reserved);
   const int threads = t.threads(wave);
@@ -243,82 +105,43 @@ constexpr int unified_residency(const UnifiedTile& t, int head_size, bool fp8, T
   return unified_residency(t, head_size, fp8 ? KvKind::e4m3fn : KvKind::same16, target);
 }
 
+// The grid a plan launches: the 2D grid (one workgroup a q-block, kv head and head chunk), or the
+// 3D split-KV grid whose KV tiles are cut into uniform segments per q-block or into the device
+// planner's tasks (kernels/common/task_plan.hpp), followed by the reduce.
+enum class UnifiedGrid : uint8_t { two_d, split_uniform, split_planned };
+
+// The pipeline that runs a plan's q-blocks (UnifiedPipeline is the option that asks for one):
+//   skeleton   the attention skeleton (every grid)
+//   warpgroup  sm_90's warp-specialised pipeline (kernels/unified/warpgroup.hpp): the 2D grid's
+//              128-row q-blocks, one workgroup an SM
+//   pingpong   gfx950's ping-pong schedule (PingPongConfig of gfx950_pingpong_tile, 128-row
+//              q-blocks, kv_copy lds_dma): the 2D grid only
+enum class PlanPipeline : uint8_t { skeleton, warpgroup, pingpong };
+
 // The plan of one call.
 struct UnifiedPlan {
   UnifiedTileKind tile_kind = UnifiedTileKind::prefill;
   UnifiedTile tile{};
-  bool split = false;         // 3D split-KV
-  int32_t num_segments = 1;   // 3D segments per q-block (uniform split)
-  // planned 3D (decode grid, no forced segment count): the device planner (kernels/common/task_plan.hpp)
-  // cuts each sequence's tiles into tasks over `capacity` task slots per kv head and head chunk
-  bool planned = false;
+  UnifiedGrid grid = UnifiedGrid::two_d;
+  PlanPipeline pipeline = PlanPipeline::skeleton;  // not skeleton: the 2D grid
+  int32_t num_segments = 1;   // 3D segments per q-block (split_uniform)
+  // split_planned (decode grid, no forced segment count): the device planner cuts each sequence's
+  // tiles into tasks over `capacity` task slots per kv head and head chunk
   int32_t capacity = 0;
   int32_t rows_per_token = 1; // q heads of one token in a workgroup
   int32_t block_q = 1;        // tokens per q-block
   int32_t head_chunks = 1;
-  bool decode_grid = false;
+  bool decode_grid = false;   // every q length <= 1: one q-block a sequence (any grid)
   int64_t grid_x = 0;         // q-blocks (upper bound)
   int64_t base_workgroups = 0;  // grid_x * num_kv_heads * head_chunks
   int32_t residency = 0;        // workgroups of the tile one CU / SM holds (unified_residency)
   CopyModel kv_copy = CopyModel::async;  // the KV loader policy (kv_copy_model, or its fallback)
-  // sm_90: the 2D grid's q-blocks run on the warp-specialised pipeline (kernels/unified/warpgroup.hpp):
-  // 128-row q-blocks (the row map above is theirs), one workgroup an SM
-  bool warpgroup = false;
-  // gfx950: the 2D grid's q-blocks run on the ping-pong schedule (PingPongConfig of `tile`, which is
-  // gfx950_pingpong_tile: 128-row q-blocks; kv_copy is lds_dma)
-  bool pingpong = false;
   size_t workspace_bytes = 0;
   std::string reason;
+
+  // 3D split-KV (either split grid).
+  constexpr bool split() const { return grid != UnifiedGrid::two_d; }
 };
-
-// What the plan needs to know about the device.
-// The skeleton's row map of a workgroup of `rows` rows (kernels/common/work.hpp row_coord): min(group,
-// rows) q heads of a token, then tokens (block_q of them), head chunks when the group exceeds the rows,
-// and the q-blocks of q_len tokens. Unified attention, paged decode and CDNA MLA decode plan with it.
-struct RowMap {
-  int32_t rows_per_token = 1, block_q = 1, head_chunks = 1, q_blocks = 1;
-};
-constexpr RowMap skeleton_row_map(int32_t group, int32_t rows, int32_t q_len) {
-  RowMap m;
-  m.rows_per_token = group < rows ? group : rows;
-  m.block_q = rows / m.rows_per_token;
-  m.head_chunks = (group + m.rows_per_token - 1) / m.rows_per_token;
-  m.q_blocks = (q_len + m.block_q - 1) / m.block_q;
-  return m;
-}
-
-// Segments per q-block for a 2D grid of `base` workgroups on a device that holds `fill` at once: the
-// count (<= max_seg) whose waves are fullest, efficiency = base * seg / (waves * fill). Counts are
-// tried in increasing order; a larger count wins only if it is 5 points more efficient, or equally
-// efficient with no more waves. A count that overshoots one wave by a few workgroups (a tail wave
-// that runs almost empty) loses to one that fills the wave.
-inline int32_t choose_segments(int64_t base, int64_t fill, int32_t max_seg) {
-  base = std::max<int64_t>(1, base);
-  int32_t best = 1;
-  double best_eff = -1;
-  int64_t best_waves = 0;
-  for (int32_t s = 1; s <= std::max(1, max_seg); ++s) {
-    const int64_t wg = base * s;
-    const int64_t waves = (wg + fill - 1) / fill;
-    const double eff = double(wg) / double(waves * fill);
-    if (eff > best_eff + 0.05 || (eff > best_eff - 1e-9 && waves == best_waves)) {
-      best = s;
-      best_eff = eff;
-      best_waves = waves;
-    }
-  }
-  return best;
-}
-
-// Task slots of a planned split over whole waves: a wave holds floor(budget / per_slot) slots
-// (per_slot workgroups a slot: kv heads x head chunks (x q-blocks)), and the sequences need at least
-// one slot each. Tasks of one bound take about as long, so a plan that spilled a few of them into
-// one more wave would take two task times where fewer, longer tasks take one (ALGORITHM.md 8).
-inline int32_t planned_capacity(int64_t num_seqs, int64_t budget, int64_t per_slot) {
-  const int64_t per_wave = std::max<int64_t>(1, budget / std::max<int64_t>(1, per_slot));
-  const int64_t waves = std::max<int64_t>(1, (num_seqs + per_wave - 1) / per_wave);
-  return static_cast<int32_t>(std::min<int64_t>(waves * per_wave, 0x7fffffff));
-}
 
 // Whether every byte of k_cache and v_cache lies within the LDS-DMA loader's buffer range of its
 // base (kernels/common/paged_kv_loader.hpp kLdsDmaWindow).
@@ -333,41 +156,8 @@ inline bool unified_kv_within_lds_dma_window(const UnifiedAttentionParams& p) {
 // caches beyond the LDS-DMA loader's range take the register-staged loader (an instance of the same
 // tile the dispatch table also holds).
 inline CopyModel unified_kv_copy(const UnifiedAttentionParams& p, Target target, UnifiedTileKind kind) {
-  const CopyModel c = unified_default_copy(kind, p.head_size, target, unified_operand_kind(p.q_dtype, p.kv_dtype, p.fp8_math, target));
+  const CopyModel c = unified_default_copy(kind, p.head_size, target, operand_kv_kind(p.q_dtype, p.kv_dtype, p.fp8_math, target));
   return c == CopyModel::lds_dma && !unified_kv_within_lds_dma_window(p) ? CopyModel::register_staged : c;
-}
-
-// The workspace of a launch over task slots (both families): the plan (tasks [capacity],
-// item_task0 [num_seqs], status), then the partial outputs [capacity, rows_per_slot, head_size] and
-// LSEs [capacity, rows_per_slot] (fp32), each block 256-byte aligned; byte offsets.
-struct SlotWorkspace {
-  size_t tasks, item_task0, status, o, lse, total;
-};
-inline SlotWorkspace slot_workspace(int32_t capacity, int32_t num_seqs, int64_t rows_per_slot, int32_t head_size) {
-  auto up = [](size_t x) { return (x + 255) / 256 * 256; };
-  SlotWorkspace w{};
-  w.tasks = 0;
-  w.item_task0 = up(static_cast<size_t>(capacity) * sizeof(PlanTask));
-  w.status = w.item_task0 + up(static_cast<size_t>(num_seqs) * sizeof(int32_t));
-  w.o = w.status + 256;
-  const size_t rows = static_cast<size_t>(capacity) * static_cast<size_t>(rows_per_slot);
-  w.lse = w.o + up(rows * static_cast<size_t>(head_size) * sizeof(float));
-  w.total = w.lse + up(rows * sizeof(float));
-  return w;
-}
-// Its buffers in a workspace.
-struct SlotBuffers {
-  PlanTask* tasks;
-  int32_t* item_task0;
-  int32_t* status;
-  float* o;
-  float* lse;
-};
-inline SlotBuffers slot_buffers(const SlotWorkspace& w, void* workspace) {
-  char* base = static_cast<char*>(workspace);
-  return {reinterpret_cast<PlanTask*>(base + w.tasks), reinterpret_cast<int32_t*>(base + w.item_task0),
-          reinterpret_cast<int32_t*>(base + w.status), reinterpret_cast<float*>(base + w.o),
-          reinterpret_cast<float*>(base + w.lse)};
 }
 
 // A planned 3D launch's: one row a q head (decode batches).
@@ -386,7 +176,7 @@ inline const char* unified_warpgroup_refusal(const UnifiedAttentionParams& p, Ta
   if (is_fp8(p.q_dtype) || p.kv_dtype != p.q_dtype) return "it takes 16-bit queries over a cache of the same dtype";
   if (!unified_warpgroup_head(p.head_size)) return "it has tiles for head sizes 64, 128, 192 and 256";
   if (plan.tile_kind != UnifiedTileKind::prefill || plan.decode_grid) return "a decode batch runs the decode tiles";
-  if (plan.split) return "it runs the 2D grid, and the plan split the KV (3D)";
+  if (plan.split()) return "it runs the 2D grid, and the plan split the KV (3D)";
   return nullptr;
 }
 
@@ -405,9 +195,133 @@ inline const char* unified_pingpong_refusal(const UnifiedAttentionParams& p, Tar
   if (!unified_pingpong_head(p.head_size, unified_uses_full_variant(p)))
     return "it serves head sizes 128 and 256 without softcap, ALiBi or QQ-bias";
   if (plan.tile_kind != UnifiedTileKind::prefill || plan.decode_grid) return "a decode batch runs the decode tiles";
-  if (plan.split) return "it runs the 2D grid, and the plan split the KV (3D)";
+  if (plan.split()) return "it runs the 2D grid, and the plan split the KV (3D)";
   if (!unified_kv_within_lds_dma_window(p)) return "a cache extends past the LDS-DMA loader's 4 GiB buffer range";
   return nullptr;
+}
+
+// The instance a problem needs on `target`: its standard variant, or `custom` for a caller's.
+inline InstanceKey unified_instance_key(const UnifiedAttentionParams& p, Target target, bool custom_variant = false) {
+  InstanceKey k;
+  k.family = Family::unified;
+  k.target = target;
+  k.bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
+  k.kv = operand_kv_kind(p.q_dtype, p.kv_dtype, p.fp8_math, target);
+  k.head_size = k.head_size_v = p.head_size;
+  k.variant = custom_variant              ? VariantKind::custom
+              : unified_uses_full_variant(p) ? VariantKind::full
+                                             : VariantKind::plain;
+  return k;
+}
+
+// The row map of a workgroup of `rows` rows and the 2D grid it gives (q-blocks x kv heads x head
+// chunks): the tile's, or a warp-specialised pipeline's 128.
+inline void place_rows(UnifiedPlan& plan, const UnifiedAttentionParams& p, int32_t group, int32_t rows) {
+  const RowMap rm = skeleton_row_map(group, rows, 1);
+  plan.rows_per_token = rm.rows_per_token;
+  plan.block_q = rm.block_q;
+  plan.head_chunks = rm.head_chunks;
+  plan.grid_x = plan.decode_grid ? p.num_seqs : static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
+  plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
+}
+
+// 2D or 3D by the path option, or automatically: 3D when the 2D grid cannot fill the device (`fill`
+// workgroups at once) and sequences are long enough to split (>= 4 KV tiles). Sets plan.reason.
+inline bool unified_path_splits(const UnifiedOptions& opt, UnifiedPlan& plan, int64_t fill, int32_t max_tiles) {
+  switch (opt.path) {
+    case UnifiedPath::two_d: plan.reason = "forced 2d"; return false;
+    case UnifiedPath::three_d: plan.reason = "forced 3d"; return true;
+    default: break;
+  }
+  const bool split = plan.base_workgroups < fill && max_tiles >= 4;
+  plan.reason = split ? "auto: 2D grid of " + std::to_string(plan.base_workgroups) + " workgroups < " +
+                            std::to_string(fill) + " and >= 4 KV tiles: split KV"
+                      : "auto: 2D grid fills the device or sequences are short";
+  return split;
+}
+
+// The grid of the plan so far (the path's choice, then the planned split). Planned split (the device
+// planner, ALGORITHM.md 7) where uniform segments cannot balance: a decode batch whose uniform split
+// would cut each sequence into at most 2 segments while one may hold 64 tiles or more (a long
+// sequence among short ones keeps half its keys in one workgroup). Many segments already cut every
+// sequence finely, and the planner's one-workgroup launch (7-40 us on the H200, bench/NOTES.md) would
+// only add to short calls.
+// A decode batch whose 2D grid fills the device but whose bound allows a sequence of 256 tiles or
+// more (16K keys at 64-key tiles) is planned too: one long sequence among many short ones would
+// otherwise run alone at the end (255 x 1K + 1 x 100K: 1.86 ms in 2D). Uniform batches then get one
+// task a sequence (the planner's launch, 4-8 us, on a call of 1 ms or more).
+inline UnifiedGrid choose_unified_grid(const UnifiedAttentionParams& p, const UnifiedOptions& opt, UnifiedPlan& plan,
+                                       int64_t fill, int32_t max_tiles) {
+  const bool split = unified_path_splits(opt, plan, fill, max_tiles);
+  if (opt.split == UnifiedSplit::planned && (!plan.decode_grid || opt.num_segments != 0))
+    throw Error(ErrorCode::invalid_argument, "options.split",
+                std::string("planned needs a decode batch (max_seqlen_q <= 1, got ") + std::to_string(p.max_seqlen_q) +
+                    ") and no forced num_segments (got " + std::to_string(opt.num_segments) + ")");
+  const bool may_plan = plan.decode_grid && opt.num_segments == 0;
+  if (split) {
+    const bool planned = may_plan && (opt.split == UnifiedSplit::planned ||
+                                      (opt.split == UnifiedSplit::automatic && max_tiles >= 64 &&
+                                       choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64)) <= 2));
+    return planned ? UnifiedGrid::split_planned : UnifiedGrid::split_uniform;
+  }
+  if (may_plan && opt.path == UnifiedPath::automatic && opt.split != UnifiedSplit::uniform && max_tiles >= 256) {
+    plan.reason += "; a sequence may hold " + std::to_string(max_tiles) + " tiles: planned split";
+    return UnifiedGrid::split_planned;
+  }
+  return UnifiedGrid::two_d;
+}
+
+// The segment count or task slots of the plan's split grid, and its workspace.
+inline void size_unified_split(const UnifiedAttentionParams& p, const UnifiedOptions& opt, UnifiedPlan& plan,
+                               int64_t fill, int32_t max_tiles) {
+  if (plan.grid == UnifiedGrid::split_planned) {
+    // Whole waves of slots (planned_capacity), at least one a sequence. The planner sizes the tasks
+    // from this call's lengths.
+    const int64_t per_slot = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks;
+    plan.capacity = planned_capacity(p.num_seqs, fill, per_slot);
+    plan.num_segments = 1;
+    plan.workspace_bytes = unified_planned_workspace_bytes(p, plan.capacity);
+    plan.reason += "; planned: " + std::to_string(plan.capacity) + " task slots";
+  } else if (plan.grid == UnifiedGrid::split_uniform) {
+    const int32_t seg = opt.num_segments != 0 ? opt.num_segments
+                                              : choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64));
+    plan.num_segments = seg;
+    plan.workspace_bytes = static_cast<size_t>(seg) * static_cast<size_t>(p.num_tokens) *
+                           static_cast<size_t>(p.num_q_heads) * (static_cast<size_t>(p.head_size) + 1) * sizeof(float);
+    plan.workspace_bytes += 256;  // alignment slack for the lse block
+  }
+}
+
+// sm_90's warpgroup pipeline where the option allows it and unified_warpgroup_refusal has no objection
+// (a named pipeline it refuses is an error): 128-row q-blocks, one workgroup an SM.
+inline void choose_warpgroup(const UnifiedAttentionParams& p, const UnifiedOptions& opt, const PlanDevice& dev,
+                             int32_t group, UnifiedPlan& plan) {
+  const char* refusal = unified_warpgroup_refusal(p, dev.target, plan);
+  if (opt.pipeline == UnifiedPipeline::warpgroup && refusal != nullptr)
+    throw Error(ErrorCode::unsupported, "options.pipeline", std::string("warpgroup: ") + refusal);
+  if (refusal != nullptr || (opt.pipeline != UnifiedPipeline::automatic && opt.pipeline != UnifiedPipeline::warpgroup)) return;
+  plan.pipeline = PlanPipeline::warpgroup;
+  place_rows(plan, p, group, 128);
+  plan.residency = 1;
+  plan.reason += "; sm_90 warpgroup pipeline: 128 rows x " + std::to_string(unified_warpgroup_keys(p.head_size)) + " keys";
+}
+
+// gfx950's ping-pong schedule where asked for, or automatically where unified_pingpong_preferred, and
+// unified_pingpong_refusal has no objection (a named pipeline it refuses is an error).
+inline void choose_pingpong(const UnifiedAttentionParams& p, const UnifiedOptions& opt, const PlanDevice& dev,
+                            int32_t group, UnifiedPlan& plan) {
+  const char* refusal = unified_pingpong_refusal(p, dev.target, plan);
+  if (opt.pipeline == UnifiedPipeline::pingpong && refusal != nullptr)
+    throw Error(ErrorCode::unsupported, "options.pipeline", std::string("pingpong: ") + refusal);
+  const bool wanted = opt.pipeline == UnifiedPipeline::pingpong ||
+                      (opt.pipeline == UnifiedPipeline::automatic && unified_pingpong_preferred(p.head_size));
+  if (refusal != nullptr || !wanted) return;
+  plan.pipeline = PlanPipeline::pingpong;
+  plan.tile = gfx950_pingpong_tile(p.head_size);
+  place_rows(plan, p, group, plan.tile.rows());
+  plan.residency = unified_residency(plan.tile, p.head_size, KvKind::same16, dev.target);
+  plan.kv_copy = CopyModel::lds_dma;
+  plan.reason += "; gfx950 ping-pong: 128 rows x 32 keys, " + std::to_string(plan.residency) + " a CU";
 }
 
 inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const UnifiedOptions& opt,
@@ -418,110 +332,24 @@ inline UnifiedPlan plan_unified_attention(const UnifiedAttentionParams& p, const
   // Decode tile when a q-block of the prefill tile would leave most of its 64 rows empty.
   const int64_t rows_needed = static_cast<int64_t>(std::max(1, p.max_seqlen_q)) * group;
   plan.tile_kind = rows_needed <= 16 ? UnifiedTileKind::decode : UnifiedTileKind::prefill;
-  if (dev.target != Target::sm90 && dev.target != Target::gfx942 && dev.target != Target::gfx950)
+  if (!target_has_tiles(dev.target))
     throw Error(ErrorCode::unsupported, "target", std::string("no unified-attention tiles for target ") +
                                                       std::string(target_name(dev.target)));
   const bool fp8 = p.kv_dtype == DType::fp8_e4m3fn || p.kv_dtype == DType::fp8_e4m3fnuz;
   plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target, fp8);
-  const RowMap rm = skeleton_row_map(group, plan.tile.rows(), 1);
-  plan.rows_per_token = rm.rows_per_token;
-  plan.block_q = rm.block_q;
-  plan.head_chunks = rm.head_chunks;
   plan.decode_grid = p.max_seqlen_q <= 1;
-  plan.grid_x = plan.decode_grid ? p.num_seqs : static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
-  plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
-
-  // 3D when the 2D grid cannot fill the device and sequences are long enough to split. A full device
-  // holds `residency` workgroups of this tile per CU / SM.
-  // (the cache's storage: the fp8 matrix path's smaller Q tile fits at least as many, and workspaces
-  // sized from traits that do not name the query dtype stay a bound)
+  place_rows(plan, p, group, plan.tile.rows());
+  // A full device holds `residency` workgroups of this tile per CU / SM (the cache's storage: the fp8
+  // matrix path's smaller Q tile fits at least as many, and workspaces sized from traits that do not
+  // name the query dtype stay a bound).
   plan.residency = unified_residency(plan.tile, p.head_size, fp8, dev.target);
   plan.kv_copy = unified_kv_copy(p, dev.target, plan.tile_kind);
   const int64_t fill = static_cast<int64_t>(std::max(1, plan.residency)) * dev.multiprocessor_count;
   const int32_t max_tiles = (std::max(1, p.max_seqlen_k) + plan.tile.keys() - 1) / plan.tile.keys();
-  bool split;
-  switch (opt.path) {
-    case UnifiedPath::two_d: split = false; plan.reason = "forced 2d"; break;
-    case UnifiedPath::three_d: split = true; plan.reason = "forced 3d"; break;
-    default:
-      split = plan.base_workgroups < fill && max_tiles >= 4;
-      plan.reason = split ? "auto: 2D grid of " + std::to_string(plan.base_workgroups) + " workgroups < " +
-                                std::to_string(fill) + " and >= 4 KV tiles: split KV"
-                          : "auto: 2D grid fills the device or sequences are short";
-  }
-  plan.split = split;
-  if (opt.split == UnifiedSplit::planned && (!plan.decode_grid || opt.num_segments != 0))
-    throw Error(ErrorCode::invalid_argument, "options.split",
-                std::string("planned needs a decode batch (max_seqlen_q <= 1, got ") + std::to_string(p.max_seqlen_q) +
-                    ") and no forced num_segments (got " + std::to_string(opt.num_segments) + ")");
-  // Planned split (the device planner, ALGORITHM.md 7) where uniform segments cannot balance: a decode
-  // batch whose uniform split would cut each sequence into at most 2 segments while one may hold 64
-  // tiles or more (a long sequence among short ones keeps half its keys in one workgroup). Many
-  // segments already cut every sequence finely, and the planner's one-workgroup launch (7-40 us on
-  // the H200, bench/NOTES.md) would only add to short calls.
-  // A decode batch whose 2D grid fills the device but whose bound allows a sequence of 256 tiles or
-  // more (16K keys at 64-key tiles) is planned too: one long sequence among many short ones would
-  // otherwise run alone at the end (255 x 1K + 1 x 100K: 1.86 ms in 2D). Uniform batches then get
-  // one task a sequence (the planner's launch, 4-8 us, on a call of 1 ms or more).
-  bool planned = false;
-  if (split && plan.decode_grid && opt.num_segments == 0) {
-    planned = opt.split == UnifiedSplit::planned ||
-              (opt.split == UnifiedSplit::automatic && max_tiles >= 64 &&
-               choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64)) <= 2);
-  } else if (!split && opt.path == UnifiedPath::automatic && plan.decode_grid && opt.split != UnifiedSplit::uniform &&
-             opt.num_segments == 0 && max_tiles >= 256) {
-    planned = split = true;
-    plan.reason += "; a sequence may hold " + std::to_string(max_tiles) + " tiles: planned split";
-  }
-  plan.split = split;
-  if (planned) {
-    // Planned: whole waves of slots (planned_capacity), at least one a sequence. The planner sizes
-    // the tasks from this call's lengths.
-    const int64_t per_slot = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks;
-    plan.planned = true;
-    plan.capacity = planned_capacity(p.num_seqs, fill, per_slot);
-    plan.num_segments = 1;
-    plan.workspace_bytes = unified_planned_workspace_bytes(p, plan.capacity);
-    plan.reason += "; planned: " + std::to_string(plan.capacity) + " task slots";
-  } else if (split) {
-    int32_t seg = opt.num_segments;
-    if (seg == 0) seg = choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64));
-    plan.num_segments = seg;
-    plan.workspace_bytes = static_cast<size_t>(seg) * static_cast<size_t>(p.num_tokens) *
-                           static_cast<size_t>(p.num_q_heads) * (static_cast<size_t>(p.head_size) + 1) * sizeof(float);
-    plan.workspace_bytes += 256;  // alignment slack for the lse block
-  }
-  // The 2D grid of a pipeline with its own q-block rows (the warpgroup pipeline's and the ping-pong's
-  // 128): the row map, its grid and workgroup count.
-  const auto remap_rows = [&](int rows) {
-    const RowMap rm = skeleton_row_map(group, rows, 1);
-    plan.rows_per_token = rm.rows_per_token;
-    plan.block_q = rm.block_q;
-    plan.head_chunks = rm.head_chunks;
-    plan.grid_x = static_cast<int64_t>(p.num_tokens) / plan.block_q + p.num_seqs;
-    plan.base_workgroups = plan.grid_x * p.num_kv_heads * plan.head_chunks;
-  };
-  const char* refusal = unified_warpgroup_refusal(p, dev.target, plan);
-  if (opt.pipeline == UnifiedPipeline::warpgroup && refusal != nullptr)
-    throw Error(ErrorCode::unsupported, "options.pipeline", std::string("warpgroup: ") + refusal);
-  if (refusal == nullptr && (opt.pipeline == UnifiedPipeline::automatic || opt.pipeline == UnifiedPipeline::warpgroup)) {
-    plan.warpgroup = true;
-    remap_rows(128);
-    plan.residency = 1;
-    plan.reason += "; sm_90 warpgroup pipeline: 128 rows x " + std::to_string(unified_warpgroup_keys(p.head_size)) + " keys";
-  }
-  const char* pp_refusal = unified_pingpong_refusal(p, dev.target, plan);
-  if (opt.pipeline == UnifiedPipeline::pingpong && pp_refusal != nullptr)
-    throw Error(ErrorCode::unsupported, "options.pipeline", std::string("pingpong: ") + pp_refusal);
-  if (pp_refusal == nullptr && ((opt.pipeline == UnifiedPipeline::automatic && unified_pingpong_preferred(p.head_size)) ||
-                                 opt.pipeline == UnifiedPipeline::pingpong)) {
-    plan.pingpong = true;
-    plan.tile = gfx950_pingpong_tile(p.head_size);
-    remap_rows(plan.tile.rows());
-    plan.residency = unified_residency(plan.tile, p.head_size, KvKind::same16, dev.target);
-    plan.kv_copy = CopyModel::lds_dma;
-    plan.reason += "; gfx950 ping-pong: 128 rows x 32 keys, " + std::to_string(plan.residency) + " a CU";
-  }
+  plan.grid = choose_unified_grid(p, opt, plan, fill, max_tiles);
+  size_unified_split(p, opt, plan, fill, max_tiles);
+  choose_warpgroup(p, opt, dev, group, plan);
+  choose_pingpong(p, opt, dev, group, plan);
   return plan;
 }
 

@@ -22,13 +22,15 @@ constexpr KvKind kv_storage(KvKind k) {
 }
 // Whether queries are fp8 codes read by the fp8 MMA (the Q tile holds codes, not 16-bit values).
 constexpr bool kv_fp8_matmul(KvKind k) { return k == KvKind::e4m3fn_q8 || k == KvKind::e4m3fnuz_q8; }
-// The q8 kinds a target compiles: the format its fp8 MMA reads (sm_90 and gfx950 e4m3fn, gfx942
-// e4m3fnuz).
-constexpr bool kv_kind_on_target(KvKind k, Target t) {
-  if (k == KvKind::e4m3fn_q8) return t == Target::sm90 || t == Target::gfx950;
-  if (k == KvKind::e4m3fnuz_q8) return t == Target::gfx942;
-  return true;
+// The q8 kind whose codes a target's fp8 MMA reads (TargetTraits::mma_fp8), or same16 where it has
+// none.
+constexpr KvKind q8_kind_on(Target t) {
+  const Fp8Format f = target_traits(t).mma_fp8;
+  return f == Fp8Format::e4m3fn ? KvKind::e4m3fn_q8 : f == Fp8Format::e4m3fnuz ? KvKind::e4m3fnuz_q8 : KvKind::same16;
 }
+// The q8 kinds a target compiles: the one of the format its fp8 MMA reads (sm_90 and gfx950 e4m3fn,
+// gfx942 e4m3fnuz).
+constexpr bool kv_kind_on_target(KvKind k, Target t) { return !kv_fp8_matmul(k) || k == q8_kind_on(t); }
 // The factor the scores of a q8 instance are multiplied by for the way its queries were read: 2 where
 // e4m3fn query codes were re-encoded as the e4m3fnuz codes of half their value (gfx942), else 1.
 // `q_is_fn`: the queries are e4m3fn.

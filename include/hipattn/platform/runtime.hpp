@@ -121,6 +121,8 @@ inline error_t set_max_dynamic_shared(Kernel kernel, int bytes) {
 
 namespace hipattn::rt {
 namespace detail {
+// Set: the next runtime call of ensure_max_dynamic_shared asks for a limit no device grants (the
+// tests' failure injection, tests/common/attribute_failure.hpp).
 inline std::atomic<bool> force_attribute_failure{false};
 }  // namespace detail
 
@@ -129,17 +131,6 @@ inline KernelAttributeCache& kernel_attribute_cache() {
   static KernelAttributeCache cache;
   return cache;
 }
-
-namespace testing {
-// Test-only hook. The next runtime call of ensure_max_dynamic_shared (any thread, any kernel) asks for
-// a limit no device grants, so it fails as a real failure does (the runtime returns the error and
-// records it as its last error); and every limit remembered so far is forgotten, so that the next
-// launch does call the runtime. One failure per call of this function.
-inline void fail_next_attribute_set() {
-  kernel_attribute_cache().clear();
-  detail::force_attribute_failure.store(true);
-}
-}  // namespace testing
 
 // Make sure `kernel` may use `bytes` of dynamic shared memory on the current device: the runtime is
 // asked once per device and per kernel (kernel_attribute_cache). A failure is not remembered (the next

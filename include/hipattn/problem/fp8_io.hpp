@@ -72,8 +72,8 @@ struct OutputFormat {
 };
 
 // How fp8 queries meet an fp8 cache (ALGORITHM.md section 12). The fp8 matrix path is taken unless
-// `convert`, where the target's fp8 MMA reads the cache's format (dispatch/unified_plan.hpp
-// unified_operand_kind):
+// `convert`, where the target's fp8 MMA reads the cache's format (dispatch/skeleton_args.hpp
+// operand_kv_kind):
 //   sm_90 and gfx950: e4m3fn queries over an e4m3fn cache (mma.sync m16n8k32 e4m3; gfx950's
 //     v_mfma_f32_16x16x32_fp8_fp8 reads OCP e4m3fn);
 //   gfx942: e4m3fnuz or e4m3fn queries over an e4m3fnuz cache (its fp8 MFMA reads e4m3fnuz; e4m3fn

@@ -199,7 +199,7 @@ struct MlaDecodeCdnaConfig {
   static constexpr int kMergeBytes = 0;                      // one wave a row band: nothing to merge
   static constexpr int kMainBytes = kQBytes + kKvBytes + kScaleBytes;
   static constexpr int kSmemBytes = kMainBytes;
-  static_assert(kSmemBytes <= (kTarget_ == Target::gfx942 ? 65536 : 163840), "the target's LDS a workgroup");
+  static_assert(kSmemBytes <= target_lds_bytes(kTarget_), "the target's LDS a workgroup");
 
   // Its shape in the skeleton's terms (kernels/common/attention_config.hpp), for its name; the members
   // above differ from AttentionConfig's where V is read from the K stage (kVInK) or converted from the

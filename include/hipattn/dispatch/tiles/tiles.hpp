@@ -1,0 +1,43 @@
+// hipattn/dispatch/tiles/tiles.hpp: the tile selectors over the per-target tables (one file a target:
+// dispatch/tiles/{sm90,gfx942,gfx950}.hpp). Host planning and the instance definitions read them.
+#pragma once
+#include "hipattn/arch/concept.hpp"
+#include "hipattn/dispatch/tiles/gfx942.hpp"
+#include "hipattn/dispatch/tiles/gfx950.hpp"
+#include "hipattn/dispatch/tiles/sm90.hpp"
+#include "hipattn/dispatch/tiles/tile.hpp"
+#include "hipattn/platform/target.hpp"
+
+namespace hipattn {
+
+// Whether a target has tile tables (the planners refuse the others with Error(unsupported, "target")).
+constexpr bool target_has_tiles(Target t) {
+  return t == Target::sm90 || t == Target::gfx942 || t == Target::gfx950;
+}
+
+// The skeleton tile of a target for a KV storage (fp8 or 16-bit; only sm_90's tiles depend on it).
+constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target target, bool fp8) {
+  switch (target) {
+    case Target::gfx942: return gfx942_tile(kind, head_size);
+    case Target::gfx950: return gfx950_tile(kind, head_size);
+    default: return sm90_tile(kind, head_size, fp8);
+  }
+}
+
+// A target's tile under a loader policy other than its default: the register-staged loader keeps at
+// most two LDS stages (its registers are the next tile's buffer). Unchanged otherwise.
+constexpr UnifiedTile unified_tile_for_copy(UnifiedTile t, CopyModel copy) {
+  if (copy == CopyModel::register_staged && t.stages > 2) t.stages = 2;
+  return t;
+}
+
+// The tile of a target's MLA kernel.
+constexpr MlaTile mla_decode_tile(Target t) {
+  switch (t) {
+    case Target::gfx942: return gfx942_mla_tile();
+    case Target::gfx950: return gfx950_mla_tile();
+    default: return sm90_mla_tile();
+  }
+}
+
+}  // namespace hipattn
