@@ -606,6 +606,7 @@ void check_gather(int page_size, bool per_token_head, int64_t cache_bytes, uint3
   kv.s_stride_head = 1;
   kv.block_table = dbt.as<int32_t>();
   kv.block_table_stride = bt_stride;
+  kv.page_size = bs;
   kv.page_div = FastDivmod(uint32_t(bs));
   LAUNCH_CHECKED(gather_kernel<kFp8, kPage><<<dim3(nseq, kGHeads, kmax / kGBN), kGThreads>>>(
       kv, dlens.as<int32_t>(), dts.as<float>(), per_token_head, kmax, dout.as<float>()));

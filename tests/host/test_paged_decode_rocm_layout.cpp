@@ -119,6 +119,7 @@ View<Layout> view_of(const PagedDecodeParams& p) {
   v.v_stride_block = int32_t(p.v_stride_block), v.v_stride_slot = int32_t(p.v_stride_slot), v.v_stride_head = int32_t(p.v_stride_head);
   v.k_stride_chunk = int32_t(p.k_stride_chunk);
   v.v_stride_dim = int32_t(p.v_stride_dim);
+  v.page_size = p.block_size;
   return v;
 }
 
@@ -171,6 +172,7 @@ TEST(PagedKvViewLayout, RowLayoutIgnoresTheRocmStrides) {
     v.v_stride_block = 16 * 4 * 128, v.v_stride_slot = 4 * 128, v.v_stride_head = 128;
     v.k_stride_chunk = int32_t(1 + rng() % 100000);  // garbage: a rows view never reads it
     v.v_stride_dim = int32_t(1 + rng() % 100000);
+    v.page_size = 16;
     for (int c = 0; c < 16; ++c) {
       EXPECT_EQ(v.k_chunk<8>(c), 8 * c);
       EXPECT_EQ(v.k_chunk<16>(c), 16 * c);

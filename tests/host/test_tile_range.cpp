@@ -352,6 +352,7 @@ TEST(PagedKv, LocateRuntimePageSize) {
   for (uint32_t p : {511u, 512u, 1000u, 1024u, 4097u, 65537u}) pages.push_back(p);
   for (uint32_t page : pages) {
     hipattn::PagedKvView<int64_t, 0> view;
+    view.page_size = static_cast<int32_t>(page);
     view.page_div = hipattn::FastDivmod(page);
     failures += check_locate(view, page, key_samples(page, rng), "runtime");
   }
@@ -362,7 +363,8 @@ template <int kPage>
 int check_const_page(std::mt19937& rng) {
   hipattn::PagedKvView<int64_t, kPage> v64;
   hipattn::PagedKvView<int32_t, kPage> v32;
-  // The constant path must not depend on the runtime field: leave it inconsistent on purpose.
+  // The constant path must not depend on the runtime fields: leave them inconsistent on purpose.
+  v64.page_size = v32.page_size = 7;
   v64.page_div = v32.page_div = hipattn::FastDivmod(7);
   const auto js = key_samples(kPage, rng);
   return check_locate(v64, kPage, js, "constexpr/int64") + check_locate(v32, kPage, js, "constexpr/int32");

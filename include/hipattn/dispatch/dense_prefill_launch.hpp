@@ -96,6 +96,7 @@ dense_args_t<Cfg> make_dense_skeleton_args(const DensePrefillParams& p) {
   a.kv.block_table = p.cu_seqlens_k;  // DenseKvLayout: block = cu_seqlens_k[seq] + key (packed)
   a.kv.block_table_stride = p.packed() ? 0 : dense_kv_pitch(p);  // batched: seq x pitch + key
   a.q_stride_batch = p.packed() ? 0 : p.q_stride_batch;  // q / out / lse: dense_sequence_args
+  a.kv.page_size = 1;
   a.kv.page_div = FastDivmod(1u);
   a.num_seqs = p.num_seqs;
   a.num_q_heads = p.num_q_heads;

@@ -143,6 +143,7 @@ mla_cdna_args_t<Cfg> make_mla_decode_cdna_args(const MlaDecodeParams& p, const M
   a.kv.k_stride_slot = a.kv.v_stride_slot = static_cast<int32_t>(p.kv_stride_slot);
   a.kv.block_table = p.block_table;
   a.kv.block_table_stride = static_cast<int32_t>(p.block_table_stride);
+  a.kv.page_size = p.page_size;
   a.kv.page_div = FastDivmod(static_cast<uint32_t>(std::max(1, p.page_size)));
   if (is_fp8(p.kv_dtype)) {  // one per-tensor scale: K's (the scores) and V's (the output)
     a.k_scale_tensor = a.v_scale_tensor = p.kv_scale;

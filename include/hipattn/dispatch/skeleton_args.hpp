@@ -95,6 +95,7 @@ void fill_cache_args(Args& a, const UnifiedAttentionParams& p) {
   a.kv.v_stride_head = static_cast<int32_t>(p.v_stride_head);
   a.kv.block_table = p.block_table;
   a.kv.block_table_stride = static_cast<int32_t>(p.block_table_stride);
+  a.kv.page_size = p.block_size;
   a.kv.page_div = FastDivmod(static_cast<uint32_t>(p.block_size));
   a.per_token_head_scale = p.kv_scale_mode == KvScaleMode::per_token_head;
   if (a.per_token_head_scale) {

@@ -59,7 +59,8 @@ struct PagedKvView {
   int32_t s_stride_block = 0, s_stride_slot = 0, s_stride_head = 0;
   const int32_t* block_table = nullptr;  // [num_seqs, block_table_stride]
   int32_t block_table_stride = 0;
-  FastDivmod page_div;  // by the page size; used when kPageSize == 0
+  int32_t page_size = 0;
+  FastDivmod page_div;  // used when kPageSize == 0
 
   // (page, slot) of key j.
   HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE void locate(int32_t j, int32_t& page, int32_t& slot) const {
