@@ -25,7 +25,7 @@
 #include "hipattn/problem/unified_params.hpp"
 #include "hipattn/dispatch/output_args.hpp"
 #include "hipattn/dispatch/unified_plan.hpp"
-#include "hipattn/kernels/common/pingpong_config.hpp"
+#include "hipattn/kernels/cdna/pingpong_config.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/platform/error.hpp"
 

@@ -25,11 +25,11 @@
 namespace hipattn {
 
 template <class Cfg>
-class PagedKvLoader;  // kernels/common/paged_kv_loader.hpp: CopyModel::async
+class PagedKvLoader;  // kernels/common/loaders/async.hpp: CopyModel::async
 template <class Cfg>
-class StagedPagedKvLoader;  // CopyModel::register_staged
+class StagedPagedKvLoader;  // loaders/staged.hpp: CopyModel::register_staged
 template <class Cfg>
-class LdsDmaPagedKvLoader;  // CopyModel::lds_dma
+class LdsDmaPagedKvLoader;  // loaders/lds_dma.hpp: CopyModel::lds_dma
 
 // The warps of a workgroup and its KV tile: warps_m x warps_n warps, 16 * mt rows and kn keys a warp,
 // `stages` LDS stages. rows = warps_m * 16 * mt; keys a tile = warps_n * kn.
@@ -317,4 +317,7 @@ concept AttentionSkeletonConfig = requires {
 
 }  // namespace hipattn
 
-#include "hipattn/kernels/common/paged_kv_loader.hpp"
+// The loader policies the configurations name (complete here: host code reads Cfg::Loader::Params).
+#include "hipattn/kernels/common/loaders/async.hpp"
+#include "hipattn/kernels/common/loaders/lds_dma.hpp"
+#include "hipattn/kernels/common/loaders/staged.hpp"

@@ -9,7 +9,7 @@
 // Warps are a kWarpsM x kWarpsN grid: warp (wm, wn) owns rows [wm * 16 * kMT, ...) and keys
 // [wn * kKN, ...) of every KV tile, keeps its own online-softmax state, and the warps of one row band
 // merge at the end (epilogue.hpp). KV tiles stream kStages deep (paged_kv_loader.hpp). An instance
-// with the ping-pong schedule (kernels/common/pingpong_config.hpp, CDNA) runs pingpong_mainloop instead
+// with the ping-pong schedule (kernels/cdna/pingpong_config.hpp, CDNA) runs pingpong_mainloop instead
 // of the mainloop below: the same work, rows, variant, softmax and epilogue.
 #pragma once
 #include <cmath>
@@ -17,8 +17,7 @@
 
 #include "hipattn/kernels/common/attention_config.hpp"
 #include "hipattn/kernels/common/epilogue.hpp"
-#include "hipattn/kernels/common/paged_kv_loader.hpp"
-#include "hipattn/kernels/common/pingpong_mainloop.hpp"
+#include "hipattn/kernels/cdna/pingpong_mainloop.hpp"
 #include "hipattn/kernels/common/softmax_step.hpp"
 #include "hipattn/kernels/common/work.hpp"
 
@@ -93,7 +92,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
     if constexpr (Cfg::kP8) p8 = a.p8 && !a.per_token_head_scale;
 
     if constexpr (pingpong_schedule<Cfg>()) {
-      // ---- the CDNA ping-pong schedule (kernels/common/pingpong_mainloop.hpp): its own prologue ----
+      // ---- the CDNA ping-pong schedule (kernels/cdna/pingpong_mainloop.hpp): its own prologue ----
       pingpong_mainloop<Cfg, WT, Arch>(a, loader, range, t_begin, t_end, warp, lane, rows, vrows, lt, softmax, of);
       lane = pingpong_epilogue_lane<Cfg, Arch>(lane);  // the epilogue's row coordinates: recomputed
     } else {

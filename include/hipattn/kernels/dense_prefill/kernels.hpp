@@ -161,11 +161,11 @@ __global__ void __launch_bounds__(Cfg::kThreads) HIPATTN_CDNA_WAVES_PER_SIMD(ker
 #endif  // HIPATTN_HAS_DEVICE
 
 #if defined(HIPATTN_HAS_DEVICE) && defined(HIPATTN_BACKEND_CUDA)
-#include "hipattn/kernels/common/warpgroup_pipeline.hpp"
+#include "hipattn/kernels/sm90/warpgroup_pipeline.hpp"
 
 namespace hipattn {
 
-// Dense prefill on the warp-specialised skeleton (kernels/common/warpgroup_pipeline.hpp): one thread
+// Dense prefill on the warp-specialised skeleton (kernels/sm90/warpgroup_pipeline.hpp): one thread
 // issues the bulk tensor copies of Q, K and V (the tensor maps of dispatch/dense_prefill.hpp); rows are
 // one q head's tokens; the output and LSE are written straight from the fragments.
 template <class Cfg>

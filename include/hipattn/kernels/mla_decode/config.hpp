@@ -215,7 +215,7 @@ struct MlaDecodeCdnaConfig {
 
 // The CDNA kernel's arguments: paged decode's (one KV head: group = num_heads), with the rope part of
 // the queries as a second tensor (q_rope: q + 512 with q's strides when the query is joined); Q's
-// columns from kQRopeCol on are read there (kernels/common/paged_kv_loader.hpp query_element).
+// columns from kQRopeCol on are read there (kernels/common/loaders/query_load.hpp).
 template <class KvParams, class Variant>
 struct MlaDecodeCdnaArgs : PagedDecodeKernelArgs<KvParams, Variant> {
   static constexpr int kQRopeCol = kMlaKernelVDim;

@@ -1,5 +1,5 @@
 // hipattn/kernels/unified/warpgroup.hpp: unified attention's prefill q-blocks on sm_90's
-// warp-specialised skeleton (kernels/common/warpgroup_pipeline.hpp).
+// warp-specialised skeleton (kernels/sm90/warpgroup_pipeline.hpp).
 //
 //   unified_warpgroup_kernel<Cfg>   one workgroup per (q-block of 128 rows, kv head, head chunk) of the
 //                                   2D grid (QBlockScheduler<false>: highest q-blocks first)
@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "hipattn/kernels/common/kernel_args.hpp"
-#include "hipattn/kernels/common/warpgroup_config.hpp"
+#include "hipattn/kernels/sm90/warpgroup_config.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/paged/paged_kv.hpp"
 
@@ -52,7 +52,7 @@ using unified_warpgroup_args_t = UnifiedKernelArgs<typename Cfg::KvParams, typen
 
 #if defined(HIPATTN_HAS_DEVICE) && defined(HIPATTN_BACKEND_CUDA)
 #include "hipattn/kernels/common/epilogue.hpp"
-#include "hipattn/kernels/common/warpgroup_pipeline.hpp"
+#include "hipattn/kernels/sm90/warpgroup_pipeline.hpp"
 #include "hipattn/kernels/common/work.hpp"
 
 namespace hipattn {

@@ -1,7 +1,7 @@
-// hipattn/kernels/common/pingpong_config.hpp: the CDNA ping-pong schedule's configuration (issue 11).
+// hipattn/kernels/cdna/pingpong_config.hpp: the CDNA ping-pong schedule's configuration (issue 11).
 //
 // PingPongConfig<Base> runs the attention skeleton instance Base (an AttentionConfig: its warp tile, row
-// map, LDS layout and epilogue) with the ping-pong mainloop (kernels/common/pingpong_mainloop.hpp):
+// map, LDS layout and epilogue) with the ping-pong mainloop (kernels/cdna/pingpong_mainloop.hpp):
 // Base's kWarpsM waves, each owning 16 query rows and all of a KV tile's keys, split into two groups
 // of kWarpsM / 2 that take turns: while one group's waves run their matrix products, the other's run
 // the softmax and issue the next tiles' loads, with a workgroup barrier between phases. On gfx950,
@@ -11,7 +11,7 @@
 #pragma once
 #include "hipattn/arch/concept.hpp"
 #include "hipattn/kernels/common/attention_config.hpp"
-#include "hipattn/kernels/common/paged_kv_loader.hpp"
+#include "hipattn/kernels/cdna/lds_dma_pingpong_loader.hpp"
 #include "hipattn/platform/target.hpp"
 
 namespace hipattn {

@@ -1,5 +1,5 @@
-// hipattn/kernels/common/pingpong_mainloop.hpp: the attention skeleton's mainloop in the CDNA ping-pong
-// schedule (issue 11; the configuration: kernels/common/pingpong_config.hpp; ALGORITHM.md section 13).
+// hipattn/kernels/cdna/pingpong_mainloop.hpp: the attention skeleton's mainloop in the CDNA ping-pong
+// schedule (issue 11; the configuration: kernels/cdna/pingpong_config.hpp; ALGORITHM.md section 13).
 //
 // A work item's n KV tiles are computed by two groups of waves (group 0: waves [0, G), group 1:
 // [G, 2G)). Each wave owns 16 query rows and does, per tile j,
@@ -25,8 +25,7 @@
 #pragma once
 #include <cstdint>
 
-#include "hipattn/kernels/common/paged_kv_loader.hpp"
-#include "hipattn/kernels/common/pingpong_config.hpp"
+#include "hipattn/kernels/cdna/pingpong_config.hpp"
 #include "hipattn/kernels/common/softmax_step.hpp"
 #include "hipattn/tile/tile_range.hpp"
 
