@@ -1,4 +1,4 @@
-// hipattn/kernels/common/softmax_step.hpp: the mainloop step of ALGORITHM.md section 4 on a warp
+// hipattn/kernels/common/softmax_step.hpp: the mainloop step of ALGORITHM.md section 5.1 on a warp
 // tile's fragments, written once for every ISA (the warp tile's s_slot / s_col / o_slot maps say
 // which row and column each fragment element is):
 //   logits(...)           S -> x = log2(e) * variant.logit(scale * s) (or s * scale * log2(e) when

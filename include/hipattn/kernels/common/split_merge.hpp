@@ -1,5 +1,5 @@
 // hipattn/kernels/common/split_merge.hpp: the merge of split-KV partial states into the output, the
-// body of every family's reduce kernel (ALGORITHM.md section 3's LSE-weighted merge; the sink joins
+// body of every family's reduce kernel (ALGORITHM.md section 4's LSE-weighted merge; the sink joins
 // the denominator exactly once, here).
 //
 // A partial state is (O normalized within its part, lse in log2 units); a part that saw no key holds

@@ -1,4 +1,4 @@
-// hipattn/kernels/common/task_plan.hpp: the work planner of the decode families (issue 10): each
+// hipattn/kernels/common/task_plan.hpp: the work planner of the decode families: each
 // work item (a sequence's q rows, 1 to 8 of them, against its paged context) owns a range of KV
 // tiles, and the planner cuts those ranges into tasks over a fixed number of task slots (the grid,
 // sized on the host from host-known bounds), on the device, from the sequence lengths of this call.
@@ -170,9 +170,8 @@ struct DecodePlanArgs {
 };
 
 // Threads of the planner's one workgroup (the launch block size), and the items whose tile counts
-// it keeps in LDS (more are recomputed from seq_lens_k at each use). One warp of 32 on sm_90 measured
-// no faster (4.0 against 4.2 us for 4 sequences in a graph, 17.5 against 14.6 us for 256): a
-// planner's time is mostly its launch.
+// it keeps in LDS (more are recomputed from seq_lens_k at each use). A planner's time is mostly its
+// launch, so a smaller workgroup (one warp of 32 on sm_90) gains nothing (bench/NOTES.md, run v8).
 inline constexpr int kPlannerThreads = 64;
 inline constexpr int kPlannerCachedItems = 4096;
 
