@@ -1,4 +1,4 @@
-// hipattn/kernels/cdna/pingpong_config.hpp: the CDNA ping-pong schedule's configuration (issue 11).
+// hipattn/kernels/cdna/pingpong_config.hpp: the CDNA ping-pong schedule's configuration.
 //
 // PingPongConfig<Base> runs the attention skeleton instance Base (an AttentionConfig: its warp tile, row
 // map, LDS layout and epilogue) with the ping-pong mainloop (kernels/cdna/pingpong_mainloop.hpp):
@@ -16,6 +16,9 @@
 
 namespace hipattn {
 
+template <class Cfg>
+struct PingPongMainloop;  // kernels/cdna/pingpong_mainloop.hpp
+
 template <class Base>
 struct PingPongConfig : Base {
   static_assert(is_cdna(Base::kTarget), "the ping-pong schedule is the CDNA targets' (sm_90 has the warpgroup pipeline)");
@@ -28,6 +31,7 @@ struct PingPongConfig : Base {
   static constexpr bool kPingPong = true;
   static constexpr int kGroupWaves = Base::kWarpsM / 2;
   using Loader = LdsDmaPingPongLoader<PingPongConfig>;
+  using Mainloop = PingPongMainloop<PingPongConfig>;
   // Registers for as many workgroups as the CU's LDS holds (d = 128: two of 64 KiB, so four waves a
   // SIMD and 128 VGPRs a wave; d = 256: one), the kernels' occupancy hint (kernel_waves_per_simd).
   static constexpr int kWavesPerSimd = [] {
@@ -55,13 +59,6 @@ constexpr bool pingpong_schedule() {
   else return false;
 }
 
-// The occupancy a CDNA kernel of configuration Cfg asks the compiler for (HIPATTN_CDNA_WAVES_PER_SIMD):
-// the configuration's kWavesPerSimd, else what its workgroup needs alone (its waves over 4 SIMDs,
-// the compiler's own floor, so nothing changes for those).
-template <class Cfg>
-constexpr int kernel_waves_per_simd() {
-  if constexpr (requires { Cfg::kWavesPerSimd; }) return Cfg::kWavesPerSimd;
-  else return (Cfg::kThreads / 64 + 3) / 4 > 0 ? (Cfg::kThreads / 64 + 3) / 4 : 1;
-}
-
 }  // namespace hipattn
+
+#include "hipattn/kernels/cdna/pingpong_mainloop.hpp"

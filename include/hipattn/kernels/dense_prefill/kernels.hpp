@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "hipattn/kernels/common/epilogue.hpp"
+#include "hipattn/kernels/common/score_scale.hpp"
 #include "hipattn/kernels/common/softmax_step.hpp"
 #include "hipattn/kernels/dense_prefill/config.hpp"
 #include "hipattn/paged/varlen.hpp"
@@ -219,7 +220,7 @@ struct DenseWarpgroupFamily {
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE LogitsTile logits_tile(const Item& w) const {
     const DensePrefillCommon& c = a.common;
-    return LogitsTile{0, false, w.kv_len, c.causal, c.window_left, c.scale, c.scale * kLog2e};
+    return ScoreScale{.qk = c.scale}.logits_tile(w.kv_len, c.causal, c.window_left);
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE const typename Cfg::Variant& variant() const { return var; }
   // O / l in the output dtype, LSE (natural log); zeros and -inf for rows without keys.

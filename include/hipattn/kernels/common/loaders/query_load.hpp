@@ -14,18 +14,11 @@
 
 namespace hipattn::detail {
 
-// Element `col` of the query of row `rc`, in elements of T (16-bit values, or the codes of fp8
-// queries, whose strides count codes): a.q's row, or, for arguments with a second query tensor (MLA's
-// rope part: Args::kQRopeCol, q_rope and its strides), that tensor's from column kQRopeCol on.
+// Element `col` of the query of row `rc`, in elements of T: the arguments' query_element hook
+// (kernels/common/kernel_args.hpp; MLA's reads its rope columns from a second tensor).
 template <class T, class Args>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE const T* query_element(const Args& a, const RowCoord& rc, int col) {
-  if constexpr (requires { a.q_rope; }) {
-    if (col >= Args::kQRopeCol)
-      return reinterpret_cast<const T*>(a.q_rope) + static_cast<int64_t>(rc.token) * a.q_rope_stride_token +
-             static_cast<int64_t>(rc.q_head) * a.q_rope_stride_head + (col - Args::kQRopeCol);
-  }
-  return reinterpret_cast<const T*>(a.q) + static_cast<int64_t>(rc.token) * a.q_stride_token +
-         static_cast<int64_t>(rc.q_head) * a.q_stride_head + col;
+  return a.template query_element<T>(rc.token, rc.q_head, col);
 }
 
 // fp8 queries (a.q_kind, codes of format kQ): each 8-code chunk read through registers and converted
