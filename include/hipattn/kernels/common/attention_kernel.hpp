@@ -1,7 +1,7 @@
 // hipattn/kernels/common/attention_kernel.hpp: the kernel skeleton of the attention families, five
 // checked parts (kernels/common/concepts.hpp):
 //   scheduler (which work) x loader (Cfg::Loader: Q and KV tiles into LDS) x score scale (the fp8
-//   scales folded once, score_scale.hpp) x mainloop (Cfg::Mainloop: the KV walk, QK^T, the variant's
+//   scales folded once, ScoreScale) x mainloop (Cfg::Mainloop: the KV walk, QK^T, the variant's
 //   logits and the mask, the online softmax, PV; SkeletonMainloop's walk is written here, see
 //   skeleton_mainloop.hpp) x epilogue (what is stored).
 // The unified 2D and 3D kernels are this skeleton with QBlockScheduler<false> / NormalizedStore and
@@ -13,6 +13,7 @@
 // [wn * kKN, ...) of every KV tile, keeps its own online-softmax state, and the warps of one row band
 // merge at the end (epilogue.hpp).
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "hipattn/kernels/common/attention_config.hpp"
@@ -59,7 +60,11 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
     loader.load_q(a, work);
 
     // ---- per-lane row state ----
+    // (the skeleton's walk's fragments, declared here: their place in the function reaches the CDNA code)
+    constexpr bool kQInRegs = SkeletonMainloop<Cfg>::kQInRegs;
+    typename WT::QFrag qf;
     typename WT::OFrag of;
+    typename WT::SFrag sf;
     RowSoftmax<WT, Arch> softmax;
     softmax.init();
     RowInfo rows[WT::kRowSlots];
@@ -79,18 +84,25 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
 #pragma unroll
     for (int e = 0; e < WT::kOElems; ++e) of.r[e] = 0.f;
 
-    // ---- score scale ----
-    const ScoreScale ss = skeleton_score_scale<Cfg>(a);
-    LogitsTile lt = ss.logits_tile(work.kv_len, a.causal, a.window_left);
+    // ---- per-tensor fp8 scales (K, and fp8 Q's) fold into the score scale, V's into the output factor ----
+    // (scalars, and a ScoreScale, kernels/common/score_scale.hpp, only for a mainloop slot's run: a
+    // ScoreScale object on the skeleton's own path changes the CDNA code of its fp8 instances)
+    const float k_scale_t = a.k_scale_tensor != nullptr ? *a.k_scale_tensor : a.k_scale_value;
+    const float v_scale_t = a.v_scale_tensor != nullptr ? *a.v_scale_tensor : a.v_scale_value;
+    // (the fp8 matrix path: times the factor of how the loader re-encoded the queries, kv_kind.hpp)
+    float qk_scale = a.scale * k_scale_t * (a.q_scale_tensor != nullptr ? *a.q_scale_tensor : a.q_scale_value);
+    if constexpr (Cfg::kQ8) qk_scale *= q8_query_factor(Cfg::kKv, a.q_kind == KvKind::e4m3fn);
+    LogitsTile lt{0, false, work.kv_len, a.causal, a.window_left, qk_scale, qk_scale * kLog2e};
+    // The fp8 matrix path's P V in e4m3 (P scaled by WT::kP8Scale, divided out with V's scale) when the
+    // call asks for it and no per-key V scale rides on P.
+    bool p8 = false;
+    if constexpr (Cfg::kP8) p8 = a.p8 && !a.per_token_head_scale;
 
     // ---- mainloop: Cfg::Mainloop (the skeleton's own walk, below, or the slot's run) ----
     int store_lane;  // the lane as the epilogue takes it (a mainloop may hand back a recomputed value)
     if constexpr (skeleton_mainloop_v<Cfg>) {
       // ---- prologue: the first tiles in flight behind Q (the loader says how many) ----
       static_assert(KvStageLoader<typename Cfg::Loader, Args>, "a staged KV loader (kernels/common/concepts.hpp)");
-      constexpr bool kQInRegs = Mainloop::kQInRegs;
-      typename WT::QFrag qf;
-      typename WT::SFrag sf;
       loader.prologue(t_begin);
       loader.wait_oldest();  // Q has landed (the oldest group)
       if constexpr (kQInRegs) WT::load_q(qf, loader.q_tile(), wm * WT::kRows);
@@ -113,7 +125,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
         logits<WT, Arch>(sf, a.variant, rows, vrows, lt, lane, loader.k_scales(stage, key_w0));
         const float* v_scales = loader.v_scales(stage, key_w0);
         softmax.update(sf, of, v_scales, lane);
-        if (ss.p8) {
+        if (p8) {
           if constexpr (Cfg::kP8) WT::pv_p8(of, sf, kv.v, key_w0);
         } else {
           WT::pv(of, sf, kv.v, key_w0, v_scales == nullptr);  // P <= 1 unless per-key V scales are folded into it
@@ -124,6 +136,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
       store_lane = lane;
     } else {
       static_assert(AttentionMainloop<Mainloop, Cfg, WT, Arch, Args>, "a mainloop (kernels/common/concepts.hpp)");
+      const ScoreScale ss{qk_scale, v_scale_t, p8};
       store_lane = Mainloop::template run<WT, Arch>(a, loader, range, t_begin, t_end, warp, lane, rows, vrows, lt, ss,
                                                     softmax, of);
     }
@@ -131,7 +144,9 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
 
     // ---- epilogue ----
     if (!merge_warp_bands<Cfg, WT, Arch>(smem, wm, wn, store_lane, softmax, of)) return;
-    Epilogue::template store<Cfg, WT, Arch>(a, work, wm, store_lane, softmax, of, ss.output_scale<WT, Cfg::kP8>());
+    float o_scale = v_scale_t;
+    if constexpr (Cfg::kP8) o_scale = p8 ? v_scale_t * (1.f / WT::kP8Scale) : v_scale_t;
+    Epilogue::template store<Cfg, WT, Arch>(a, work, wm, store_lane, softmax, of, o_scale);
   }
 }
 

@@ -63,7 +63,7 @@ concept KvStageLoader = KvLoader<L, Args> && requires(L& l, const L& cl, int32_t
 
 // What a work item stores (kernels/common/epilogue.hpp), from row band wm's first warp after the
 // bands' merge: static store<Cfg, WT, Arch>(args, work, wm, lane, softmax, o, v_scale), o consumed,
-// v_scale the output's factor (ScoreScale::output_scale).
+// v_scale the output's factor (V's per-tensor scale; on the e4m3 P V path with P's scale divided out).
 template <class E, class Cfg, class WT, class Arch, class Args>
 concept AttentionEpilogue = requires(const Args& a, const AttentionWork& w, int wm, int lane,
                                      const RowSoftmax<WT, Arch>& sm, typename WT::OFrag& o, float v_scale) {

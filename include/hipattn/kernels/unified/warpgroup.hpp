@@ -120,8 +120,8 @@ struct UnifiedWarpgroupFamily {
     }
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE LogitsTile logits_tile(const Item& w) const {
-    const float k_scale = a.k_scale_tensor != nullptr ? *a.k_scale_tensor : a.k_scale_value;
-    return ScoreScale{.qk = a.scale * k_scale}.logits_tile(w.kv_len, a.causal, a.window_left);
+    const ScoreScale s{.qk = a.scale * (a.k_scale_tensor != nullptr ? *a.k_scale_tensor : a.k_scale_value)};
+    return s.logits_tile(w.kv_len, a.causal, a.window_left);
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE const typename Cfg::Variant& variant() const { return a.variant; }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void store(const Item& w, int wm, int lane, const RowSoftmax<WT, Arch>& softmax,
