@@ -185,15 +185,22 @@ struct NormalizedStore {
 };
 
 // A segment's (or a planned task's) partial state: O normalized within the segment and its LSE
-// (log2 units; -inf and O = 0 when the segment saw no key), at the workspace row the arguments'
-// partial_row hook names (kernels/common/kernel_args.hpp: a slot's rows; unified's uniform segments
-// at [segment, token, q head]).
+// (log2 units; -inf and O = 0 when the segment saw no key). A slot's (a planned task's, or a
+// paged-decode segment's) rows sit at [slot, row of its item, q head] (w.segment is the slot; the
+// item's q rows laid out per slot: w.q_len of them); arguments whose kPartialRowsByToken hook is set
+// (unified's) keep their uniform segments at [segment, token, q head].
 struct PartialStore {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
                                                        const RowSoftmax<WT, Arch>& sm, typename WT::OFrag& o,
                                                        float v_scale) {
-    auto row = [&](const RowCoord& rc) -> int64_t { return a.partial_row(w, rc); };
+    auto row = [&](const RowCoord& rc) -> int64_t {
+      if constexpr (Args::kPartialRowsByToken) {  // uniform segments at [segment, token, q head]
+        if (a.tasks == nullptr)
+          return (static_cast<int64_t>(w.segment) * a.num_tokens + rc.token) * a.num_q_heads + rc.q_head;
+      }
+      return (static_cast<int64_t>(w.segment) * w.q_len + rc.info.i) * a.num_q_heads + rc.q_head;
+    };
     float factor[WT::kRowSlots];
     RowCoord rcs[WT::kRowSlots];
     warp_row_coords<WT>(a, w, wm, lane, rcs);

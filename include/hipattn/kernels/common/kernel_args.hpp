@@ -9,14 +9,13 @@
 #include "hipattn/numeric/kv_kind.hpp"
 #include "hipattn/kernels/common/output_store.hpp"
 #include "hipattn/kernels/common/task_plan.hpp"
-#include "hipattn/kernels/common/work.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 
 namespace hipattn {
 
 // KvParams: the loader's parameters (PagedKvView for the paged loaders); Variant: the logit variant,
-// a value that carries its own data. A family's arguments may restate the hooks the shared parts call
-// (query_element, partial_row) where its layout differs.
+// a value that carries its own data. A family's arguments may restate the hooks the shared parts read
+// (query_element, kPartialRowsByToken) where its layout differs.
 template <class KvParams, class Variant>
 struct AttentionKernelArgs {
   const uint16_t* q = nullptr;  // [tokens, num_q_heads, d_qk], 16-bit (or fp8 codes, q_fp8)
@@ -67,12 +66,9 @@ struct AttentionKernelArgs {
     return reinterpret_cast<const T*>(q) + static_cast<int64_t>(token) * q_stride_token +
            static_cast<int64_t>(q_head) * q_stride_head + col;
   }
-  // Hook of PartialStore (kernels/common/epilogue.hpp): the workspace row of row `rc` of work `w`'s
-  // partial state: a slot's (w.segment: a planned task's, or a segment's) rows at [slot, row of its
-  // item (w.q_len of them), q head].
-  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE int64_t partial_row(const AttentionWork& w, const RowCoord& rc) const {
-    return (static_cast<int64_t>(w.segment) * w.q_len + rc.info.i) * num_q_heads + rc.q_head;
-  }
+  // Hook of PartialStore (kernels/common/epilogue.hpp): the rows of unplanned segments' partial states
+  // are [segment, token, q head] (num_tokens of them), else a slot's [slot, row of its item, q head].
+  static constexpr bool kPartialRowsByToken = false;
 };
 
 }  // namespace hipattn

@@ -22,13 +22,8 @@ struct UnifiedKernelArgs : AttentionKernelArgs<KvParams, Variant> {
   // planned (decode grid, `tasks` set): [slot, num_q_heads, D] / [slot, num_q_heads]
   int32_t num_segments = 1;
 
-  // PartialStore's row (kernels/common/kernel_args.hpp): uniform segments sit at [segment, token,
-  // q head]; planned tasks at their slot's rows (AttentionKernelArgs::partial_row).
-  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE int64_t partial_row(const AttentionWork& w, const RowCoord& rc) const {
-    if (this->tasks == nullptr)
-      return (static_cast<int64_t>(w.segment) * num_tokens + rc.token) * this->num_q_heads + rc.q_head;
-    return AttentionKernelArgs<KvParams, Variant>::partial_row(w, rc);
-  }
+  // PartialStore's rows (kernels/common/kernel_args.hpp): uniform segments at [segment, token, q head]
+  static constexpr bool kPartialRowsByToken = true;
 };
 
 // The arguments type of a configuration's 2D / 3D kernels: the loader's parameters and the variant.
