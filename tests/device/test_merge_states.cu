@@ -1,5 +1,5 @@
 // Parity suite of merge_attention_states (dispatch/merge_attention_states.hpp: merge_states_kernel of
-// kernels/common/merge_states.hpp) against the float64 reference merge (reference/merge.hpp), on the GPU.
+// kernels/merge/merge_states.hpp) against the float64 reference merge (reference/merge.hpp), on the GPU.
 //
 // Problems: R partial results (O_r, LSE_r) of T tokens x H heads x D columns, from a seeded generator:
 // O uniform in [-1, 1] rounded to the partials' dtype, LSE = a per-row offset + a spread x normal. Some

@@ -477,7 +477,7 @@ TEST(Sm90Softmax, OnlineCombineFinalizeAndMerge) {
 constexpr int kGD = 128, kGBN = 64, kGThreads = 128, kGHeads = 2;
 constexpr int32_t kPadBlock = 0x3fffffff;
 
-// The paged KV loader (kernels/common/paged_kv_loader.hpp) for one (sequence, kv head, tile of kGBN keys): block-table gather with
+// The paged KV loader (kernels/common/loaders/) for one (sequence, kv head, tile of kGBN keys): block-table gather with
 // cp.async into LDS (zero-fill past the context), fp8 dequantization, then the tile as floats.
 template <bool kFp8, int kPage>
 __global__ void gather_kernel(PagedKvView<int64_t, kPage> kv, const int32_t* seq_lens, const float* tensor_scale,

@@ -436,7 +436,7 @@ TEST(Plan, PrefillStays2D) {
   EXPECT_EQ(ps2.block_q, 32);
 }
 
-// gfx950's eight-wave ping-pong (kernels/common/pingpong_mainloop.hpp): who takes it, its tile and
+// gfx950's eight-wave ping-pong (kernels/cdna/pingpong_mainloop.hpp): who takes it, its tile and
 // 128-row map, and the error of forcing it where it cannot run.
 TEST(Plan, PingPongPipeline) {
   const PlanDevice dev = device(Target::gfx950, 256);

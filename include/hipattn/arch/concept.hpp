@@ -45,7 +45,7 @@ concept AttentionWarpTile = requires(int lane, int e, int slot) {
 #endif
 };
 
-// How a loader moves tiles into LDS (kernels/common/paged_kv_loader.hpp has one policy per model):
+// How a loader moves tiles into LDS (kernels/common/loaders/ has one policy per model):
 //   async            asynchronous 16-byte copies into any LDS address (cp.async on sm_90: issue,
 //                    commit a group, wait for it)
 //   register_staged  loads staged through registers (CDNA: issue every load of the next tile,
@@ -151,7 +151,7 @@ concept LdsDmaArch = requires {
 #endif
 };
 
-// An arch that runs the ping-pong schedule (kernels/common/pingpong_mainloop.hpp: two groups of waves
+// An arch that runs the ping-pong schedule (kernels/cdna/pingpong_mainloop.hpp: two groups of waves
 // that alternate matrix work with softmax and loads between workgroup barriers): a barrier across
 // which the compiler moves no instruction (so each group's phase stays between its two barriers), and
 // the wave's issue priority (raised over a phase of matrix products), a value the compiler cannot

@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "hipattn/kernels/common/merge_states.hpp"
+#include "hipattn/kernels/merge/merge_states.hpp"
 #include "hipattn/platform/error.hpp"
 #include "hipattn/platform/runtime.hpp"
 #include "hipattn/problem/merge_params.hpp"

@@ -27,7 +27,7 @@
 #include "hipattn/dispatch/workspace.hpp"
 #include "hipattn/problem/instances.hpp"
 #include "hipattn/problem/unified_params.hpp"
-#include "hipattn/kernels/common/pingpong_config.hpp"
+#include "hipattn/kernels/cdna/pingpong_config.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/platform/error.hpp"
 

@@ -14,7 +14,7 @@
 //                 (a key is head_size / x chunks of x elements, k_stride_chunk apart; k_stride_slot
 //                 between slots), V [num_blocks, num_kv_heads, head_size, block_size] (a value's
 //                 dimensions v_stride_dim apart, slots contiguous: loaded as 8 slots of one dimension
-//                 and transposed in registers, kernels/common/paged_kv_loader.hpp)
+//                 and transposed in registers, kernels/common/loaders/staged.hpp)
 #pragma once
 #include <cstdint>
 

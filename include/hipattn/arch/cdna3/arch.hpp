@@ -11,7 +11,7 @@
 //                                                                     LDS DMA (concept LdsDmaArch)
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi), fp8x2<kFnuz>(a, b), group_max(v, lanes)
 // CDNA has no asynchronous global -> LDS copy of 16 bytes into an arbitrary (swizzled) LDS address.
-// Its loaders (kernels/common/paged_kv_loader.hpp) either stage through registers
+// Its loaders (kernels/common/loaders/) either stage through registers
 // (StagedPagedKvLoader: every load of the next tile issued at once, load_16 of an address the caller
 // keeps readable with zero selected when !valid, no branch and no wait per load; the current tile is
 // computed and the registers stored to LDS afterwards, the compiler's s_waitcnt vmcnt sits at those

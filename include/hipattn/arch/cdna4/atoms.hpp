@@ -87,6 +87,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_16x16x32(f32x4& c, b16x8 a, b16x8 b
   else
     c = __builtin_amdgcn_mfma_f32_16x16x32_f16(__builtin_bit_cast(f16x8, a), __builtin_bit_cast(f16x8, b), c, 0, 0, 0);
 }
+// An atom for coming kernels (no kernel uses it yet), tested by tests/isa/atoms.hip and tests/emu/test_emu_atoms.cpp.
 template <bool kBf16>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x16(f32x16& c, b16x8 a, b16x8 b) {
   if constexpr (kBf16)

@@ -96,16 +96,6 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void ldmatrix_x4_trans(uint32_t (&r)[4], cons
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(smem_u32(row_addr)));
 }
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void ldmatrix_x2(uint32_t (&r)[2], const void* row_addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
-               : "=r"(r[0]), "=r"(r[1])
-               : "r"(smem_u32(row_addr)));
-}
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void ldmatrix_x2_trans(uint32_t (&r)[2], const void* row_addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-               : "=r"(r[0]), "=r"(r[1])
-               : "r"(smem_u32(row_addr)));
-}
 
 // cp.async: 16 bytes global -> shared, bypassing L1; src_bytes = 0 writes zeros and reads nothing.
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void cp_async_16(void* smem_dst, const void* gmem_src, bool valid) {
@@ -151,7 +141,6 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE float fast_tanh(float x) {
   asm("tanh.approx.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
 }
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void block_sync() { __syncthreads(); }
 HIPATTN_DEVICE HIPATTN_FORCEINLINE int lane_id() { return threadIdx.x & 31; }
 
 // Pack two floats into a b32 of two 16-bit values (round to nearest even), low half = lo.

@@ -258,6 +258,7 @@ inline CUtensorMap make_tensor_map(const void* gmem, TmaElem elem, const std::ar
 }
 
 // 2D: a row-major matrix of dim1 rows x dim0 elements, rows stride1_bytes apart; box1 rows x box0.
+// An atom for coming kernels (no kernel uses it yet), tested by tests/device/test_tma.cu.
 inline CUtensorMap make_tensor_map_2d(const void* gmem, TmaElem elem, uint64_t dim0, uint64_t dim1,
                                       uint64_t stride1_bytes, uint32_t box0, uint32_t box1, SmemSwizzle swizzle) {
   return make_tensor_map<2>(gmem, elem, {dim0, dim1}, {stride1_bytes}, {box0, box1}, swizzle);
@@ -396,6 +397,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void bulk_copy_g2s(void* smem_dst, const void
 // per chunk to its swizzled place: kRowBytes bytes counted against `bar`. The per-row gather of paged
 // K / V into a swizzled stage (pages of fewer than 8 rows, or rows from anywhere); whole pages of 8k
 // rows go faster as one TMA box each (see the top).
+// An atom for coming kernels (no kernel uses it yet), tested by tests/device/test_tma.cu.
 template <SmemSwizzle kSwizzle, int kRows, int kRowBytes>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void bulk_copy_row_to_tile_g2s(void* tile, int row, const void* gmem_row,
                                                                   uint64_t* bar) {

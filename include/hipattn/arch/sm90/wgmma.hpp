@@ -165,11 +165,6 @@ struct MnMajorTile {
 #if defined(HIPATTN_BACKEND_CUDA)
 // ---- device side (CUDA only) ----
 
-// Descriptor of the operand at generic pointer `smem` (must point into shared memory).
-HIPATTN_DEVICE HIPATTN_FORCEINLINE uint64_t make_smem_desc(const void* smem, SmemSwizzle swizzle, uint32_t lbo_bytes,
-                                                         uint32_t sbo_bytes) {
-  return encode_smem_desc(smem_u32(smem), swizzle, lbo_bytes, sbo_bytes);
-}
 template <class Tile>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE uint64_t make_kstep_desc(const void* tile, int kbyte) {
   return Tile::desc_at(smem_u32(tile), kbyte);
@@ -512,6 +507,7 @@ struct WgmmaF16 {
 
 // D (64 x N, f32) = A (64 x 32, e4m3) B (32 x N, e4m3) [+ D]; K-major operands only (the only
 // layout wgmma takes for 8-bit types); rs: a[4] in WgmmaA8Layout. OCP e4m3 (NVIDIA's e4m3fn).
+// An atom for coming kernels (no kernel uses it yet), tested by tests/device/test_wgmma.cu.
 template <int N>
 struct WgmmaE4m3 {
   static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma: N is a multiple of 8 in [8, 256]");

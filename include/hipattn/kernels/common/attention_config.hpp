@@ -25,11 +25,13 @@
 namespace hipattn {
 
 template <class Cfg>
-class PagedKvLoader;  // kernels/common/paged_kv_loader.hpp: CopyModel::async
+class PagedKvLoader;  // kernels/common/loaders/async.hpp: CopyModel::async
 template <class Cfg>
-class StagedPagedKvLoader;  // CopyModel::register_staged
+class StagedPagedKvLoader;  // loaders/staged.hpp: CopyModel::register_staged
 template <class Cfg>
-class LdsDmaPagedKvLoader;  // CopyModel::lds_dma
+class LdsDmaPagedKvLoader;  // loaders/lds_dma.hpp: CopyModel::lds_dma
+template <class Cfg>
+struct SkeletonMainloop;  // kernels/common/skeleton_mainloop.hpp
 
 // The warps of a workgroup and its KV tile: warps_m x warps_n warps, 16 * mt rows and kn keys a warp,
 // `stages` LDS stages. rows = warps_m * 16 * mt; keys a tile = warps_n * kn.
@@ -164,6 +166,7 @@ constexpr AttentionLdsLayout attention_lds_layout(const AttentionShape& s) {
 //   keys of a KV tile:  kBN = kWarpsN * kKN (each warp takes kKN keys of every tile)
 //   head sizes: kDqk (Q, K) and kDv (V, O); kD is kDqk (the size the unified table is keyed by)
 //   Loader: the KV loader of the shape's copy policy (its Params are the kernel arguments' `kv`)
+//   Mainloop: the KV walk (SkeletonMainloop; PingPongConfig, kernels/cdna/pingpong_config.hpp, names its own)
 // Variant: the logit variant (tile/variants.hpp), a type: a caller's own variants are types.
 template <AttentionShape kS, class Variant_>
 struct AttentionConfig {
@@ -217,6 +220,7 @@ struct AttentionConfig {
   using Loader = std::conditional_t<
       kCopy == CopyModel::lds_dma, LdsDmaPagedKvLoader<AttentionConfig>,
       std::conditional_t<kStagedLoads, StagedPagedKvLoader<AttentionConfig>, PagedKvLoader<AttentionConfig>>>;
+  using Mainloop = SkeletonMainloop<AttentionConfig>;
 
   // LDS: attention_lds_layout above, the one formula (the planners size occupancy with it too).
   using QLds = SwizzledTile<kBM, kQ8 ? kDqk / 2 : kDqk>;  // Q, 16-bit (q8: code pairs)
@@ -257,6 +261,15 @@ constexpr FixedString kernel_manifest(const char* kernel) {
   FixedString f;
   f.field("kernel", kernel) += " ";
   return f += Cfg::name();
+}
+
+// The occupancy a CDNA kernel of configuration Cfg asks the compiler for (HIPATTN_CDNA_WAVES_PER_SIMD):
+// the configuration's kWavesPerSimd (PingPongConfig's), else what its workgroup needs alone (its waves over 4 SIMDs,
+// the compiler's own floor, so nothing changes for those).
+template <class Cfg>
+constexpr int kernel_waves_per_simd() {
+  if constexpr (requires { Cfg::kWavesPerSimd; }) return Cfg::kWavesPerSimd;
+  else return (Cfg::kThreads / 64 + 3) / 4 > 0 ? (Cfg::kThreads / 64 + 3) / 4 : 1;
 }
 
 // What the skeleton (kernels/common/attention_kernel.hpp) and its parts (loaders, warp tiles,
@@ -310,6 +323,7 @@ concept AttentionSkeletonConfig = requires {
   typename Cfg::Offset;
   typename Cfg::KvLayout;
   typename Cfg::Loader;
+  typename Cfg::Mainloop;
   typename Cfg::QLds;
   typename Cfg::KLds;
   typename Cfg::VLds;
@@ -317,4 +331,9 @@ concept AttentionSkeletonConfig = requires {
 
 }  // namespace hipattn
 
-#include "hipattn/kernels/common/paged_kv_loader.hpp"
+// The loader policies and the mainloop the configurations name (complete here: host code reads
+// Cfg::Loader::Params).
+#include "hipattn/kernels/common/loaders/async.hpp"
+#include "hipattn/kernels/common/loaders/lds_dma.hpp"
+#include "hipattn/kernels/common/loaders/staged.hpp"
+#include "hipattn/kernels/common/skeleton_mainloop.hpp"

@@ -8,7 +8,8 @@
 //                      fp32 workspace, for the split-KV reduce
 //   SplitPartial       3D kernels: PartialStore, or NormalizedStore for a planned one-part item
 //   DecodeStore        paged decode: NormalizedStore for a one-task sequence, else PartialStore
-// An epilogue is a type with static store<Cfg, WT, Arch>(args, work, rows, softmax, o, v_scale).
+// An epilogue is a type with static store<Cfg, WT, Arch>(args, work, wm, lane, softmax, o, v_scale)
+// (kernels/common/concepts.hpp AttentionEpilogue).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -109,9 +110,9 @@ constexpr bool o_blocks_lane_independent() {
 // (o_blocks_lane_independent) compared with the pass's range. 2: every valid row's pairs, times factor
 // (per-tensor fp8: factor / scale; per group: 1, already folded), stored once, straight-line. Each
 // element is multiplied once either way. The stores stay out of the rolled loop: inside it, the
-// compiler hoisted the pairs' addresses out of the loop (64 pair addresses of a d = 256 fragment live
-// across it): about 200 bytes of spills on sm_90's fp8 tiles at d = 256, 1.3 KiB in MLA decode's
-// 168-register consumers.
+// compiler hoists the pairs' addresses out of the loop (64 pair addresses of a d = 256 fragment live
+// across it), which spills where registers are tight (sm_90's fp8 tiles at d = 256, MLA decode's
+// 168-register consumers).
 template <class Cfg, class WT, class Arch>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void store_output_fragment(const OutputArgs& oa, const RowCoord (&rcs)[WT::kRowSlots],
                                                             typename WT::OFrag& o, const float (&factor)[WT::kRowSlots],
@@ -184,16 +185,17 @@ struct NormalizedStore {
 };
 
 // A segment's (or a planned task's) partial state: O normalized within the segment and its LSE
-// (log2 units; -inf and O = 0 when the segment saw no key). Unified's uniform segments sit at
-// [segment, token, q head]; a slot's (a planned task's, or a paged-decode segment's) at [slot, row of
-// its item, q head] (w.segment is the slot; the item's q rows laid out per slot: w.q_len of them).
+// (log2 units; -inf and O = 0 when the segment saw no key). A slot's (a planned task's, or a
+// paged-decode segment's) rows sit at [slot, row of its item, q head] (w.segment is the slot; the
+// item's q rows laid out per slot: w.q_len of them); arguments whose kPartialRowsByToken hook is set
+// (unified's) keep their uniform segments at [segment, token, q head].
 struct PartialStore {
   template <class Cfg, class WT, class Arch, class Args>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void store(const Args& a, const AttentionWork& w, int wm, int lane,
                                                        const RowSoftmax<WT, Arch>& sm, typename WT::OFrag& o,
                                                        float v_scale) {
     auto row = [&](const RowCoord& rc) -> int64_t {
-      if constexpr (requires { a.num_tokens; }) {  // unified
+      if constexpr (Args::kPartialRowsByToken) {  // uniform segments at [segment, token, q head]
         if (a.tasks == nullptr)
           return (static_cast<int64_t>(w.segment) * a.num_tokens + rc.token) * a.num_q_heads + rc.q_head;
       }

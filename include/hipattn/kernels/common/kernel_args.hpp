@@ -14,7 +14,8 @@
 namespace hipattn {
 
 // KvParams: the loader's parameters (PagedKvView for the paged loaders); Variant: the logit variant,
-// a value that carries its own data.
+// a value that carries its own data. A family's arguments may restate the hooks the shared parts read
+// (query_element, kPartialRowsByToken) where its layout differs.
 template <class KvParams, class Variant>
 struct AttentionKernelArgs {
   const uint16_t* q = nullptr;  // [tokens, num_q_heads, d_qk], 16-bit (or fp8 codes, q_fp8)
@@ -56,6 +57,18 @@ struct AttentionKernelArgs {
   // one-part item writes the output directly, the others a partial state at [slot, q rows of the
   // item, num_q_heads, d_v] / [slot, q rows, num_q_heads]. Null: the family's unplanned work.
   const PlanTask* tasks = nullptr;
+
+  // Hook of the Q loaders (kernels/common/loaders/query_load.hpp): element `col` of the query of
+  // (token, q_head), in elements of T (16-bit values, or the codes of fp8 queries, whose strides count
+  // codes).
+  template <class T>
+  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE const T* query_element(int32_t token, int32_t q_head, int col) const {
+    return reinterpret_cast<const T*>(q) + static_cast<int64_t>(token) * q_stride_token +
+           static_cast<int64_t>(q_head) * q_stride_head + col;
+  }
+  // Hook of PartialStore (kernels/common/epilogue.hpp): the rows of unplanned segments' partial states
+  // are [segment, token, q head] (num_tokens of them), else a slot's [slot, row of its item, q head].
+  static constexpr bool kPartialRowsByToken = false;
 };
 
 }  // namespace hipattn

@@ -170,9 +170,8 @@ struct DecodePlanArgs {
 };
 
 // Threads of the planner's one workgroup (the launch block size), and the items whose tile counts
-// it keeps in LDS (more are recomputed from seq_lens_k at each use). One warp of 32 on sm_90 measured
-// no faster (4.0 against 4.2 us for 4 sequences in a graph, 17.5 against 14.6 us for 256): a
-// planner's time is mostly its launch.
+// it keeps in LDS (more are recomputed from seq_lens_k at each use). A planner's time is mostly its
+// launch, so a smaller workgroup (one warp of 32 on sm_90) gains nothing (bench/NOTES.md, run v8).
 inline constexpr int kPlannerThreads = 64;
 
 // The planner kernel's manifest (platform/fixed_string.hpp HIPATTN_KERNEL_MANIFEST):

@@ -14,8 +14,8 @@
 
 #include "hipattn/kernels/common/attention_config.hpp"
 #include "hipattn/kernels/common/kernel_args.hpp"
-#include "hipattn/kernels/common/pingpong_config.hpp"
-#include "hipattn/kernels/common/warpgroup_config.hpp"
+#include "hipattn/kernels/cdna/pingpong_config.hpp"
+#include "hipattn/kernels/sm90/warpgroup_config.hpp"
 #include "hipattn/numeric/fast_div.hpp"
 #include "hipattn/tile/variants.hpp"
 
@@ -75,13 +75,13 @@ using dense_args_t = DensePrefillKernelArgs<typename Cfg::Loader::Params, typena
 // size), or LDS DMA (tensors within its 32-bit buffer range: the ping-pong instances below). A value
 // head narrower than the query / key head ((192, 128)) takes the d_qk tile with V rows and O of d_v
 // columns: the register-staged loader loads V's rows from their own tensor, the first d_v / 8 chunks
-// of its walk over a key row (kernels/common/paged_kv_loader.hpp kNarrowV).
+// of its walk over a key row (kernels/common/loaders/tile_walk.hpp kNarrowV).
 constexpr AttentionShape dense_skeleton_shape(Target target, bool bf16, int d_qk, int d_v, TileShape tile,
                                               CopyModel copy = CopyModel::register_staged) {
   return AttentionShape{bf16, KvKind::same16, d_qk, d_v, tile, target, copy, KvLayoutKind::dense, true, 1};
 }
 
-// The ping-pong instance of (target, dtype, head size, variant) (kernels/common/pingpong_config.hpp):
+// The ping-pong instance of (target, dtype, head size, variant) (kernels/cdna/pingpong_config.hpp):
 // eight 16-row waves (128 query rows, two groups of four), each over all of a 32-key KV tile, LDS-DMA K
 // and V rings of two stages (LDS at d = 128: Q 32 KiB + K 2 x 8 + V 2 x 8 = 64 KiB, two workgroups a
 // CU in gfx950's 160; at d = 256: 64 + 2 x 16 + 2 x 16 = 128 KiB, one). 64-key tiles at d = 128 (96 KiB,

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "hipattn/kernels/common/epilogue.hpp"
+#include "hipattn/kernels/common/score_scale.hpp"
 #include "hipattn/kernels/common/softmax_step.hpp"
 #include "hipattn/kernels/dense_prefill/config.hpp"
 #include "hipattn/paged/varlen.hpp"
@@ -161,11 +162,11 @@ __global__ void __launch_bounds__(Cfg::kThreads) HIPATTN_CDNA_WAVES_PER_SIMD(ker
 #endif  // HIPATTN_HAS_DEVICE
 
 #if defined(HIPATTN_HAS_DEVICE) && defined(HIPATTN_BACKEND_CUDA)
-#include "hipattn/kernels/common/warpgroup_pipeline.hpp"
+#include "hipattn/kernels/sm90/warpgroup_pipeline.hpp"
 
 namespace hipattn {
 
-// Dense prefill on the warp-specialised skeleton (kernels/common/warpgroup_pipeline.hpp): one thread
+// Dense prefill on the warp-specialised skeleton (kernels/sm90/warpgroup_pipeline.hpp): one thread
 // issues the bulk tensor copies of Q, K and V (the tensor maps of dispatch/dense_prefill.hpp); rows are
 // one q head's tokens; the output and LSE are written straight from the fragments.
 template <class Cfg>
@@ -219,7 +220,7 @@ struct DenseWarpgroupFamily {
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE LogitsTile logits_tile(const Item& w) const {
     const DensePrefillCommon& c = a.common;
-    return LogitsTile{0, false, w.kv_len, c.causal, c.window_left, c.scale, c.scale * kLog2e};
+    return ScoreScale{.qk = c.scale}.logits_tile(w.kv_len, c.causal, c.window_left);
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE const typename Cfg::Variant& variant() const { return var; }
   // O / l in the output dtype, LSE (natural log); zeros and -inf for rows without keys.

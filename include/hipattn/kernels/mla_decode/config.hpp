@@ -189,6 +189,7 @@ struct MlaDecodeCdnaConfig {
   static constexpr bool kFp8AtFragment = false, kFp8Staging = false;
   static constexpr KvKind kTileKv = kQ8 ? kKv_ : KvKind::same16;  // 16-bit tiles, or Q / K codes (q8)
   using Loader = StagedPagedKvLoader<MlaDecodeCdnaConfig>;
+  using Mainloop = SkeletonMainloop<MlaDecodeCdnaConfig>;
   using QLds = SwizzledTile<kBM, kQ8 ? kDqk / 2 : kDqk>;  // q8: code pairs
   using KLds = SwizzledTile<kBN, kQ8 ? kDqk / 2 : kDqk>;
   using VLds = SwizzledTile<kBN, kDv>;
@@ -215,12 +216,20 @@ struct MlaDecodeCdnaConfig {
 
 // The CDNA kernel's arguments: paged decode's (one KV head: group = num_heads), with the rope part of
 // the queries as a second tensor (q_rope: q + 512 with q's strides when the query is joined); Q's
-// columns from kQRopeCol on are read there (kernels/common/paged_kv_loader.hpp query_element).
+// columns from kQRopeCol on are read there (the query_element hook, kernels/common/kernel_args.hpp).
 template <class KvParams, class Variant>
 struct MlaDecodeCdnaArgs : PagedDecodeKernelArgs<KvParams, Variant> {
   static constexpr int kQRopeCol = kMlaKernelVDim;
   const uint16_t* q_rope = nullptr;
   int32_t q_rope_stride_token = 0, q_rope_stride_head = 0;
+
+  template <class T>
+  HIPATTN_HOST_DEVICE HIPATTN_FORCEINLINE const T* query_element(int32_t token, int32_t q_head, int col) const {
+    if (col >= kQRopeCol)
+      return reinterpret_cast<const T*>(q_rope) + static_cast<int64_t>(token) * q_rope_stride_token +
+             static_cast<int64_t>(q_head) * q_rope_stride_head + (col - kQRopeCol);
+    return PagedDecodeKernelArgs<KvParams, Variant>::template query_element<T>(token, q_head, col);
+  }
 };
 template <class Cfg>
 using mla_cdna_args_t = MlaDecodeCdnaArgs<typename Cfg::Loader::Params, typename Cfg::Variant>;

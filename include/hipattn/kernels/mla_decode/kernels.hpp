@@ -12,7 +12,7 @@
 // consumer's step runs meanwhile (its products fill the tensor cores during this one's softmax).
 // Every step starts and ends with no product in flight: accumulators in flight across a loop's back
 // edge, or O rescaled between two issues, make ptxas serialise all the warpgroup's products (its
-// C7514 / C7515 notes; with them the 128-head b64 x 8K call ran at 227 TFLOP/s, without at 327). Each consumer keeps its own share of the row sums (the
+// C7514 / C7515 notes; the cost: bench/NOTES.md, run v13). Each consumer keeps its own share of the row sums (the
 // tiles it owned, rescaled by every f); the two shares add up at the end. The one P buffer is safe:
 // its writer has waited for its own product of the previous P (the only other read of the buffer).
 //

@@ -21,6 +21,9 @@ struct UnifiedKernelArgs : AttentionKernelArgs<KvParams, Variant> {
   // split-KV (3D): partial states [num_segments, num_tokens, num_q_heads, D] and [.., num_q_heads];
   // planned (decode grid, `tasks` set): [slot, num_q_heads, D] / [slot, num_q_heads]
   int32_t num_segments = 1;
+
+  // PartialStore's rows (kernels/common/kernel_args.hpp): uniform segments at [segment, token, q head]
+  static constexpr bool kPartialRowsByToken = true;
 };
 
 // The arguments type of a configuration's 2D / 3D kernels: the loader's parameters and the variant.

@@ -1,5 +1,5 @@
 // hipattn/kernels/unified/warpgroup.hpp: unified attention's prefill q-blocks on sm_90's
-// warp-specialised skeleton (kernels/common/warpgroup_pipeline.hpp).
+// warp-specialised skeleton (kernels/sm90/warpgroup_pipeline.hpp).
 //
 //   unified_warpgroup_kernel<Cfg>   one workgroup per (q-block of 128 rows, kv head, head chunk) of the
 //                                   2D grid (QBlockScheduler<false>: highest q-blocks first)
@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "hipattn/kernels/common/kernel_args.hpp"
-#include "hipattn/kernels/common/warpgroup_config.hpp"
+#include "hipattn/kernels/sm90/warpgroup_config.hpp"
 #include "hipattn/kernels/unified/config.hpp"
 #include "hipattn/paged/paged_kv.hpp"
 
@@ -29,8 +29,8 @@ namespace hipattn {
 // The tile of each head size (128 query rows, kBN keys, kStages deep), as dense prefill's: 227 KiB
 // of shared memory hold Q and two stages of 128 keys at d <= 128 (four at d = 64), 96 keys at 192 and
 // 80 at 256. Registers (within the 168 a thread of 384 that setmaxnreg redistributes): 56 a producer
-// thread and 224 a consumer (no spill at d = 64 and 128; 40-56 bytes at 192), 40 / 232 at d = 256
-// (96-184 bytes; the producer spills below 40, the consumers below 232).
+// thread and 224 a consumer, 40 / 232 at d = 256 (the producer spills below 40, the consumers below
+// 232; what spills at d = 192 and 256: bench/NOTES.md, run v18).
 constexpr int unified_warpgroup_keys(int d) { return d == 256 ? 80 : d == 192 ? 96 : 128; }
 constexpr int unified_warpgroup_stages(int d) { return d == 64 ? 4 : 2; }
 constexpr bool unified_warpgroup_head(int d) { return d == 64 || d == 128 || d == 192 || d == 256; }
@@ -51,8 +51,10 @@ using unified_warpgroup_args_t = UnifiedKernelArgs<typename Cfg::KvParams, typen
 }  // namespace hipattn
 
 #if defined(HIPATTN_HAS_DEVICE) && defined(HIPATTN_BACKEND_CUDA)
+#include "hipattn/kernels/common/concepts.hpp"
 #include "hipattn/kernels/common/epilogue.hpp"
-#include "hipattn/kernels/common/warpgroup_pipeline.hpp"
+#include "hipattn/kernels/common/score_scale.hpp"
+#include "hipattn/kernels/sm90/warpgroup_pipeline.hpp"
 #include "hipattn/kernels/common/work.hpp"
 
 namespace hipattn {
@@ -64,6 +66,9 @@ struct UnifiedWarpgroupFamily {
   using WT = WarpgroupTileOf<Cfg>;
   static constexpr int kProducerThreads = 128;
   const unified_warpgroup_args_t<Cfg>& a;  // the kernel's __grid_constant__ parameter
+  // the parts it shares with the attention skeleton (kernels/common/concepts.hpp)
+  static_assert(AttentionScheduler<QBlockScheduler<false>, unified_warpgroup_args_t<Cfg>>, "a scheduler");
+  static_assert(AttentionEpilogue<NormalizedStore, Cfg, WT, Arch, unified_warpgroup_args_t<Cfg>>, "an epilogue");
 
   template <class F>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void for_each_item(F&& f) const {
@@ -115,8 +120,8 @@ struct UnifiedWarpgroupFamily {
     }
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE LogitsTile logits_tile(const Item& w) const {
-    const float qk_scale = a.scale * (a.k_scale_tensor != nullptr ? *a.k_scale_tensor : a.k_scale_value);
-    return LogitsTile{0, false, w.kv_len, a.causal, a.window_left, qk_scale, qk_scale * kLog2e};
+    const ScoreScale s{.qk = a.scale * (a.k_scale_tensor != nullptr ? *a.k_scale_tensor : a.k_scale_value)};
+    return s.logits_tile(w.kv_len, a.causal, a.window_left);
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE const typename Cfg::Variant& variant() const { return a.variant; }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void store(const Item& w, int wm, int lane, const RowSoftmax<WT, Arch>& softmax,

@@ -1,4 +1,4 @@
-// hipattn/kernels/common/warpgroup_pipeline.hpp: the warp-specialised kernel skeleton of sm_90
+// hipattn/kernels/sm90/warpgroup_pipeline.hpp: the warp-specialised kernel skeleton of sm_90
 // (ALGORITHM.md section 10), shared by the families whose q-blocks run on it: dense prefill (bulk
 // tensor copies of contiguous Q / K / V) and unified attention's prefill q-blocks (a paged gather).
 //

@@ -1,4 +1,4 @@
-// hipattn/kernels/common/merge_states.hpp: merge_states_kernel, the merge of R partial attention results
+// hipattn/kernels/merge/merge_states.hpp: merge_states_kernel, the merge of R partial attention results
 // (O_r, LSE_r) of the same queries into one output and LSE (ALGORITHM.md section 4; the host entry is
 // dispatch/merge_attention_states.hpp, the float64 reference reference/merge.hpp).
 //

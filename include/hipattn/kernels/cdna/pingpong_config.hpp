@@ -1,7 +1,7 @@
-// hipattn/kernels/common/pingpong_config.hpp: the CDNA ping-pong schedule's configuration (ALGORITHM.md section 13).
+// hipattn/kernels/cdna/pingpong_config.hpp: the CDNA ping-pong schedule's configuration (ALGORITHM.md section 13).
 //
 // PingPongConfig<Base> runs the attention skeleton instance Base (an AttentionConfig: its warp tile, row
-// map, LDS layout and epilogue) with the ping-pong mainloop (kernels/common/pingpong_mainloop.hpp):
+// map, LDS layout and epilogue) with the ping-pong mainloop (kernels/cdna/pingpong_mainloop.hpp):
 // Base's kWarpsM waves, each owning 16 query rows and all of a KV tile's keys, split into two groups
 // of kWarpsM / 2 that take turns: while one group's waves run their matrix products, the other's run
 // the softmax and issue the next tiles' loads, with a workgroup barrier between phases. On gfx950,
@@ -11,10 +11,13 @@
 #pragma once
 #include "hipattn/arch/concept.hpp"
 #include "hipattn/kernels/common/attention_config.hpp"
-#include "hipattn/kernels/common/paged_kv_loader.hpp"
+#include "hipattn/kernels/cdna/lds_dma_pingpong_loader.hpp"
 #include "hipattn/platform/target.hpp"
 
 namespace hipattn {
+
+template <class Cfg>
+struct PingPongMainloop;  // kernels/cdna/pingpong_mainloop.hpp
 
 template <class Base>
 struct PingPongConfig : Base {
@@ -28,6 +31,7 @@ struct PingPongConfig : Base {
   static constexpr bool kPingPong = true;
   static constexpr int kGroupWaves = Base::kWarpsM / 2;
   using Loader = LdsDmaPingPongLoader<PingPongConfig>;
+  using Mainloop = PingPongMainloop<PingPongConfig>;
   // Registers for as many workgroups as the CU's LDS holds (d = 128: two of 64 KiB, so four waves a
   // SIMD and 128 VGPRs a wave; d = 256: one), the kernels' occupancy hint (kernel_waves_per_simd).
   static constexpr int kWavesPerSimd = [] {
@@ -55,13 +59,6 @@ constexpr bool pingpong_schedule() {
   else return false;
 }
 
-// The occupancy a CDNA kernel of configuration Cfg asks the compiler for (HIPATTN_CDNA_WAVES_PER_SIMD):
-// the configuration's kWavesPerSimd, else what its workgroup needs alone (its waves over 4 SIMDs,
-// the compiler's own floor, so nothing changes for those).
-template <class Cfg>
-constexpr int kernel_waves_per_simd() {
-  if constexpr (requires { Cfg::kWavesPerSimd; }) return Cfg::kWavesPerSimd;
-  else return (Cfg::kThreads / 64 + 3) / 4 > 0 ? (Cfg::kThreads / 64 + 3) / 4 : 1;
-}
-
 }  // namespace hipattn
+
+#include "hipattn/kernels/cdna/pingpong_mainloop.hpp"

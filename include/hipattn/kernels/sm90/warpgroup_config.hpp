@@ -1,5 +1,5 @@
-// hipattn/kernels/common/warpgroup_config.hpp: the compile-time shape of an instance of the sm_90
-// warp-specialised skeleton (kernels/common/warpgroup_pipeline.hpp), visible to host-only code (the
+// hipattn/kernels/sm90/warpgroup_config.hpp: the compile-time shape of an instance of the sm_90
+// warp-specialised skeleton (kernels/sm90/warpgroup_pipeline.hpp), visible to host-only code (the
 // launchers size shared memory and grids with it).
 //
 // 128 (1 + kConsumers) threads: warpgroup 0 produces, kConsumers warpgroups of 64 query rows each

@@ -1,5 +1,5 @@
-// hipattn/kernels/common/pingpong_mainloop.hpp: the attention skeleton's mainloop in the CDNA ping-pong
-// schedule (the configuration: kernels/common/pingpong_config.hpp; ALGORITHM.md section 13).
+// hipattn/kernels/cdna/pingpong_mainloop.hpp: the attention skeleton's mainloop in the CDNA ping-pong
+// schedule (the configuration: kernels/cdna/pingpong_config.hpp; ALGORITHM.md section 13).
 //
 // A work item's n KV tiles are computed by two groups of waves (group 0: waves [0, G), group 1:
 // [G, 2G)). Each wave owns 16 query rows and does, per tile j,
@@ -23,10 +23,11 @@
 // SIMDs take a workgroup's waves in turn, so with G a multiple of 4 (G = 4: eight waves) each SIMD
 // holds waves of both groups.
 #pragma once
+#include <concepts>
 #include <cstdint>
 
-#include "hipattn/kernels/common/paged_kv_loader.hpp"
-#include "hipattn/kernels/common/pingpong_config.hpp"
+#include "hipattn/kernels/common/concepts.hpp"
+#include "hipattn/kernels/common/score_scale.hpp"
 #include "hipattn/kernels/common/softmax_step.hpp"
 #include "hipattn/tile/tile_range.hpp"
 
@@ -92,43 +93,59 @@ struct PingPongWave {
   }
 };
 
-template <class Cfg, class WT, class Arch, class Args>
-HIPATTN_DEVICE HIPATTN_FORCEINLINE void pingpong_mainloop(const Args& a, typename Cfg::Loader& loader, const KvTileRange& range,
-                                                          int32_t t_begin, int32_t t_end, int wave, int lane,
-                                                          const RowInfo* rows, const typename Cfg::Variant::Row* vrows,
-                                                          LogitsTile& lt, RowSoftmax<WT, Arch>& softmax,
-                                                          typename WT::OFrag& of) {
-  static_assert(PhasedArch<Arch>, "the target's arch has the phase barrier and issue priorities");
-  static_assert(WT::kRows == 16 && Cfg::kKN == Cfg::kBN, "16-row waves over all of a tile's keys");
-  // the group, as a value the wave's lanes agree on (an SGPR: the branches on it are scalar)
-  const bool lag = Arch::wave_uniform(static_cast<uint32_t>(wave)) >= uint32_t(Cfg::kGroupWaves);
-  const int32_t n = t_end > t_begin ? t_end - t_begin : 0;
+// The loader the schedule drives (LdsDmaPingPongLoader, kernels/cdna/lds_dma_pingpong_loader.hpp):
+//   prologue(t_begin)   block ids, K(0) in flight (visible at barrier 0)
+//   issue(j)            interval 2j's DMA: V(j), K(j + 1)
+//   wait()              this wave's DMA has landed
+//   k_tile(j) / v_tile(j)   tile j's K / V stage
+template <class L, class Args>
+concept PingPongKvLoader = KvLoader<L, Args> && requires(L& l, const L& cl, int32_t t, int j) {
+  l.prologue(t);
+  l.issue(j);
+  l.wait();
+  { cl.k_tile(j) } -> std::same_as<const uint16_t*>;
+  { cl.v_tile(j) } -> std::same_as<const uint16_t*>;
+};
 
-  loader.prologue(t_begin);
-  loader.wait();
-  Arch::phase_barrier();  // barrier 0: Q and K(0) are visible
-  PingPongWave<Cfg, WT, Arch, Args> w{a, loader, range, t_begin, lag, lane, rows, vrows, lt, softmax, of, wave * WT::kRows, {}, {}, {}};
-  if constexpr (Cfg::kQInRegs) WT::load_q(w.qf, loader.q_tile(), w.row0);
+// The mainloop of PingPongConfig (kernels/common/concepts.hpp AttentionMainloop): the schedule above,
+// wave `wave` in group wave / kGroupWaves. The score scale's P8 choice does not apply (P V in 16-bit).
+template <class Cfg>
+struct PingPongMainloop {
+  template <class WT, class Arch, class Args>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static int run(const Args& a, typename Cfg::Loader& loader, const KvTileRange& range,
+                                                    int32_t t_begin, int32_t t_end, int wave, int lane,
+                                                    const RowInfo* rows, const typename Cfg::Variant::Row* vrows,
+                                                    LogitsTile& lt, const ScoreScale& /*ss*/,
+                                                    RowSoftmax<WT, Arch>& softmax, typename WT::OFrag& of) {
+    static_assert(PhasedArch<Arch>, "the target's arch has the phase barrier and issue priorities");
+    static_assert(PingPongKvLoader<typename Cfg::Loader, Args>, "the ping-pong loads (LdsDmaPingPongLoader)");
+    static_assert(WT::kRows == 16 && Cfg::kKN == Cfg::kBN, "16-row waves over all of a tile's keys");
+    // the group, as a value the wave's lanes agree on (an SGPR: the branches on it are scalar)
+    const bool lag = Arch::wave_uniform(static_cast<uint32_t>(wave)) >= uint32_t(Cfg::kGroupWaves);
+    const int32_t n = t_end > t_begin ? t_end - t_begin : 0;
 
-  if (lag) {  // interval 0: group 1's share of the loads only
-    loader.issue(0);
-    Arch::phase_barrier();
+    loader.prologue(t_begin);
+    loader.wait();
+    Arch::phase_barrier();  // barrier 0: Q and K(0) are visible
+    PingPongWave<Cfg, WT, Arch, Args> w{a, loader, range, t_begin, lag, lane, rows, vrows, lt, softmax, of, wave * WT::kRows, {}, {}, {}};
+    if constexpr (Cfg::kQInRegs) WT::load_q(w.qf, loader.q_tile(), w.row0);
+
+    if (lag) {  // interval 0: group 1's share of the loads only
+      loader.issue(0);
+      Arch::phase_barrier();
+    }
+    if (n > 0) {
+      w.template step<true>(0);
+      for (int j = 1; j < n; ++j) w.template step<false>(j);
+      w.template matrix<true, false>(n);  // P(n - 1) V(n - 1)
+    }
+    if (!lag) Arch::phase_barrier();
+    // The lane as a value the compiler cannot trace (Arch::recompute_from), so the epilogue computes
+    // its row coordinates afresh instead of keeping the prologue's live across the loop (at four
+    // waves a SIMD, 128 VGPRs, they would be spilled to scratch).
+    return Arch::recompute_from(lane);
   }
-  if (n > 0) {
-    w.template step<true>(0);
-    for (int j = 1; j < n; ++j) w.template step<false>(j);
-    w.template matrix<true, false>(n);  // P(n - 1) V(n - 1)
-  }
-  if (!lag) Arch::phase_barrier();
-}
-
-// The lane as the epilogue after pingpong_mainloop takes it: a value the compiler cannot trace
-// (Arch::recompute_from), so the epilogue computes its row coordinates afresh instead of keeping the
-// prologue's live across the loop (at four waves a SIMD, 128 VGPRs, they were spilled to scratch).
-template <class Cfg, class Arch>
-HIPATTN_DEVICE HIPATTN_FORCEINLINE int pingpong_epilogue_lane(int lane) {
-  return Arch::recompute_from(lane);
-}
+};
 
 }  // namespace hipattn
 #endif  // HIPATTN_HAS_DEVICE
