@@ -367,7 +367,7 @@ def main(argv=None):
 
             def tile_cycles(body):
                 """llvm-mca's cycles of one tile of `body`; the ping-pong schedule's
-                (kernels/common/pingpong_mainloop.hpp): the loop's two phases (the code between its
+                (kernels/cdna/pingpong_mainloop.hpp): the loop's two phases (the code between its
                 s_barriers; the loop is rotated, so its last segment and its first are one phase) run in
                 turns, a wave of each group on every SIMD; one tile of a pair takes two intervals of
                 max(phase) cycles and gives each wave its MFMAs"""

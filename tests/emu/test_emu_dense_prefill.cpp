@@ -2,7 +2,7 @@
 // (dense_prefill_kernel<Cfg>: the attention skeleton with the dense scheduler over DenseKvLayout,
 // dispatch/dense_prefill.hpp: the register-staged loader on the unified prefill tile, or on gfx950 at
 // d 256 and d 128 without softcap the ping-pong schedule with LDS-DMA loads,
-// kernels/common/pingpong_mainloop.hpp),
+// kernels/cdna/pingpong_mainloop.hpp),
 // executed on the emulator (emu.hpp) and compared with the float64 reference (reference/dense_prefill.hpp).
 // gfx950 runs every case with the dispatcher's choice (Gfx950/...) and those on the ping-pong schedule
 // also on the skeleton's instance (Gfx950Skeleton/...).

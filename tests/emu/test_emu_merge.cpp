@@ -1,4 +1,4 @@
-// tests/emu/test_emu_merge.cpp: the merge of partial attention states (kernels/common/merge_states.hpp,
+// tests/emu/test_emu_merge.cpp: the merge of partial attention states (kernels/merge/merge_states.hpp,
 // merge_states_kernel<partial dtype, out dtype>) executed on the emulator for gfx942 and gfx950 and
 // compared with the float64 reference (reference::merge_states, reference/merge.hpp), row by row.
 //
@@ -67,7 +67,7 @@ std::shared_ptr<const CodeObject> merge_code_object(const std::string& gfx, std:
   return co;
 }
 
-// The manifest of the instance (kernels/common/merge_states.hpp): "kernel=merge_states in=f32 out=bf16",
+// The manifest of the instance (kernels/merge/merge_states.hpp): "kernel=merge_states in=f32 out=bf16",
 // which CodeObject::find_manifest matches exactly.
 std::string kernel_manifest_text(DType in, DType out) { return merge_states_manifest(in, out).c_str(); }
 

@@ -332,7 +332,7 @@ def attention_rules(target, m, insns):
     """(required, forbidden, problems) of an attention kernel (unified_2d / unified_3d / paged_decode /
     dense_prefill) built for `target`: the 16-bit MFMA and V read of the target, the KV loader policy
     (copy=dma: LDS DMA buffer loads, dwordx4 on gfx950, dword on gfx942), the ping-pong schedule's
-    barriers and priorities (kernels/common/pingpong_mainloop.hpp), the fp8 matrix path, the fp8 decode."""
+    barriers and priorities (kernels/cdna/pingpong_mainloop.hpp), the fp8 matrix path, the fp8 decode."""
     required = [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
     required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
     forbidden, problems = [], []

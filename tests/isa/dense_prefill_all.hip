@@ -33,7 +33,7 @@ HIPATTN_ISA_DENSE_TARGET(gfx950)
 HIPATTN_ISA_DENSE_NARROW_TARGET(gfx942)
 HIPATTN_ISA_DENSE_NARROW_TARGET(gfx950)
 
-// gfx950's ping-pong instances (kernels/common/pingpong_mainloop.hpp; dispatch/dense_prefill.hpp
+// gfx950's ping-pong instances (kernels/cdna/pingpong_mainloop.hpp; dispatch/dense_prefill.hpp
 // dense_pingpong_instance)
 #define HIPATTN_ISA_DENSE_PINGPONG(BF16, D, SOFTCAP)                                                          \
   template __global__ void ::hipattn::dense_prefill_kernel<                                                   \

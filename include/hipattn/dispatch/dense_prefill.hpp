@@ -16,7 +16,7 @@
 // over DenseKvLayout (batched: q / out / lse any batch strides, K / V batch strides whole multiples of
 // their token strides, dense_kv_pitch):
 //   gfx950 at d = 256, and d = 128 without softcap, K and V within 4 GiB of their bases: the eight-wave
-//     ping-pong schedule (kernels/common/pingpong_mainloop.hpp, LDS-DMA loads; DensePingPongConfig);
+//     ping-pong schedule (kernels/cdna/pingpong_mainloop.hpp, LDS-DMA loads; DensePingPongConfig);
 //   otherwise (gfx942; d = 64; d = 128 with softcap; (192, 128); larger tensors): the register-staged
 //     loader on the target's unified prefill tile ((192, 128): V rows of 128 columns).
 #pragma once

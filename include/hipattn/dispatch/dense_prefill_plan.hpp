@@ -48,7 +48,7 @@ inline constexpr bool dense_pingpong_instance(Target target, int d_qk, int d_v, 
   return target == Target::gfx950 && d_qk == d_v && (d_qk == 256 || (d_qk == 128 && !softcap));
 }
 // ... and `p` on `target`, with K and V within the LDS DMA's buffer range of their bases
-// (kernels/common/paged_kv_loader.hpp kLdsDmaWindow); otherwise the skeleton's tile.
+// (kernels/common/loaders/ kLdsDmaWindow); otherwise the skeleton's tile.
 inline bool dense_pingpong(const DensePrefillParams& p, Target target) {
   using namespace dense_prefill_rules;
   if (!dense_pingpong_instance(target, p.head_size_qk, p.head_size_v, p.softcap > 0.f)) return false;

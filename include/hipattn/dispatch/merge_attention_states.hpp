@@ -5,7 +5,7 @@
 //
 // A call validates the params (throws hipattn::Error naming the field), returns when num_tokens is 0,
 // picks the instance from (partial_dtype, out_dtype) and launches merge_states_kernel
-// (kernels/common/merge_states.hpp) on `stream`: merge_threads_per_item(head_size) threads per
+// (kernels/merge/merge_states.hpp) on `stream`: merge_threads_per_item(head_size) threads per
 // (token, head), whole items per block of at most 256 threads, a grid of at most kMergeMaxBlocks
 // blocks (the items beyond are walked grid-stride). It needs no workspace, never allocates and never
 // synchronizes; the launch depends on host values only (num_tokens, num_heads, head_size), so a captured

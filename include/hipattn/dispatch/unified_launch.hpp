@@ -55,7 +55,7 @@ template <bool kBf16, KvKind kKv, int kD, UnifiedTileKind kKind, class Variant, 
 using unified_instance_config_t = typename UnifiedInstance<kBf16, kKv, kD, kKind, Variant, kT, kCopy, KvLayout>::Config;
 
 // gfx950's ping-pong instance of (dtype, head size, variant) (PlanPipeline::pingpong): PingPongConfig
-// (kernels/common/pingpong_config.hpp) over the AttentionConfig of gfx950_pingpong_tile, 16-bit cache,
+// (kernels/cdna/pingpong_config.hpp) over the AttentionConfig of gfx950_pingpong_tile, 16-bit cache,
 // LDS-DMA loads, 64-bit offsets, any page size. Built for the head sizes and variants the planner
 // sends there (unified_pingpong_head: d = 128 and 256, the plain variant or a caller's, which the
 // planner sees through the params' standard fields), 2D kernel only.

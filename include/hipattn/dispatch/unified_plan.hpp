@@ -34,7 +34,7 @@ enum class UnifiedSplit : uint8_t { automatic, uniform, planned };
 // Which pipeline runs the prefill q-blocks of the 2D grid: automatic (the target's warp-specialised
 // one where its refusal function has no objection), the attention skeleton, or one named:
 //   warpgroup  sm_90's warpgroup pipeline (kernels/unified/warpgroup.hpp; unified_warpgroup_refusal)
-//   pingpong   gfx950's eight-wave ping-pong (kernels/common/pingpong_mainloop.hpp;
+//   pingpong   gfx950's eight-wave ping-pong (kernels/cdna/pingpong_mainloop.hpp;
 //              unified_pingpong_refusal; automatic takes it where unified_pingpong_preferred)
 // A named pipeline that cannot serve the call is an error (options.pipeline).
 enum class UnifiedPipeline : uint8_t { automatic, skeleton, warpgroup, pingpong };
@@ -144,7 +144,7 @@ struct UnifiedPlan {
 };
 
 // Whether every byte of k_cache and v_cache lies within the LDS-DMA loader's buffer range of its
-// base (kernels/common/paged_kv_loader.hpp kLdsDmaWindow).
+// base (kernels/common/loaders/ kLdsDmaWindow).
 inline bool unified_kv_within_lds_dma_window(const UnifiedAttentionParams& p) {
   using namespace unified_rules;
   const int64_t kb = dtype_size(p.kv_dtype);

@@ -1,4 +1,4 @@
-// tests/emu/kernels/merge.hip: the merge of partial attention states (kernels/common/merge_states.hpp,
+// tests/emu/kernels/merge.hip: the merge of partial attention states (kernels/merge/merge_states.hpp,
 // merge_states_kernel<partial dtype, out dtype>) for the AMD targets, run on the emulator by
 // test_emu_merge.cpp against the float64 reference (reference/merge.hpp). The dispatcher
 // (dispatch/merge_attention_states.hpp) picks the instance from (partial_dtype, out_dtype); these are
