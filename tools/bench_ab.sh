@@ -10,20 +10,9 @@ FILTER=${2:-'unified/(serve_|decode_d128_b16|mixed_d128_b16).*auto'}
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
 start=$(date +%s)
-for side in old new; do
-  src=$([ $side = old ] && echo "$OLD" || echo .)
-  cmake -S "$src" -B build-ab-$side -G Ninja -DCMAKE_BUILD_TYPE=Release -DHIPATTN_BACKEND=cuda \
-    -DHIPATTN_BUILD_TESTS=OFF -DHIPATTN_BUILD_EXAMPLES=$([ $side = new ] && echo ON || echo OFF) \
-    >"$OUT/ab_configure_$side.log" 2>&1 || { tail -20 "$OUT/ab_configure_$side.log"; exit 1; }
-done
-# both builds at once, half the cores each
-(cmake --build build-ab-old -j $(( $(nproc) / 2 )) --target hipattn_bench >"$OUT/ab_build_old.log" 2>&1; echo $? >"$OUT/ab_build_old.rc") &
-cmake --build build-ab-new -j $(( $(nproc) / 2 )) --target hipattn_bench hipattn_custom_variant >"$OUT/ab_build_new.log" 2>&1
-echo $? >"$OUT/ab_build_new.rc"
-wait
-for side in old new; do
-  [ "$(cat "$OUT/ab_build_$side.rc")" = 0 ] || { grep -E "error|FAILED" "$OUT/ab_build_$side.log" | head -20; exit 1; }
-done
+AB_NEW_TARGETS=(hipattn_custom_variant)
+source tools/ab_build.sh
+ab_build "$OLD"
 echo "built both in $(( $(date +%s) - start )) s"
 ./build-ab-new/examples/hipattn_custom_variant 2>&1 | tee "$OUT/custom_variant.log"
 for round in 1 2; do

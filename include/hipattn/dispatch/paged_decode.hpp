@@ -74,14 +74,7 @@ inline PagedDecodePlan prepare_paged_decode_call(const PagedDecodeParams& p, voi
                                                  const PagedDecodeOptions& opt) {
   throw_if_error(validate(p));
   const PagedDecodePlan plan = plan_paged_decode(p, opt, plan_device(checked_device()));
-  if (plan.workspace_bytes > 0 && p.num_seqs > 0) {
-    if (workspace == nullptr || workspace_bytes < plan.workspace_bytes)
-      throw Error(ErrorCode::workspace, "workspace",
-                  std::to_string(workspace_bytes) + " bytes given, " + std::to_string(plan.workspace_bytes) +
-                      " needed (" + plan.reason + ")");
-    if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
-      throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
-  }
+  if (p.num_seqs > 0) check_workspace(workspace, workspace_bytes, plan.workspace_bytes, plan.reason);
   return plan;
 }
 

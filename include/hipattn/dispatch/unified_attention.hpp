@@ -144,13 +144,7 @@ inline UnifiedPlan prepare_unified_call(const UnifiedAttentionParams& p, void* w
                                         const UnifiedOptions& opt) {
   throw_if_error(validate(p));
   const UnifiedPlan plan = plan_unified_attention(p, opt, plan_device(checked_device()));
-  if (plan.workspace_bytes > 0) {
-    if (workspace == nullptr || workspace_bytes < plan.workspace_bytes)
-      throw Error(ErrorCode::workspace, "workspace",
-                  std::to_string(workspace_bytes) + " bytes given, " + std::to_string(plan.workspace_bytes) + " needed");
-    if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
-      throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
-  }
+  check_workspace(workspace, workspace_bytes, plan.workspace_bytes);
   return plan;
 }
 

@@ -1,6 +1,8 @@
 // hipattn/dispatch/workspace.hpp: the workspace of launches over task slots (unified attention's
 // planned 3D grid, paged decode, MLA decode) and the wave-filling counts that size it (host only).
 #pragma once
+#include "hipattn/platform/error.hpp"
+#include <string>
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -81,6 +83,19 @@ inline int32_t planned_capacity(int64_t num_seqs, int64_t budget, int64_t per_sl
   const int64_t per_wave = std::max<int64_t>(1, budget / std::max<int64_t>(1, per_slot));
   const int64_t waves = std::max<int64_t>(1, (num_seqs + per_wave - 1) / per_wave);
   return static_cast<int32_t>(std::min<int64_t>(waves * per_wave, 0x7fffffff));
+}
+
+// The caller's workspace for a plan that needs `needed` bytes (nothing to check when that is 0):
+// Error(workspace, "workspace") when it is null or smaller (the message names both sizes and, when
+// given, why the plan needs them), or not 16-byte aligned.
+inline void check_workspace(const void* workspace, size_t bytes, size_t needed, const std::string& why = {}) {
+  if (needed == 0) return;
+  if (workspace == nullptr || bytes < needed)
+    throw Error(ErrorCode::workspace, "workspace",
+                std::to_string(bytes) + " bytes given, " + std::to_string(needed) + " needed" +
+                    (why.empty() ? std::string() : " (" + why + ")"));
+  if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
+    throw Error(ErrorCode::workspace, "workspace", "not 16-byte aligned");
 }
 
 }  // namespace hipattn
