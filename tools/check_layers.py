@@ -2,11 +2,10 @@
 """The layer directions of include/hipattn: each folder includes only itself and the folders below it.
 
     platform < numeric < {tile, paged} < arch < problem < kernels < dispatch;  reference: problem's level
-Usage: check_layers.py [INCLUDE_DIR]   (default: include/ beside this script's folder). Exit 1 on an
-include against the order, naming the file, the line and the rule. Two rules of issue 37 are reported
-but not yet enforced, while the files that break them are being moved: kernels/ reading problem/, and
-one family's kernels/<family>/ reading another's (families are siblings over the shared kernels/
-folders: common, cdna, sm90, merge).
+Inside kernels/, the families (unified, paged_decode, dense_prefill, mla_decode) are siblings: each
+reads the shared folders (common, the target skeletons cdna and sm90, merge), never another family,
+and a shared folder reads no family. Usage: check_layers.py [INCLUDE_DIR] (default: include/ beside
+this script's folder). Exit 1 on an include against these rules, naming the file, the line and the rule.
 """
 import pathlib
 import re
@@ -19,12 +18,9 @@ BELOW = {  # folder: the folders it may include besides itself
     "kernels": {"platform", "numeric", "tile", "paged", "arch"},
     "dispatch": {"platform", "numeric", "tile", "paged", "arch", "problem", "kernels"},
 }
-PENDING = {("kernels", "problem")}  # issue 37: reported, not yet an error
-# kernels/ folders every family may read (and that may read a family): the parts of every target
-# (common), the target-specific skeletons (cdna, sm90) and the merge of partial states (merge).
-SHARED = {"common", "cdna", "sm90", "merge"}
+SHARED = {"common", "cdna", "sm90", "merge"}  # kernels/ folders every family may read
 root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent.parent / "include") / "hipattn"
-errors, pending = [], []
+errors = []
 for f in sorted(root.rglob("*.hpp")):
     rel = f.relative_to(root).parts
     if len(rel) == 1:
@@ -36,12 +32,10 @@ for f in sorted(root.rglob("*.hpp")):
         to = m.group(1).split("/")
         where = f"{f.relative_to(root.parent)}:{n}: includes hipattn/{m.group(1)}"
         if to[0] != rel[0] and to[0] not in BELOW[rel[0]]:
-            (pending if (rel[0], to[0]) in PENDING else errors).append(f"{where} ({rel[0]} may not include {to[0]})")
-        elif rel[0] == to[0] == "kernels" and rel[1] != to[1] and not SHARED & {rel[1], to[1]}:
-            pending.append(f"{where} (family {rel[1]} reads family {to[1]})")
-for p in pending:
-    print("pending (issue 37):", p)
+            errors.append(f"{where} ({rel[0]} may not include {to[0]})")
+        elif rel[0] == to[0] == "kernels" and rel[1] != to[1] and to[1] not in SHARED:
+            errors.append(f"{where} (kernels/{rel[1]} may not read the family {to[1]})")
 for e in errors:
     print("error:", e)
-print(f"check_layers: {len(errors)} errors, {len(pending)} pending")
+print(f"check_layers: {len(errors)} errors")
 sys.exit(1 if errors else 0)
