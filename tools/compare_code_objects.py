@@ -46,7 +46,20 @@ def split_functions(asm_text):
         m = INSN_RE.match(line)
         if m:
             current.append(normalize(m.group("text")))
-    return funcs
+    return {name: drop_padding(body) for name, body in funcs.items()}
+
+
+# A zero word decodes as this instruction: what follows a kernel's last s_endpgm up to the next
+# symbol's alignment is padding, not code, and may differ when kernels are laid out differently.
+ZERO_WORD = "v_cndmask_b32_e32 v0, s0, v0, vcc"
+
+
+def drop_padding(body):
+    """The body without the zero words after its last s_endpgm."""
+    end = len(body)
+    while end > 0 and body[end - 1] == ZERO_WORD:
+        end -= 1
+    return body[:end] if end > 0 and body[end - 1] == "s_endpgm" else body
 
 
 def normalize(insn):
