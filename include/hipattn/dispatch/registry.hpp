@@ -81,11 +81,11 @@ std::vector<InstanceKey> instance_keys(Targets) {
 // The launcher of `key` among `entries`, or Error(unsupported) naming the key and what was built.
 template <class LaunchFn>
 LaunchFn find_instance(std::span<const InstanceEntry<LaunchFn>> entries, const InstanceKey& key) {
+  for (const InstanceEntry<LaunchFn>& e : entries)
+    if (e.key == key) return e.launch;  // every launch comes here: no allocation on a hit
   std::vector<InstanceKey> built;
-  for (const InstanceEntry<LaunchFn>& e : entries) {
-    if (e.key == key) return e.launch;
-    built.push_back(e.key);
-  }
+  built.reserve(entries.size());
+  for (const InstanceEntry<LaunchFn>& e : entries) built.push_back(e.key);
   throw instance_missing(key, built);
 }
 
