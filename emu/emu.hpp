@@ -72,6 +72,7 @@ struct KernelInfo {
   // How messages name the kernel: its manifest, else its demangled name, else its symbol.
   const std::string& label() const { return !manifest.empty() ? manifest : !demangled.empty() ? demangled : name; }
   uint64_t entry = 0;     // address of the first instruction
+  uint64_t code_end = 0;  // one past the last byte of its code (its symbol's size, else the next kernel)
   uint32_t group_segment_fixed_size = 0, private_segment_fixed_size = 0, kernarg_segment_size = 0;
   uint32_t kernarg_align = 8;
   int sgpr_count = 0, vgpr_count = 0, agpr_count = 0, wavefront_size = 64;
@@ -124,6 +125,7 @@ class CodeObject {
   mutable std::string_view asm_;                                  // asm_path_ mapped on first use
   mutable std::map<std::string, std::string_view> asm_pieces_;    // asm_ by symbol
   const std::map<std::string, std::string_view>* build_asm() const;
+  std::set<std::string> kernel_names() const;
 };
 
 // Device global memory: host buffers at device addresses, with guard gaps between them.

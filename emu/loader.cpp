@@ -294,6 +294,7 @@ int dpp_ctrl(const std::string& key, const std::string& v) {
   if (key == "row_mirror") return 0x140;
   if (key == "row_half_mirror") return 0x141;
   if (key == "row_bcast") return n == 15 ? 0x142 : 0x143;
+  if (key == "row_newbcast") return 0x150 + n;  // gfx90a and later
   return -1;
 }
 
@@ -609,6 +610,16 @@ std::shared_ptr<const CodeObject> CodeObject::load(const std::string& path, cons
     co->kernels_.push_back(k);
     names += k.name + "\n";
   }
+  // Where each kernel's code ends: its symbol's size when it has one, else the next kernel's entry or the
+  // end of .text (hand-written objects give their kernels size 0).
+  for (auto& k : co->kernels_) {
+    const uint64_t size = syms.at(k.name).second;
+    k.code_end = co->text_addr_ + co->text_size_;
+    if (size > 0) k.code_end = k.entry + size;
+    else
+      for (const auto& o : co->kernels_)
+        if (o.entry > k.entry && o.entry < k.code_end) k.code_end = o.entry;
+  }
   // demangled names (one llvm-cxxfilt run)
   {
     // a private temporary file: tests in parallel processes load the same code object
@@ -646,20 +657,18 @@ std::shared_ptr<const CodeObject> CodeObject::load(const std::string& path, cons
 namespace {
 // The instructions of kernel `name` in llvm-objdump -d output `dis`: parsed, branch targets resolved
 // to indices (a branch out of the kernel is an error), handlers looked up.
-std::vector<Instruction> kernel_code(const std::string& dis, const std::string& name, const std::string& path) {
+std::vector<Instruction> kernel_code(const std::string& dis, const KernelInfo& k, const std::string& path) {
+  const std::string& name = k.name;
   std::vector<Instruction> code;
   std::stringstream ds(dis);
   std::string line;
-  bool in_kernel = false;
+  // By address, not by symbol header: hand-written objects (AITER's) put local labels in the symbol
+  // table, which llvm-objdump prints as headers inside the kernel.
   while (std::getline(ds, line)) {
-    if (!line.empty() && line[0] != '\t' && line[0] != ' ' && line.find(">:") != std::string::npos) {
-      const size_t lt = line.find('<');
-      in_kernel = line.substr(lt + 1, line.rfind(">:") - lt - 1) == name;
-      continue;
-    }
-    if (!in_kernel || line.empty() || (line[0] != '\t' && line[0] != ' ')) continue;
+    if (line.empty() || (line[0] != '\t' && line[0] != ' ')) continue;
     Instruction in;
     if (!parse_line(line, in)) continue;
+    if (in.addr < k.entry || in.addr >= k.code_end) continue;
     code.push_back(std::move(in));
   }
   if (code.empty()) co_fail(path, "no instructions found for " + name);
@@ -680,9 +689,9 @@ std::vector<Instruction> kernel_code(const std::string& dis, const std::string& 
   return code;
 }
 
-// llvm-objdump -d output `dis` split at the symbol headers ("<addr> <symbol>:"), so that each kernel's
-// parse reads only its own lines.
-std::map<std::string, std::string_view> split_symbols(std::string_view dis) {
+// llvm-objdump -d output `dis` split at the kernels' symbol headers ("<addr> <symbol>:"), so that each
+// kernel's parse reads only its own lines.
+std::map<std::string, std::string_view> split_symbols(std::string_view dis, const std::set<std::string>& kernels) {
   std::map<std::string, std::string_view> pieces;
   std::string cur;
   size_t start = 0;
@@ -690,9 +699,11 @@ std::map<std::string, std::string_view> split_symbols(std::string_view dis) {
     eol = std::min(dis.find('\n', pos), dis.size() - 1) + 1;
     const std::string_view line = dis.substr(pos, eol - pos);
     if (line[0] != '\t' && line[0] != ' ' && line.find(">:") != std::string_view::npos) {
-      if (!cur.empty()) pieces.emplace(cur, dis.substr(start, pos - start));
       const size_t lt = line.find('<');
-      cur = line.substr(lt + 1, line.rfind(">:") - lt - 1);
+      std::string sym(line.substr(lt + 1, line.rfind(">:") - lt - 1));
+      if (!kernels.count(sym)) continue;  // a local label inside a kernel (hand-written objects)
+      if (!cur.empty()) pieces.emplace(cur, dis.substr(start, pos - start));
+      cur = std::move(sym);
       start = pos;
     }
   }
@@ -722,7 +733,7 @@ const std::map<std::string, std::string_view>* CodeObject::build_asm() const {
     close(fd);
     if (m == MAP_FAILED) co_fail(asm_path_, "cannot map");
     asm_ = std::string_view(static_cast<const char*>(m), size_t(st.st_size));
-    asm_pieces_ = split_symbols(asm_);
+    asm_pieces_ = split_symbols(asm_, kernel_names());
   }
   return &asm_pieces_;
 }
@@ -737,10 +748,11 @@ const std::vector<Instruction>& CodeObject::code(const KernelInfo& k) const {
   const auto* pieces = build_asm();
   const std::string dis =
       pieces ? piece(*pieces, k.name)
-             : run_tool(shell_quote(tools_.objdump) + " -d --mcpu=" + gfx_name(gfx_) +
-                            " --disassemble-symbols=" + shell_quote(k.name) + " " + shell_quote(path_),
+             : run_tool(shell_quote(tools_.objdump) + " -d --mcpu=" + gfx_name(gfx_) + " --start-address=" +
+                            std::to_string(k.entry) + " --stop-address=" + std::to_string(k.code_end) + " " +
+                            shell_quote(path_),
                         path_);
-  return code_.emplace(k.name, kernel_code(dis, k.name, path_)).first->second;
+  return code_.emplace(k.name, kernel_code(dis, k, path_)).first->second;
 }
 
 void CodeObject::disassemble_all() const {
@@ -750,11 +762,17 @@ void CodeObject::disassemble_all() const {
   std::map<std::string, std::string_view> split;
   if (!pieces) {
     dis = run_tool(shell_quote(tools_.objdump) + " -d --mcpu=" + gfx_name(gfx_) + " " + shell_quote(path_), path_);
-    split = split_symbols(dis);
+    split = split_symbols(dis, kernel_names());
     pieces = &split;
   }
   for (const auto& k : kernels_)
-    if (!code_.count(k.name)) code_.emplace(k.name, kernel_code(piece(*pieces, k.name), k.name, path_));
+    if (!code_.count(k.name)) code_.emplace(k.name, kernel_code(piece(*pieces, k.name), k, path_));
+}
+
+std::set<std::string> CodeObject::kernel_names() const {
+  std::set<std::string> r;
+  for (const auto& k : kernels_) r.insert(k.name);
+  return r;
 }
 
 const KernelInfo& CodeObject::kernel(const std::string& mangled) const {

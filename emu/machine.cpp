@@ -303,6 +303,7 @@ static int dpp_source(int ctrl, int lane) {
   if (ctrl == 0x141) return (lane & ~7) + (7 - (lane & 7));
   if (ctrl == 0x142) return lane >= 16 ? row - 1 : -1;       // row_bcast:15: lane 15 of the previous row
   if (ctrl == 0x143) return lane >= 32 ? 31 : -1;            // row_bcast:31
+  if (ctrl >= 0x150 && ctrl <= 0x15F) return row + (ctrl & 15);  // row_newbcast:n: lane n of its own row
   return -2;
 }
 

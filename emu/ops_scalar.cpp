@@ -196,7 +196,7 @@ EMU_CMPK("s_cmpk_lt_u32", uint32_t, <, uint16_t(in.ops.at(1).ival)) EMU_CMPK("s_
 #undef EMU_CMPK
 
 // ---- SOPP: program control (chapter 4, 12.5)
-EMU_OP("s_nop", "s_setprio", "s_sleep", "s_icache_inv", "s_dcache_inv", "s_dcache_wb", "s_ttracedata") {}
+EMU_OP("s_nop", "v_nop", "s_setprio", "s_sleep", "s_icache_inv", "s_dcache_inv", "s_dcache_wb", "s_ttracedata") {}
 EMU_OP("s_endpgm") { w.done = true; }
 EMU_OP("s_branch") { w.pc = in.target_index; }
 EMU_OP("s_cbranch_scc0") { if (!w.scc) w.pc = in.target_index; }
