@@ -146,6 +146,13 @@ struct Pending {
   uint64_t pc = 0;      // issuing instruction, for messages
 };
 
+// One memory access of one lane, logged while a traced launch executes an instruction (timing.hpp).
+struct Access {
+  uint64_t addr;
+  uint32_t bytes;
+  bool lds;
+};
+
 struct LgkmEvent {
   bool smem;
   bool done;
@@ -169,6 +176,7 @@ struct Wave {
   std::vector<LgkmEvent> lgkm;  // every LDS / SMEM event in issue order
   size_t lgkm_first_open = 0;
   const Instruction* cur = nullptr;
+  std::vector<Access>* access_log = nullptr;  // set while a traced launch executes an instruction
 
   Wave() : v(256), a(256), pend_v(256), pend_a(256) {}
 

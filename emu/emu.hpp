@@ -166,10 +166,15 @@ struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
 };
 
+struct Trace;  // timing.hpp
+
 struct LaunchOptions {
   bool check_waitcnt = true;   // wait-count hazards
   bool check_lds_race = true;  // LDS accesses of two waves with no barrier between
   uint64_t max_instructions = 2'000'000'000ull;  // per launch, all waves together
+  // When set, the launch records what each wave of its first trace->max_workgroups workgroups
+  // executed, for the timing layer (timing.hpp); the launch is otherwise unchanged.
+  Trace* trace = nullptr;
 };
 
 struct LaunchStats {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core.hpp"
+#include "timing.hpp"
 
 namespace hipattn::emu {
 
@@ -392,6 +393,7 @@ void write_dst32(Wave& w, const Instruction& in, int op_index, uint32_t* val, bo
 // ---------------------------------------------------------------- LDS and global memory
 uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write) {
   Workgroup& g = *w.wg;
+  if (w.access_log) w.access_log->push_back({addr, uint32_t(bytes), true});
   if (addr + bytes > g.lds.size())
     w.fail(Error::Kind::memory_fault, std::string("LDS ") + (write ? "write" : "read") + " of " + std::to_string(bytes) +
                                           " bytes at " + hex(addr) + " outside the workgroup's " +
@@ -432,6 +434,7 @@ uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write) {
 }
 
 uint8_t* global_access(Wave& w, uint64_t addr, size_t bytes, bool write, int lane) {
+  if (w.access_log) w.access_log->push_back({addr, uint32_t(bytes), false});
   try {
     return w.launch->mem->at(addr, bytes, write ? "global store" : "global load");
   } catch (const Error& e) {
@@ -447,9 +450,13 @@ struct Scheduler {
   std::vector<std::unique_ptr<Wave>> waves;
   uint64_t executed = 0;
   std::vector<uint64_t>& counts;
+  WorkgroupTrace* trace = nullptr;  // this workgroup's, when traced
+  std::vector<Access> log;
 
   void run(Wave& w) {
     const auto& code = *w.code;
+    std::vector<TraceOp>* ops = trace ? &trace->waves.at(size_t(w.wave_id)).ops : nullptr;
+    w.access_log = ops ? &log : nullptr;
     while (!w.done && !w.at_barrier) {
       if (w.pc >= code.size()) w.fail(Error::Kind::launch, "ran past the end of the kernel");
       const Instruction& in = code[w.pc];
@@ -457,13 +464,68 @@ struct Scheduler {
       if (!in.fn) w.fail(Error::Kind::unimplemented, "no semantics for " + in.mnemonic);
       const size_t here = w.pc;
       w.pc = in.next;
+      if (ops) log.clear();
       in.fn(w, in);
+      if (ops) ops->push_back(trace_op(here, w.pc != in.next));
       ++counts[here];
       if (++executed > L.opt.max_instructions)
         w.fail(Error::Kind::limit, "more than " + std::to_string(L.opt.max_instructions) + " instructions");
     }
+    w.access_log = nullptr;
   }
+  TraceOp trace_op(size_t pc, bool jumped) const;
 };
+
+// What the timing layer needs of one executed instruction (timing.hpp TraceOp): LDS bank cycles from
+// the lanes' addresses (docs/AMD-TIMING.md, "LDS"), the 64-byte segments and bytes of vector memory.
+TraceOp Scheduler::trace_op(size_t pc, bool jumped) const {
+  TraceOp op;
+  op.pc = uint32_t(pc);
+  if (jumped) op.a = 1;
+  if (log.empty()) return op;
+  const int banks = L.gfx == Gfx::gfx942 ? 32 : 64;
+  bool any_global = false;
+  for (const auto& a : log) any_global = any_global || !a.lds;
+  if (any_global) {  // vector memory (for LDS DMA the LDS side is written conflict-free, lane by lane)
+    std::vector<uint64_t> segs;
+    uint64_t bytes = 0;
+    for (const auto& a : log)
+      if (!a.lds) {
+        bytes += a.bytes;
+        for (uint64_t s = a.addr >> 6; s <= (a.addr + a.bytes - 1) >> 6; ++s) segs.push_back(s);
+      }
+    std::sort(segs.begin(), segs.end());
+    op.a = uint32_t(std::unique(segs.begin(), segs.end()) - segs.begin());
+    op.b = uint32_t(bytes);
+    return op;
+  }
+  // LDS: lanes in order, in groups of `banks` dwords; a group takes as many bank cycles as the most
+  // distinct dwords any one bank holds (the same dword read by several lanes is a broadcast).
+  uint64_t bytes = 0, cycles = 0;
+  std::vector<uint64_t> group;
+  auto flush = [&] {
+    if (group.empty()) return;
+    std::sort(group.begin(), group.end());
+    group.erase(std::unique(group.begin(), group.end()), group.end());
+    std::vector<int> per_bank(size_t(banks), 0);
+    int worst = 0;
+    for (uint64_t dw : group) worst = std::max(worst, ++per_bank[dw % uint64_t(banks)]);
+    cycles += uint64_t(worst);
+    group.clear();
+  };
+  size_t in_group = 0;
+  for (const auto& a : log) {
+    bytes += a.bytes;
+    const size_t dws = std::max<size_t>(1, (a.bytes + 3) / 4);
+    if (in_group + dws > size_t(banks)) { flush(); in_group = 0; }
+    for (size_t d = 0; d < dws; ++d) group.push_back((a.addr >> 2) + d);
+    in_group += dws;
+  }
+  flush();
+  op.a = uint32_t(cycles);
+  op.b = uint32_t(bytes);
+  return op;
+}
 
 void put(std::vector<uint8_t>& seg, uint32_t off, uint32_t size, uint64_t v) {
   if (off + size > seg.size()) seg.resize(off + size, 0);
@@ -537,6 +599,14 @@ LaunchStats launch(const CodeObject& co, const KernelInfo& k, Dim3 grid, Dim3 bl
     if (code[i].addr == k.entry) entry = i;
   if (entry == SIZE_MAX) bad("entry point not found");
 
+  if (opt.trace) {
+    opt.trace->co = &co;
+    opt.trace->kernel = &k;
+    opt.trace->gfx = co.gfx();
+    opt.trace->lds_bytes = uint32_t(lds_bytes);
+    opt.trace->threads = uint32_t(threads);
+    opt.trace->workgroups.clear();
+  }
   const uint32_t user_sgprs = (k.rsrc2 >> 1) & 0x1F;  // COMPUTE_PGM_RSRC2.USER_SGPR_COUNT
   const int nwaves = int((threads + 63) / 64);
   Workgroup wg;
@@ -557,7 +627,15 @@ LaunchStats launch(const CodeObject& co, const KernelInfo& k, Dim3 grid, Dim3 bl
         wg.generation += 2;
         if (!wg.dma_wave.empty()) std::fill(wg.dma_wave.begin(), wg.dma_wave.end(), int16_t(-1));
         wg.waves.clear();
-        Scheduler sch{L, {}, 0, counts};
+        Scheduler sch{L, {}, 0, counts, nullptr, {}};
+        Trace* tr = opt.trace;
+        if (tr && tr->workgroups.size() < tr->max_workgroups) {
+          WorkgroupTrace wt;
+          wt.id[0] = gx; wt.id[1] = gy; wt.id[2] = gz;
+          wt.waves.resize(size_t(nwaves));
+          tr->workgroups.push_back(std::move(wt));
+          sch.trace = &tr->workgroups.back();
+        }
         for (int wi = 0; wi < nwaves; ++wi) {
           auto wp = std::make_unique<Wave>();
           Wave& w = *wp;
