@@ -600,8 +600,8 @@ LaunchStats launch(const CodeObject& co, const KernelInfo& k, Dim3 grid, Dim3 bl
   if (entry == SIZE_MAX) bad("entry point not found");
 
   if (opt.trace) {
-    opt.trace->co = &co;
-    opt.trace->kernel = &k;
+    opt.trace->kernel = k;
+    opt.trace->code = code;
     opt.trace->gfx = co.gfx();
     opt.trace->lds_bytes = uint32_t(lds_bytes);
     opt.trace->threads = uint32_t(threads);

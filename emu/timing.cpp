@@ -137,7 +137,7 @@ std::vector<std::string> untimed_mnemonics(const CodeObject& co, const KernelInf
 // granule 8); waves per SIMD = floor(512 / registers), at most 8; a workgroup's waves spread over the
 // 4 SIMDs; LDS per CU.
 int resident_workgroups(const Trace& t, const CuParams& p) {
-  const int regs = ((int(t.kernel->rsrc1) & 0x3F) + 1) * 8;
+  const int regs = ((int(t.kernel.rsrc1) & 0x3F) + 1) * 8;
   const int per_simd = std::min(p.wave_slots_per_simd, p.regs_per_simd_lane / std::max(regs, 8));
   const int waves = int((t.threads + 63) / 64);
   const int need = (waves + 3) / 4;  // waves per SIMD of one workgroup
@@ -176,8 +176,8 @@ double covered(const std::vector<double>& v, int n) {
 CuResult simulate_cu(const Trace& t, const std::vector<int>& wgs, const CuParams& p, double dram_fraction,
                      int resident) {
   CuResult r;
-  if (!t.kernel || !t.co) throw Error(Error::Kind::launch, "simulate_cu: empty trace");
-  const auto& code = t.co->code(*t.kernel);
+  if (t.code.empty()) throw Error(Error::Kind::launch, "simulate_cu: empty trace");
+  const auto& code = t.code;
   std::vector<OpInfo> info(code.size());
   for (size_t i = 0; i < code.size(); ++i) info[i] = classify(code[i], t.gfx);
   if (resident <= 0) resident = resident_workgroups(t, p);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core.hpp"  // Instruction
 #include "emu.hpp"
 
 namespace hipattn::emu {
@@ -37,11 +38,12 @@ struct WorkgroupTrace {
 };
 
 // Filled by launch() when LaunchOptions::trace points at it: the first `max_workgroups` workgroups of
-// the grid, in dispatch order (x fastest).
+// the grid, in dispatch order (x fastest). It keeps its own copy of the kernel's description and code,
+// so it outlives the code object.
 struct Trace {
   uint64_t max_workgroups = UINT64_MAX;
-  const CodeObject* co = nullptr;
-  const KernelInfo* kernel = nullptr;
+  KernelInfo kernel;
+  std::vector<Instruction> code;
   Gfx gfx = Gfx::gfx942;
   uint32_t lds_bytes = 0;    // per workgroup, fixed + dynamic
   uint32_t threads = 0;      // per workgroup
@@ -93,7 +95,7 @@ struct OpInfo {
   bool store = false;
 };
 OpInfo classify(const Instruction& in, Gfx gfx);
-// Mnemonics of `code` the model has no rule for (empty when it can time every instruction).
+// Mnemonics of `k` the model has no rule for (empty when it can time every instruction).
 std::vector<std::string> untimed_mnemonics(const CodeObject& co, const KernelInfo& k);
 
 // What one CU did while running a set of workgroups.
