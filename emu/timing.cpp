@@ -23,10 +23,13 @@ CuParams mi300x_params() {
   p.gfx = Gfx::gfx942;
   p.cus = 304;
   p.peak_clock_ghz = 2.1;
-  p.clock_ghz = 2.1;
+  p.clock_ghz = 1.207;  // AMD's measured bf16 GEMM clock (docs/AMD-TIMING.md §6 row 2); refitted by the tables
   p.lds_banks = 32;
   p.lds_bytes = 64 * 1024;
+  p.l2_bytes_per_clk = 48.5;
   p.hbm_tb_s = 4.2;
+  p.lat_lds = 27;
+  p.trans_clocks = 16;
   return p;
 }
 
@@ -35,10 +38,13 @@ CuParams mi355x_params() {
   p.gfx = Gfx::gfx950;
   p.cus = 256;
   p.peak_clock_ghz = 2.4;
-  p.clock_ghz = 2.4;
+  p.clock_ghz = 1.8;  // AMD's GEMM model constant (§6 row 2); refitted by the tables
   p.lds_banks = 64;
   p.lds_bytes = 160 * 1024;
+  p.l2_bytes_per_clk = 57.6;
   p.hbm_tb_s = 7.2;
+  p.lat_lds = 21;
+  p.trans_clocks = 8;
   return p;
 }
 
@@ -185,7 +191,7 @@ CuResult simulate_cu(const Trace& t, const std::vector<int>& wgs, const CuParams
   r.resident = resident;
   const double f = std::clamp(dram_fraction, 0.0, 1.0);
   const double hbm_bpc = p.hbm_bytes_per_clk();
-  const double lat_vm = p.lat_l2 + f * (p.lat_hbm - p.lat_l2);
+  const double lat_vm = p.lat_l2() + f * (p.lat_hbm() - p.lat_l2());
   // $HIPATTN_TIMING_DEBUG: print every issue (clock, SIMD, slot, instruction) to stderr
   static const bool debug = std::getenv("HIPATTN_TIMING_DEBUG") != nullptr;
 
@@ -196,7 +202,7 @@ CuResult simulate_cu(const Trace& t, const std::vector<int>& wgs, const CuParams
   size_t next_wg = 0;
   uint64_t age = 0;
   int simd_rr = 0;
-  double lds_free = 0, vm_free = 0, dram_free = 0;
+  double lds_free[2] = {0, 0}, vm_free = 0, l2_free = 0, dram_free = 0;
   r.wg_start.assign(wgs.size(), 0);
   r.wg_end.assign(wgs.size(), 0);
 
@@ -306,17 +312,20 @@ CuResult simulate_cu(const Trace& t, const std::vector<int>& wgs, const CuParams
         case IssueClass::salu: break;
         case IssueClass::smem: w.lgkm.push_back(std::max(now + p.lat_smem, w.lgkm.empty() ? 0.0 : w.lgkm.back())); break;
         case IssueClass::vmem: {
+          // three queues in series, each at its rate: the CU's L1 path (64-byte segments), its share
+          // of L2 for the bytes L2 serves, its share of HBM for the rest; then the latency
           const double start = std::max(now, vm_free);
           vm_free = start + op.a * 64.0 / p.l1_bytes_per_clk;
           r.vmem_path += op.a * 64.0 / p.l1_bytes_per_clk;
-          const double dstart = std::max(now, dram_free);
-          dram_free = dstart + f * op.b / hbm_bpc;
-          double done = std::max(vm_free, dram_free) + lat_vm;
-          if (oi.lds_dma) {  // the returning data is written to LDS conflict-free
-            const double ls = std::max(done - p.lat_lds, lds_free);
-            lds_free = ls + double(op.b) / (4.0 * p.lds_banks);
-            r.lds_busy += double(op.b) / (4.0 * p.lds_banks);
-            done = std::max(done, lds_free);
+          l2_free = std::max(now, l2_free) + (1 - f) * op.b / p.l2_bytes_per_clk;
+          dram_free = std::max(now, dram_free) + f * op.b / hbm_bpc;
+          double done = std::max({vm_free, l2_free, dram_free}) + lat_vm;
+          if (oi.lds_dma) {  // the returning data is written to LDS (conflict-free) through the wave's port
+            double& port = lds_free[si / 2];
+            const double cost = double(op.b) / (4.0 * p.lds_banks) * p.lds_port_clocks;
+            port = std::max(done, port) + cost;
+            r.lds_busy += cost;
+            done = port;
           }
           w.vm.push_back(std::max(done, w.vm.empty() ? 0.0 : w.vm.back()));
           r.vmem_bytes += op.b;
@@ -324,10 +333,12 @@ CuResult simulate_cu(const Trace& t, const std::vector<int>& wgs, const CuParams
           break;
         }
         case IssueClass::lds: {
-          const double start = std::max(now, lds_free);
-          lds_free = start + std::max<uint32_t>(op.a, 1);
-          r.lds_busy += std::max<uint32_t>(op.a, 1);
-          w.lgkm.push_back(std::max(lds_free + p.lat_lds, w.lgkm.empty() ? 0.0 : w.lgkm.back()));
+          // the SIMD pair's port, for the access's bank cycles (conflicts included)
+          double& port = lds_free[si / 2];
+          const double cost = double(std::max<uint32_t>(op.a, 1)) * p.lds_port_clocks;
+          port = std::max(now, port) + cost;
+          r.lds_busy += cost;
+          w.lgkm.push_back(std::max(port + p.lat_lds, w.lgkm.empty() ? 0.0 : w.lgkm.back()));
           break;
         }
         case IssueClass::branch: break;

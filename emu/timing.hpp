@@ -58,19 +58,23 @@ struct CuParams {
   double clock_ghz = 2.1;         // the shader clock the kernel runs at (fitted: clock under load)
   double peak_clock_ghz = 2.1;    // the data sheet's
   int lds_banks = 32;             // 4-byte banks; one bank cycle serves `lds_banks` dwords
+  int lds_port_clocks = 2;        // clocks a SIMD pair's LDS port takes per bank cycle (half the CU's rate)
   uint32_t lds_bytes = 64 * 1024; // per CU
   int wave_slots_per_simd = 8;
   int regs_per_simd_lane = 512;   // unified VGPR + AGPR file per SIMD lane
-  double l1_bytes_per_clk = 64;   // vector memory path per CU (64-byte segments per clock)
+  double l1_bytes_per_clk = 64;   // vector L1 to the CU (one 64-byte segment per clock)
+  double l2_bytes_per_clk = 48.5; // the CU's fair share of its XCD's L2 read bandwidth
   double hbm_tb_s = 4.2;          // device memory bandwidth the CUs share
-  int lat_l2 = 500;               // vector load, L2 hit, issue to data
-  int lat_hbm = 1100;             // vector load from HBM
-  int lat_lds = 64;               // LDS access, issue to data (after its bank cycles)
-  int lat_smem = 200;             // scalar load
+  double lat_l2_ns = 107;         // vector load, L2 hit, issue to data
+  double lat_hbm_ns = 350;        // vector load from HBM
+  int lat_lds = 27;               // LDS read, issue to data after its port time
+  int lat_smem = 64;              // scalar load
   int lat_barrier = 16;           // last arrival to release
-  int trans_clocks = 16;          // transcendental VALU (quarter rate)
+  int trans_clocks = 16;          // transcendental VALU op of a wave
   // the CU's share of HBM bytes per clock when every CU streams
   double hbm_bytes_per_clk() const { return hbm_tb_s * 1e12 / (double(cus) * clock_ghz * 1e9); }
+  double lat_l2() const { return lat_l2_ns * clock_ghz; }
+  double lat_hbm() const { return lat_hbm_ns * clock_ghz; }
 };
 CuParams mi300x_params();  // gfx942
 CuParams mi355x_params();  // gfx950
