@@ -233,6 +233,29 @@ BufferAccess buffer_resource(Wave& w, const Instruction& in, int rsrc_op, int so
   return b;
 }
 
+// LDS DMA (a buffer load with `lds`, gfx950's global_load_lds_*): the `bytes` of every active lane
+// (val[dword][lane]) go to LDS at lds_base + lane * bytes, and each byte is marked as written by this
+// wave's vmcnt event `seq`: reading it before the wave's s_waitcnt vmcnt covers the load is a hazard
+// (machine.cpp, lds_access).
+void lds_dma_write(Wave& w, uint64_t ex, uint64_t lds_base, int bytes, const uint32_t (*val)[kLanes], uint32_t seq) {
+  Workgroup& g = *w.wg;
+  if (g.dma_wave.empty()) {
+    g.dma_wave.assign(g.lds.size(), -1);
+    g.dma_seq.assign(g.lds.size(), 0);
+  }
+  const int dwords = bytes / 4;
+  for (int l = 0; l < kLanes; ++l) {
+    if (!(ex >> l & 1)) continue;
+    const uint64_t at = lds_base + uint64_t(l) * bytes;
+    uint8_t* p = lds_access(w, at, size_t(bytes), true);
+    for (int d = 0; d < dwords; ++d) std::memcpy(p + 4 * d, &val[d][l], 4);
+    for (int i = 0; i < bytes; ++i) {
+      g.dma_wave[at + i] = int16_t(w.wave_id);
+      g.dma_seq[at + i] = seq;
+    }
+  }
+}
+
 // buffer_load_* vdata, vaddr, srsrc, soffset  |  buffer_load_* vaddr, srsrc, soffset ... lds
 void buffer_load(Wave& w, const Instruction& in, int bytes) {
   const bool to_lds = in.mods.lds;
@@ -256,22 +279,7 @@ void buffer_load(Wave& w, const Instruction& in, int bytes) {
   }
   const uint32_t seq = w.issue_vm();
   if (to_lds) {
-    Workgroup& g = *w.wg;
-    if (g.dma_wave.empty()) {
-      g.dma_wave.assign(g.lds.size(), -1);
-      g.dma_seq.assign(g.lds.size(), 0);
-    }
-    const uint64_t lds_base = (w.s[kM0] & 0x3FFFFu) + uint64_t(in.mods.offset);
-    for (int l = 0; l < kLanes; ++l) {
-      if (!(ex >> l & 1)) continue;
-      const uint64_t at = lds_base + uint64_t(l) * bytes;
-      uint8_t* p = lds_access(w, at, size_t(bytes), true);
-      for (int d = 0; d < dwords; ++d) std::memcpy(p + 4 * d, &val[d][l], 4);
-      for (int i = 0; i < bytes; ++i) {
-        g.dma_wave[at + i] = int16_t(w.wave_id);
-        g.dma_seq[at + i] = seq;
-      }
-    }
+    lds_dma_write(w, ex, (w.s[kM0] & 0x3FFFFu) + uint64_t(in.mods.offset), bytes, val, seq);
     return;
   }
   const Operand& d = in.ops.at(0);
@@ -315,5 +323,37 @@ EMU_OP("buffer_store_dword") { buffer_store(w, in, 4); }
 EMU_OP("buffer_store_dwordx2") { buffer_store(w, in, 8); }
 EMU_OP("buffer_store_dwordx3") { buffer_store(w, in, 12); }
 EMU_OP("buffer_store_dwordx4") { buffer_store(w, in, 16); }
+
+// ---------------------------------------------------------------- global load to LDS (gfx950)
+// [CDNA4] 10.x "Global Load LDS" (GLOBAL_LOAD_LDS_DWORD{,X3,X4}, FLAT encoding with the LDS bit):
+// the global address is formed as for any GLOBAL load (saddr `off`: 64-bit vaddr, else saddr +
+// 32-bit vaddr, plus the signed instruction offset); the data goes to LDS at M0 + inst_offset +
+// lane * size (the instruction offset applies to both addresses, as for MUBUF `lds`: LLVM's
+// llvm.amdgcn.global.load.lds "imm offset (applied to both global and LDS address)"), not to VGPRs,
+// counted in vmcnt like any global load; every active lane's access is bounds-checked (no range
+// check: these are not buffer accesses). The LDS bytes are hazards until the wave's vmcnt wait
+// covers the load, as for buffer_load ... lds.
+namespace {
+void global_load_lds(Wave& w, const Instruction& in, int bytes) {
+  if (in.ops.size() != 2) w.fail(Error::Kind::code_object, in.base + ": expected vaddr, saddr");
+  if (w.launch->gfx != Gfx::gfx950 && bytes > 4)
+    w.fail(Error::Kind::unimplemented, in.base + " exists on gfx950 only");
+  uint64_t addr[kLanes];
+  global_addresses(w, in, 0, 1, addr);
+  const uint64_t ex = w.exec();
+  const int dwords = bytes / 4;
+  uint32_t val[4][kLanes] = {};
+  for (int l = 0; l < kLanes; ++l) {
+    if (!(ex >> l & 1)) continue;
+    const uint8_t* p = global_access(w, addr[l], size_t(bytes), false, l);
+    for (int d = 0; d < dwords; ++d) std::memcpy(&val[d][l], p + 4 * d, 4);
+  }
+  const uint32_t seq = w.issue_vm();
+  lds_dma_write(w, ex, (w.s[kM0] & 0x3FFFFu) + uint64_t(in.mods.offset), bytes, val, seq);
+}
+}  // namespace
+EMU_OP("global_load_lds_dword") { global_load_lds(w, in, 4); }
+EMU_OP("global_load_lds_dwordx3") { global_load_lds(w, in, 12); }
+EMU_OP("global_load_lds_dwordx4") { global_load_lds(w, in, 16); }
 
 }  // namespace hipattn::emu
