@@ -206,9 +206,13 @@ EMU_OP("ds_write2st64_b64") { ds_write(w, in, 8, 2, 64); }
 // CDNA3 ISA chapter 9 "Vector Memory Buffer Instructions": the 128-bit resource V# in four SGPRs
 // (9.1.5: base address [47:0], stride [61:48], num_records [95:64]); the address (9.1.6) is
 // base + soffset + inst_offset + (offen ? voffset : 0) (+ index * stride with idxen: not emulated);
-// range checking (9.1.8) for raw buffers (stride 0): an access of `size` bytes at offset
-// voffset + inst_offset is out of range when offset + size > num_records (the SGPR offset is not part
-// of the check): loads return 0, stores are dropped. With `lds` (LDS DMA, 9.1.10) the data goes to LDS
+// range checking (9.1.8) for raw buffers (stride 0), per dword of a multi-dword access: the dword at
+// byte offset soffset + (voffset + inst_offset) + 4 d is out of range when that offset + 4 >
+// num_records (the SGPR offset counts toward the check; only voffset + inst_offset wraps at 32 bits:
+// as AMD's own CDNA simulator was corrected to match gfx950 hardware, ROCm/rocm-systems PR #10928
+// "Model GFX9/CDNA buffer range check"); out-of-range dwords load 0, stores to them are dropped.
+// AITER's hand-written kernels rely on this: they walk K / V tiles through soffset with num_records
+// set to the sequence's bytes, so the prefetch past the last tile reads zeros. With `lds` (LDS DMA, 9.1.10) the data goes to LDS
 // at M0 + inst_offset + lane * size instead of VGPRs, counted in vmcnt like any buffer load.
 namespace hipattn::emu {
 namespace {
@@ -270,10 +274,10 @@ void buffer_load(Wave& w, const Instruction& in, int bytes) {
   uint32_t val[4][kLanes] = {};
   for (int l = 0; l < kLanes; ++l) {
     if (!(ex >> l & 1)) continue;
-    const uint64_t off = uint64_t(voff[l]) + uint64_t(in.mods.offset);
+    const uint64_t off = b.soffset + uint32_t(voff[l] + uint32_t(in.mods.offset));
     for (int d = 0; d < dwords; ++d) {
       if (off + 4 * (d + 1) > b.num_records) continue;  // out of range: 0
-      const uint8_t* p = global_access(w, b.base + b.soffset + off + 4 * d, 4, false, l);
+      const uint8_t* p = global_access(w, b.base + off + 4 * d, 4, false, l);
       std::memcpy(&val[d][l], p, 4);
     }
   }
@@ -303,10 +307,10 @@ void buffer_store(Wave& w, const Instruction& in, int bytes) {
   const uint64_t ex = w.exec();
   for (int l = 0; l < kLanes; ++l) {
     if (!(ex >> l & 1)) continue;
-    const uint64_t off = uint64_t(voff[l]) + uint64_t(in.mods.offset);
+    const uint64_t off = b.soffset + uint32_t(voff[l] + uint32_t(in.mods.offset));
     for (int d = 0; d < dwords; ++d) {
       if (off + 4 * (d + 1) > b.num_records) continue;  // out of range: dropped
-      uint8_t* p = global_access(w, b.base + b.soffset + off + 4 * d, 4, true, l);
+      uint8_t* p = global_access(w, b.base + off + 4 * d, 4, true, l);
       std::memcpy(p, &val[d][l], 4);
     }
   }
