@@ -110,12 +110,27 @@ void Wave::mark(Pending& p, uint8_t counter, uint32_t seq) {
   p.pc = cur ? cur->addr : 0;
 }
 
+// The in-order return queue a load's result comes back through: 1 vector memory (VMEM loads return
+// in issue order, CDNA3 ISA 4.4), 2 LDS (DS instructions return in order among themselves), 0 other.
+static int in_order_queue(const Instruction* in) {
+  if (in == nullptr) return 0;
+  const std::string& b = in->base;
+  if (b.rfind("ds_", 0) == 0) return 2;
+  if (b.rfind("buffer_load", 0) == 0 || b.rfind("global_load", 0) == 0 || b.rfind("flat_load", 0) == 0) return 1;
+  return 0;
+}
+
 void Wave::check_ready(Pending& p, const char* file, int reg, bool write) {
   if (p.counter == 0) return;
   if ((p.counter == 1 && p.seq <= vm_done) || (p.counter == 2 && lgkm[p.seq - 1].done) || !launch->opt.check_waitcnt) {
     p.counter = 0;
     return;
   }
+  // A load overwriting the destination of an earlier load of the same in-order queue (a VMEM load
+  // after a VMEM load, an LDS read after an LDS read) is not a hazard: the earlier result arrives
+  // first and the later one replaces it (AITER's kernels drop speculative LDS reads this way on loop
+  // exit). The handler marks the register pending on the new load right after this write.
+  if (write && p.counter == in_order_queue(cur) && (p.counter == 1 || !lgkm[p.seq - 1].smem)) return;
   const char* cnt = p.counter == 1 ? "vmcnt" : "lgkmcnt";
   std::string issuer;
   for (const auto& in : *code)
