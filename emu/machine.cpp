@@ -122,7 +122,8 @@ static int in_order_queue(const Instruction* in) {
 
 void Wave::check_ready(Pending& p, const char* file, int reg, bool write) {
   if (p.counter == 0) return;
-  if ((p.counter == 1 && p.seq <= vm_done) || (p.counter == 2 && lgkm[p.seq - 1].done) || !launch->opt.check_waitcnt) {
+  if ((p.counter == 1 && p.seq <= vm_done) || (p.counter == 2 && lgkm[p.seq - 1].done) || !launch->opt.check_waitcnt ||
+      (p.counter == 2 && !launch->opt.check_lds_waitcnt && !lgkm[p.seq - 1].smem)) {
     p.counter = 0;
     return;
   }
@@ -405,7 +406,7 @@ void write_dst32(Wave& w, const Instruction& in, int op_index, uint32_t* val, bo
 }
 
 // ---------------------------------------------------------------- LDS and global memory
-uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write) {
+uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write, bool dma) {
   Workgroup& g = *w.wg;
   if (addr + bytes > g.lds.size())
     w.fail(Error::Kind::memory_fault, std::string("LDS ") + (write ? "write" : "read") + " of " + std::to_string(bytes) +
@@ -429,7 +430,7 @@ uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write) {
                                           " wrote it, with no s_barrier between");
       if (write) {
         const uint32_t others = g.reader_gen[b] == gen ? (g.readers[b] & ~(1u << me)) : 0u;
-        if (others) {
+        if (others && !(dma && w.launch->opt.interleave_waves)) {
           int o = 0;
           while (!(others >> o & 1)) ++o;
           w.fail(Error::Kind::lds_race, std::string("LDS byte ") + hex(b) + " written by wave " + std::to_string(me) +
@@ -476,6 +477,7 @@ struct Scheduler {
       ++counts[here];
       if (++executed > L.opt.max_instructions)
         w.fail(Error::Kind::limit, "more than " + std::to_string(L.opt.max_instructions) + " instructions");
+      if (L.opt.interleave_waves) return;  // one instruction per turn
     }
   }
 };
@@ -626,8 +628,17 @@ LaunchStats launch(const CodeObject& co, const KernelInfo& k, Dim3 grid, Dim3 bl
           sch.waves.push_back(std::move(wp));
         }
         for (;;) {
-          for (auto& w : sch.waves)
-            if (!w->done && !w->at_barrier) sch.run(*w);
+          // Each wave runs to its next s_barrier in turn, or (interleave_waves) the waves take one
+          // instruction each in turn until every live wave is at the barrier.
+          for (bool ran = true; ran;) {
+            ran = false;
+            for (auto& w : sch.waves)
+              if (!w->done && !w->at_barrier) {
+                sch.run(*w);
+                ran = true;
+              }
+            if (!L.opt.interleave_waves) break;
+          }
           bool any_barrier = false;
           for (auto& w : sch.waves) any_barrier = any_barrier || w->at_barrier;
           if (!any_barrier) break;

@@ -251,7 +251,7 @@ void lds_dma_write(Wave& w, uint64_t ex, uint64_t lds_base, int bytes, const uin
   for (int l = 0; l < kLanes; ++l) {
     if (!(ex >> l & 1)) continue;
     const uint64_t at = lds_base + uint64_t(l) * bytes;
-    uint8_t* p = lds_access(w, at, size_t(bytes), true);
+    uint8_t* p = lds_access(w, at, size_t(bytes), true, true);
     for (int d = 0; d < dwords; ++d) std::memcpy(p + 4 * d, &val[d][l], 4);
     for (int i = 0; i < bytes; ++i) {
       g.dma_wave[at + i] = int16_t(w.wave_id);
