@@ -366,8 +366,10 @@ EMU_OP("ds_read_b64_tr_b16") {
 // addressed. Sources: the ISA's K split of the transpose reads (one b64_tr_b8 covers 8 consecutive K
 // values per lane, as b64_tr_b16 covers 4: LLVM AMDGPU usage docs, "K-position split by intrinsic"),
 // and the lane map of the b16 form above carried to 2 lanes x 8 bytes per 16-byte row (the same map
-// as a public gfx950 kernel library's `ds_read_b64_tr_b8::map`: source lane L, byte k -> lane
-// 8 (L % 2) + k, byte L / 2 % 8, within L's 16-lane group). EXEC all ones and 8-byte alignment as above.
+// as a public gfx950 kernel library's `arch_cdna4::ds_read_b64_tr_b8::map`, "bunnies": source lane L,
+// byte k -> lane 8 (L % 2) + k, byte L / 2 % 8, within L's 16-lane group). AITER's gfx950 fp8 forward
+// kernel, which reads V through this instruction, matches the float64 reference with this map
+// (tests/timing/test_aiter_fwd.cpp). EXEC all ones and 8-byte alignment as above.
 EMU_OP("ds_read_b64_tr_b8") {
   need_ops(w, in, 2);
   if (w.launch->gfx != Gfx::gfx950) w.fail(Error::Kind::unimplemented, "ds_read_b64_tr_b8 exists on gfx950 only");

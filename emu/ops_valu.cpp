@@ -596,9 +596,11 @@ EMU_OP("v_cvt_pk_bf16_f32") { cvt_pk(w, in, f32_to_bf16); }
 // fp8(S0) -> byte 0}; the other 16-bit half of D is kept (VDST is read). gfx942 writes e4m3fnuz
 // (bias 8, max 240, 0x80 the only NaN, no -0), gfx950 OCP e4m3fn (bias 7, max 448, S.1111.111 NaN).
 // Rounding is to nearest even; subnormal results are kept. There is no infinity: a NaN or infinite
-// input, or a finite one whose rounded magnitude exceeds the largest finite value, gives NaN unless
-// the clamp bit is set, which saturates to +-max (infinities too; NaN stays NaN). op_sel prints as
-// [src0, src1, dst]: the dst bit is the destination-word select.
+// input, or a finite one whose rounded magnitude exceeds the largest finite value, gives NaN (AMD's
+// own simulator was corrected to this for E4M3: ROCm/rocm-systems PR #8800) unless the clamp bit is
+// set, which saturates to +-max (infinities too; NaN stays NaN; LLVM does not assemble clamp for
+// this opcode on gfx942 / gfx950). op_sel prints as [src0, src1, dst]: the dst bit is the
+// destination-word select. Tested in tests/emu/test_emu_fp8_convert.cpp.
 namespace {
 uint32_t f32_to_fp8_e4m3(float f, Gfx g, bool clamp) {
   const bool fnuz = g == Gfx::gfx942;
