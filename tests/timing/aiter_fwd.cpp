@@ -210,8 +210,11 @@ bool aiter_fwd_supported(const AiterFwdKernel& k, const FwdShape& s, std::string
   // Bottom-right causal leaves the first s_q - s_k rows without a visible key: the reference has no
   // value for them and every element is compared, so such shapes are not run.
   if (k.causal && s.seqlen_q > s.seqlen_k) return no("causal with seqlen_q > seqlen_k leaves rows without keys");
-  if (int64_t(s.seqlen_k) * s.heads_kv * k.d_qk * (k.fp8 ? 1 : 2) >= (int64_t(1) << 31))
-    return no("a K row span beyond the 32-bit buffer range");
+  // the launcher's strides and the objects' buffer num_records (sequence x row stride) are 32-bit
+  const int64_t in_bpe = k.fp8 ? 1 : 2, lim = int64_t(1) << 32;
+  if (int64_t(s.seqlen_q) * s.heads_q * k.d_qk * in_bpe >= lim || int64_t(s.seqlen_k) * s.heads_kv * k.d_qk * in_bpe >= lim ||
+      int64_t(s.seqlen_k) * s.heads_kv * k.d_v * in_bpe >= lim || int64_t(s.seqlen_q) * s.heads_q * k.d_v * 2 >= lim)
+    return no("a per-batch tensor of 4 GiB or more (32-bit strides and buffer ranges)");
   return true;
 }
 
