@@ -242,7 +242,8 @@ float apply_omod_clamp(const Instruction& in, float x);
 uint64_t dpp_write_mask(Wave& w, const Instruction& in);
 // Host pointer of LDS bytes [addr, addr + bytes) of the wave's workgroup: bounds-checked, and
 // checked for races with other waves of the workgroup since the last s_barrier.
-uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write);
+// `dma`: a write by an LDS DMA (LaunchOptions::interleave_waves relaxes the race check for those).
+uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write, bool dma = false);
 // Global memory access of one lane (bounds-checked).
 uint8_t* global_access(Wave& w, uint64_t addr, size_t bytes, bool write, int lane);
 

@@ -172,6 +172,20 @@ struct LaunchOptions {
   bool check_waitcnt = true;   // wait-count hazards
   bool check_lds_race = true;  // LDS accesses of two waves with no barrier between
   uint64_t max_instructions = 2'000'000'000ull;  // per launch, all waves together
+  // Timing the ISA does not promise but hand-written kernels (AITER's) rely on; off by default, and
+  // hipattn's kernels must pass without them.
+  //  * interleave_waves: the waves of a workgroup advance one instruction each in turn (round robin,
+  //    as the hardware runs them concurrently) instead of each running to its next s_barrier. Then an
+  //    LDS DMA write (buffer_load ... lds, global_load_lds_*) to a byte another wave read earlier in
+  //    the same barrier interval is not a race: the DMA's data lands a global-memory round trip after
+  //    its issue, long after the earlier LDS read returned (AITER refills a K / V buffer this way
+  //    while the other waves' reads of it, issued right after the barrier, are in flight).
+  //  * check_lds_waitcnt = false: LDS (DS) results are not checked against lgkmcnt (vector-memory,
+  //    scalar-memory and LDS DMA results still are). For a kernel that uses an LDS result with no
+  //    covering s_waitcnt, relying on the clocks its instructions in between take (MFMA issue) to
+  //    outlast the LDS latency: a functional emulator cannot tell whether they do.
+  bool interleave_waves = false;
+  bool check_lds_waitcnt = true;
   // When set, the launch records what each wave of its first trace->max_workgroups workgroups
   // executed, for the timing layer (timing.hpp); the launch is otherwise unchanged.
   Trace* trace = nullptr;

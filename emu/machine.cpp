@@ -111,12 +111,28 @@ void Wave::mark(Pending& p, uint8_t counter, uint32_t seq) {
   p.pc = cur ? cur->addr : 0;
 }
 
+// The in-order return queue a load's result comes back through: 1 vector memory (VMEM loads return
+// in issue order, CDNA3 ISA 4.4), 2 LDS (DS instructions return in order among themselves), 0 other.
+static int in_order_queue(const Instruction* in) {
+  if (in == nullptr) return 0;
+  const std::string& b = in->base;
+  if (b.rfind("ds_", 0) == 0) return 2;
+  if (b.rfind("buffer_load", 0) == 0 || b.rfind("global_load", 0) == 0 || b.rfind("flat_load", 0) == 0) return 1;
+  return 0;
+}
+
 void Wave::check_ready(Pending& p, const char* file, int reg, bool write) {
   if (p.counter == 0) return;
-  if ((p.counter == 1 && p.seq <= vm_done) || (p.counter == 2 && lgkm[p.seq - 1].done) || !launch->opt.check_waitcnt) {
+  if ((p.counter == 1 && p.seq <= vm_done) || (p.counter == 2 && lgkm[p.seq - 1].done) || !launch->opt.check_waitcnt ||
+      (p.counter == 2 && !launch->opt.check_lds_waitcnt && !lgkm[p.seq - 1].smem)) {
     p.counter = 0;
     return;
   }
+  // A load overwriting the destination of an earlier load of the same in-order queue (a VMEM load
+  // after a VMEM load, an LDS read after an LDS read) is not a hazard: the earlier result arrives
+  // first and the later one replaces it (AITER's kernels drop speculative LDS reads this way on loop
+  // exit). The handler marks the register pending on the new load right after this write.
+  if (write && p.counter == in_order_queue(cur) && (p.counter == 1 || !lgkm[p.seq - 1].smem)) return;
   const char* cnt = p.counter == 1 ? "vmcnt" : "lgkmcnt";
   std::string issuer;
   for (const auto& in : *code)
@@ -391,7 +407,7 @@ void write_dst32(Wave& w, const Instruction& in, int op_index, uint32_t* val, bo
 }
 
 // ---------------------------------------------------------------- LDS and global memory
-uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write) {
+uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write, bool dma) {
   Workgroup& g = *w.wg;
   if (w.access_log) w.access_log->push_back({addr, uint32_t(bytes), true});
   if (addr + bytes > g.lds.size())
@@ -416,7 +432,7 @@ uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write) {
                                           " wrote it, with no s_barrier between");
       if (write) {
         const uint32_t others = g.reader_gen[b] == gen ? (g.readers[b] & ~(1u << me)) : 0u;
-        if (others) {
+        if (others && !(dma && w.launch->opt.interleave_waves)) {
           int o = 0;
           while (!(others >> o & 1)) ++o;
           w.fail(Error::Kind::lds_race, std::string("LDS byte ") + hex(b) + " written by wave " + std::to_string(me) +
@@ -470,6 +486,7 @@ struct Scheduler {
       ++counts[here];
       if (++executed > L.opt.max_instructions)
         w.fail(Error::Kind::limit, "more than " + std::to_string(L.opt.max_instructions) + " instructions");
+      if (L.opt.interleave_waves) return;  // one instruction per turn
     }
     w.access_log = nullptr;
   }
@@ -689,8 +706,17 @@ LaunchStats launch(const CodeObject& co, const KernelInfo& k, Dim3 grid, Dim3 bl
           sch.waves.push_back(std::move(wp));
         }
         for (;;) {
-          for (auto& w : sch.waves)
-            if (!w->done && !w->at_barrier) sch.run(*w);
+          // Each wave runs to its next s_barrier in turn, or (interleave_waves) the waves take one
+          // instruction each in turn until every live wave is at the barrier.
+          for (bool ran = true; ran;) {
+            ran = false;
+            for (auto& w : sch.waves)
+              if (!w->done && !w->at_barrier) {
+                sch.run(*w);
+                ran = true;
+              }
+            if (!L.opt.interleave_waves) break;
+          }
           bool any_barrier = false;
           for (auto& w : sch.waves) any_barrier = any_barrier || w->at_barrier;
           if (!any_barrier) break;

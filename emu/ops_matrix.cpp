@@ -359,5 +359,46 @@ EMU_OP("ds_read_b64_tr_b16") {
   mark_lgkm(w, in.ops[0], seq);
 }
 
+// [CDNA4] "MFMA Transpose Load from LDS", DS_READ_B64_TR_B8 "vdst[2], vaddr offset:N": the 8-bit
+// form of the above. Within each 16-lane group, lane i supplies the LDS address of 8 bytes = row i / 2,
+// columns 8 * (i % 2) .. + 7 of an 8 x 16 block of bytes, and receives column i of the block: its byte
+// j (bits [8j, 8j + 8) of vdst) is block row j, i.e. byte i % 8 of what lane 2 j + i / 8 of the group
+// addressed. Sources: the ISA's K split of the transpose reads (one b64_tr_b8 covers 8 consecutive K
+// values per lane, as b64_tr_b16 covers 4: LLVM AMDGPU usage docs, "K-position split by intrinsic"),
+// and the lane map of the b16 form above carried to 2 lanes x 8 bytes per 16-byte row (the same map
+// as a public gfx950 kernel library's `arch_cdna4::ds_read_b64_tr_b8::map`, "bunnies": source lane L,
+// byte k -> lane 8 (L % 2) + k, byte L / 2 % 8, within L's 16-lane group). AITER's gfx950 fp8 forward
+// kernel, which reads V through this instruction, matches the float64 reference with this map
+// (tests/timing/test_aiter_fwd.cpp). EXEC all ones and 8-byte alignment as above.
+EMU_OP("ds_read_b64_tr_b8") {
+  need_ops(w, in, 2);
+  if (w.launch->gfx != Gfx::gfx950) w.fail(Error::Kind::unimplemented, "ds_read_b64_tr_b8 exists on gfx950 only");
+  if (in.ops[0].count != 2) w.fail(Error::Kind::code_object, "ds_read_b64_tr_b8 writes two VGPRs");
+  if (w.exec() != kAllLanes)
+    w.fail(Error::Kind::launch, "ds_read_b64_tr_b8 with EXEC = " + hex(w.exec()) +
+                                    ": the ISA requires EXEC = all ones for transpose loads (a divergent caller "
+                                    "would get wrong data on hardware)");
+  uint32_t addr[kLanes];
+  w.vread32(in.ops[1], addr);
+  uint8_t row[kLanes][8];
+  for (int l = 0; l < kLanes; ++l) {
+    const uint32_t a = addr[l] + uint32_t(in.mods.offset);
+    if (a % 8) w.fail(Error::Kind::memory_fault, "ds_read_b64_tr_b8 lane " + std::to_string(l) + " address " + hex(a) + " is not 8-byte aligned");
+    std::memcpy(row[l], lds_access(w, a, 8, false), 8);
+  }
+  uint32_t lo[kLanes], hi[kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    const int g = l & ~15, i = l & 15;
+    uint8_t e[8];
+    for (int j = 0; j < 8; ++j) e[j] = row[g + 2 * j + i / 8][i % 8];
+    lo[l] = uint32_t(e[0]) | (uint32_t(e[1]) << 8) | (uint32_t(e[2]) << 16) | (uint32_t(e[3]) << 24);
+    hi[l] = uint32_t(e[4]) | (uint32_t(e[5]) << 8) | (uint32_t(e[6]) << 16) | (uint32_t(e[7]) << 24);
+  }
+  const uint32_t seq = w.issue_lgkm(false);
+  w.vwrite32(in.ops[0], lo, kAllLanes, 0);
+  w.vwrite32(in.ops[0], hi, kAllLanes, 1);
+  mark_lgkm(w, in.ops[0], seq);
+}
+
 }  // namespace
 }  // namespace hipattn::emu

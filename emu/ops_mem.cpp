@@ -206,9 +206,13 @@ EMU_OP("ds_write2st64_b64") { ds_write(w, in, 8, 2, 64); }
 // CDNA3 ISA chapter 9 "Vector Memory Buffer Instructions": the 128-bit resource V# in four SGPRs
 // (9.1.5: base address [47:0], stride [61:48], num_records [95:64]); the address (9.1.6) is
 // base + soffset + inst_offset + (offen ? voffset : 0) (+ index * stride with idxen: not emulated);
-// range checking (9.1.8) for raw buffers (stride 0): an access of `size` bytes at offset
-// voffset + inst_offset is out of range when offset + size > num_records (the SGPR offset is not part
-// of the check): loads return 0, stores are dropped. With `lds` (LDS DMA, 9.1.10) the data goes to LDS
+// range checking (9.1.8) for raw buffers (stride 0), per dword of a multi-dword access: the dword at
+// byte offset soffset + (voffset + inst_offset) + 4 d is out of range when that offset + 4 >
+// num_records (the SGPR offset counts toward the check; only voffset + inst_offset wraps at 32 bits:
+// as AMD's own CDNA simulator was corrected to match gfx950 hardware, ROCm/rocm-systems PR #10928
+// "Model GFX9/CDNA buffer range check"); out-of-range dwords load 0, stores to them are dropped.
+// AITER's hand-written kernels rely on this: they walk K / V tiles through soffset with num_records
+// set to the sequence's bytes, so the prefetch past the last tile reads zeros. With `lds` (LDS DMA, 9.1.10) the data goes to LDS
 // at M0 + inst_offset + lane * size instead of VGPRs, counted in vmcnt like any buffer load.
 namespace hipattn::emu {
 namespace {
@@ -233,6 +237,29 @@ BufferAccess buffer_resource(Wave& w, const Instruction& in, int rsrc_op, int so
   return b;
 }
 
+// LDS DMA (a buffer load with `lds`, gfx950's global_load_lds_*): the `bytes` of every active lane
+// (val[dword][lane]) go to LDS at lds_base + lane * bytes, and each byte is marked as written by this
+// wave's vmcnt event `seq`: reading it before the wave's s_waitcnt vmcnt covers the load is a hazard
+// (machine.cpp, lds_access).
+void lds_dma_write(Wave& w, uint64_t ex, uint64_t lds_base, int bytes, const uint32_t (*val)[kLanes], uint32_t seq) {
+  Workgroup& g = *w.wg;
+  if (g.dma_wave.empty()) {
+    g.dma_wave.assign(g.lds.size(), -1);
+    g.dma_seq.assign(g.lds.size(), 0);
+  }
+  const int dwords = bytes / 4;
+  for (int l = 0; l < kLanes; ++l) {
+    if (!(ex >> l & 1)) continue;
+    const uint64_t at = lds_base + uint64_t(l) * bytes;
+    uint8_t* p = lds_access(w, at, size_t(bytes), true, true);
+    for (int d = 0; d < dwords; ++d) std::memcpy(p + 4 * d, &val[d][l], 4);
+    for (int i = 0; i < bytes; ++i) {
+      g.dma_wave[at + i] = int16_t(w.wave_id);
+      g.dma_seq[at + i] = seq;
+    }
+  }
+}
+
 // buffer_load_* vdata, vaddr, srsrc, soffset  |  buffer_load_* vaddr, srsrc, soffset ... lds
 void buffer_load(Wave& w, const Instruction& in, int bytes) {
   const bool to_lds = in.mods.lds;
@@ -247,31 +274,16 @@ void buffer_load(Wave& w, const Instruction& in, int bytes) {
   uint32_t val[4][kLanes] = {};
   for (int l = 0; l < kLanes; ++l) {
     if (!(ex >> l & 1)) continue;
-    const uint64_t off = uint64_t(voff[l]) + uint64_t(in.mods.offset);
+    const uint64_t off = b.soffset + uint32_t(voff[l] + uint32_t(in.mods.offset));
     for (int d = 0; d < dwords; ++d) {
       if (off + 4 * (d + 1) > b.num_records) continue;  // out of range: 0
-      const uint8_t* p = global_access(w, b.base + b.soffset + off + 4 * d, 4, false, l);
+      const uint8_t* p = global_access(w, b.base + off + 4 * d, 4, false, l);
       std::memcpy(&val[d][l], p, 4);
     }
   }
   const uint32_t seq = w.issue_vm();
   if (to_lds) {
-    Workgroup& g = *w.wg;
-    if (g.dma_wave.empty()) {
-      g.dma_wave.assign(g.lds.size(), -1);
-      g.dma_seq.assign(g.lds.size(), 0);
-    }
-    const uint64_t lds_base = (w.s[kM0] & 0x3FFFFu) + uint64_t(in.mods.offset);
-    for (int l = 0; l < kLanes; ++l) {
-      if (!(ex >> l & 1)) continue;
-      const uint64_t at = lds_base + uint64_t(l) * bytes;
-      uint8_t* p = lds_access(w, at, size_t(bytes), true);
-      for (int d = 0; d < dwords; ++d) std::memcpy(p + 4 * d, &val[d][l], 4);
-      for (int i = 0; i < bytes; ++i) {
-        g.dma_wave[at + i] = int16_t(w.wave_id);
-        g.dma_seq[at + i] = seq;
-      }
-    }
+    lds_dma_write(w, ex, (w.s[kM0] & 0x3FFFFu) + uint64_t(in.mods.offset), bytes, val, seq);
     return;
   }
   const Operand& d = in.ops.at(0);
@@ -295,10 +307,10 @@ void buffer_store(Wave& w, const Instruction& in, int bytes) {
   const uint64_t ex = w.exec();
   for (int l = 0; l < kLanes; ++l) {
     if (!(ex >> l & 1)) continue;
-    const uint64_t off = uint64_t(voff[l]) + uint64_t(in.mods.offset);
+    const uint64_t off = b.soffset + uint32_t(voff[l] + uint32_t(in.mods.offset));
     for (int d = 0; d < dwords; ++d) {
       if (off + 4 * (d + 1) > b.num_records) continue;  // out of range: dropped
-      uint8_t* p = global_access(w, b.base + b.soffset + off + 4 * d, 4, true, l);
+      uint8_t* p = global_access(w, b.base + off + 4 * d, 4, true, l);
       std::memcpy(p, &val[d][l], 4);
     }
   }
@@ -315,5 +327,37 @@ EMU_OP("buffer_store_dword") { buffer_store(w, in, 4); }
 EMU_OP("buffer_store_dwordx2") { buffer_store(w, in, 8); }
 EMU_OP("buffer_store_dwordx3") { buffer_store(w, in, 12); }
 EMU_OP("buffer_store_dwordx4") { buffer_store(w, in, 16); }
+
+// ---------------------------------------------------------------- global load to LDS (gfx950)
+// [CDNA4] 10.x "Global Load LDS" (GLOBAL_LOAD_LDS_DWORD{,X3,X4}, FLAT encoding with the LDS bit):
+// the global address is formed as for any GLOBAL load (saddr `off`: 64-bit vaddr, else saddr +
+// 32-bit vaddr, plus the signed instruction offset); the data goes to LDS at M0 + inst_offset +
+// lane * size (the instruction offset applies to both addresses, as for MUBUF `lds`: LLVM's
+// llvm.amdgcn.global.load.lds "imm offset (applied to both global and LDS address)"), not to VGPRs,
+// counted in vmcnt like any global load; every active lane's access is bounds-checked (no range
+// check: these are not buffer accesses). The LDS bytes are hazards until the wave's vmcnt wait
+// covers the load, as for buffer_load ... lds.
+namespace {
+void global_load_lds(Wave& w, const Instruction& in, int bytes) {
+  if (in.ops.size() != 2) w.fail(Error::Kind::code_object, in.base + ": expected vaddr, saddr");
+  if (w.launch->gfx != Gfx::gfx950 && bytes > 4)
+    w.fail(Error::Kind::unimplemented, in.base + " exists on gfx950 only");
+  uint64_t addr[kLanes];
+  global_addresses(w, in, 0, 1, addr);
+  const uint64_t ex = w.exec();
+  const int dwords = bytes / 4;
+  uint32_t val[4][kLanes] = {};
+  for (int l = 0; l < kLanes; ++l) {
+    if (!(ex >> l & 1)) continue;
+    const uint8_t* p = global_access(w, addr[l], size_t(bytes), false, l);
+    for (int d = 0; d < dwords; ++d) std::memcpy(&val[d][l], p + 4 * d, 4);
+  }
+  const uint32_t seq = w.issue_vm();
+  lds_dma_write(w, ex, (w.s[kM0] & 0x3FFFFu) + uint64_t(in.mods.offset), bytes, val, seq);
+}
+}  // namespace
+EMU_OP("global_load_lds_dword") { global_load_lds(w, in, 4); }
+EMU_OP("global_load_lds_dwordx3") { global_load_lds(w, in, 12); }
+EMU_OP("global_load_lds_dwordx4") { global_load_lds(w, in, 16); }
 
 }  // namespace hipattn::emu

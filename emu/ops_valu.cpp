@@ -591,6 +591,62 @@ void cvt_pk(Wave& w, const Instruction& in, Cvt cvt) {
 }  // namespace
 EMU_OP("v_cvt_pk_f16_f32") { cvt_pk(w, in, f32_to_f16); }
 EMU_OP("v_cvt_pk_bf16_f32") { cvt_pk(w, in, f32_to_bf16); }
+// v_cvt_pk_fp8_f32 ([CDNA3] 12.11 VOP3A opcode table, V_CVT_PK_FP8_F32; [CDNA3] "FP8 and BF8"
+// conversions; [CDNA4] the same opcode with the OCP format): D.u16[op_sel[3]] = {fp8(S1) -> byte 1,
+// fp8(S0) -> byte 0}; the other 16-bit half of D is kept (VDST is read). gfx942 writes e4m3fnuz
+// (bias 8, max 240, 0x80 the only NaN, no -0), gfx950 OCP e4m3fn (bias 7, max 448, S.1111.111 NaN).
+// Rounding is to nearest even; subnormal results are kept. There is no infinity: a NaN or infinite
+// input, or a finite one whose rounded magnitude exceeds the largest finite value, gives NaN (AMD's
+// own simulator was corrected to this for E4M3: ROCm/rocm-systems PR #8800) unless the clamp bit is
+// set, which saturates to +-max (infinities too; NaN stays NaN; LLVM does not assemble clamp for
+// this opcode on gfx942 / gfx950). op_sel prints as [src0, src1, dst]: the dst bit is the
+// destination-word select. Tested in tests/emu/test_emu_fp8_convert.cpp.
+namespace {
+uint32_t f32_to_fp8_e4m3(float f, Gfx g, bool clamp) {
+  const bool fnuz = g == Gfx::gfx942;
+  const int bias = fnuz ? 8 : 7;
+  const double maxv = fnuz ? 240.0 : 448.0;
+  const uint32_t sign = std::signbit(f) ? 0x80u : 0u;
+  const uint32_t nan = fnuz ? 0x80u : (0x7Fu | sign);
+  if (std::isnan(f)) return nan;
+  double a = std::fabs(double(f));
+  const uint32_t max_code = fnuz ? 0x7Fu : 0x7Eu;
+  if (std::isinf(f)) return clamp ? (max_code | sign) : nan;
+  // quantum: 2^(e - 3) for a normal in [2^e, 2^(e+1)), 2^(1 - bias - 3) for the subnormal range
+  const int min_e = 1 - bias;
+  int e = a > 0 ? std::ilogb(a) : min_e;
+  if (e < min_e) e = min_e;
+  const double q = std::ldexp(1.0, e - 3);
+  double r = std::nearbyint(a / q) * q;  // round to nearest even (the host's default rounding mode)
+  if (r > maxv) {
+    if (!clamp) return nan;
+    r = maxv;
+  }
+  if (r == 0) return fnuz ? 0u : sign;
+  uint32_t code;
+  if (r < std::ldexp(1.0, min_e)) {
+    code = uint32_t(r / std::ldexp(1.0, min_e - 3));  // subnormal: 0.mmm x 2^min_e
+  } else {
+    const int re = std::ilogb(r);
+    code = (uint32_t(re + bias) << 3) | (uint32_t(r / std::ldexp(1.0, re - 3)) - 8);
+  }
+  return code | sign;
+}
+}  // namespace
+EMU_OP("v_cvt_pk_fp8_f32") {
+  float a[kLanes], b[kLanes];
+  read_srcf(w, in, 1, 0, a);
+  read_srcf(w, in, 2, 1, b);
+  Lanes old, r;
+  w.vread32(in.ops[0], old);
+  const bool hi = (in.mods.op_sel & 0xC) != 0;
+  const Gfx g = w.launch->gfx;
+  for (int l = 0; l < kLanes; ++l) {
+    const uint32_t pk = f32_to_fp8_e4m3(a[l], g, in.mods.clamp) | (f32_to_fp8_e4m3(b[l], g, in.mods.clamp) << 8);
+    r[l] = hi ? (old[l] & 0xFFFFu) | (pk << 16) : (old[l] & 0xFFFF0000u) | pk;
+  }
+  write_dst32(w, in, 0, r, false);
+}
 // v_cvt_pkrtz_f16_f32: the same with round toward zero
 EMU_OP("v_cvt_pkrtz_f16_f32") {
   cvt_pk(w, in, [](float f) {

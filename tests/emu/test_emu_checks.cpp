@@ -4,7 +4,9 @@
 //     reported as a wait-count hazard (the LDS store reads the load's registers too early);
 //   * with the s_waitcnt lgkmcnt after the LDS read removed, likewise (lgkmcnt);
 //   * with the s_barrier replaced by s_nop, an LDS race (a wave reads what the other wrote);
-//   * with an input buffer one element short, a memory fault naming the buffer.
+//   * with an input buffer one element short, a memory fault naming the buffer;
+//   * with the waves interleaved (LaunchOptions::interleave_waves), the same checks still fire, and
+//     check_lds_waitcnt = false silences only the LDS results' waits.
 // Code objects: $HIPATTN_EMU_CHECKS_GFX942 / $HIPATTN_EMU_CHECKS_GFX950.
 #include <gtest/gtest.h>
 
@@ -30,7 +32,8 @@ struct Run {
 };
 
 // Launches stage_through_lds over 2 workgroups of 128 threads; `in_elems` floats of input.
-std::vector<float> run_stage(const CodeObject& co, size_t in_elems, const std::vector<float>& in) {
+std::vector<float> run_stage(const CodeObject& co, size_t in_elems, const std::vector<float>& in,
+                             const LaunchOptions& opt = {}) {
   Memory mem;
   std::vector<float> src(in.begin(), in.begin() + std::min(in.size(), in_elems));
   const uint64_t din = mem.upload(src, "in");
@@ -38,7 +41,7 @@ std::vector<float> run_stage(const CodeObject& co, size_t in_elems, const std::v
   struct {
     uint64_t in, out;
   } args{din, dout};
-  launch(co, co.find({"stage_through_lds"}), {2, 1, 1}, {128, 1, 1}, 0, &args, sizeof args, mem);
+  launch(co, co.find({"stage_through_lds"}), {2, 1, 1}, {128, 1, 1}, 0, &args, sizeof args, mem, opt);
   return mem.download<float>(dout, 256);
 }
 
@@ -140,6 +143,52 @@ TEST_P(EmuChecks, RemovedBarrierIsAnLdsRace) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind, Error::Kind::lds_race) << e.what();
     std::printf("[%s] %s\n", gfx_name(co->gfx()), e.what());
+  }
+}
+
+// LaunchOptions::interleave_waves (the waves take one instruction each in turn) and
+// check_lds_waitcnt = false, the relaxations AITER's hand-written kernels need: the clean kernel stays
+// correct; a removed barrier is still an LDS race (the relaxation covers only LDS DMA writes after an
+// earlier read); a removed lgkmcnt wait is still a hazard unless LDS results go unchecked, and a
+// removed vmcnt wait is one even then.
+TEST_P(EmuChecks, InterleavedWavesAndUncheckedLdsResults) {
+  LaunchOptions il;
+  il.interleave_waves = true;
+  const auto out = run_stage(*co, in.size(), in, il);
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 128; ++t) {
+      const float* v = &in[4 * (b * 128 + (t + 64) % 128)];
+      ASSERT_EQ(out[b * 128 + t], std::fma(v[0], v[1], v[2]) - v[3]) << "block " << b << " thread " << t;
+    }
+  auto no_barrier = patched(*co, find_after(*co, "ds_write", [](const Instruction& in) { return in.base == "s_barrier"; }),
+                            "barrier_il");
+  try {
+    run_stage(*no_barrier, in.size(), in, il);
+    FAIL() << "no LDS race reported with the barrier removed and the waves interleaved";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind, Error::Kind::lds_race) << e.what();
+  }
+  auto no_lgkm = patched(*co, find_after(*co, "ds_read", [](const Instruction& in) {
+                           return in.base == "s_waitcnt" && in.mods.lgkmcnt >= 0;
+                         }), "lgkmcnt_il");
+  try {
+    run_stage(*no_lgkm, in.size(), in, il);
+    FAIL() << "no hazard reported with the lgkmcnt wait removed and the waves interleaved";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind, Error::Kind::hazard) << e.what();
+  }
+  LaunchOptions lds_unchecked = il;
+  lds_unchecked.check_lds_waitcnt = false;
+  EXPECT_NO_THROW(run_stage(*no_lgkm, in.size(), in, lds_unchecked));
+  auto no_vm = patched(*co, find_after(*co, "global_load", [](const Instruction& in) {
+                         return in.base == "s_waitcnt" && in.mods.vmcnt >= 0;
+                       }), "vmcnt_il");
+  try {
+    run_stage(*no_vm, in.size(), in, lds_unchecked);
+    FAIL() << "no hazard reported with the vmcnt wait removed (LDS results unchecked)";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind, Error::Kind::hazard) << e.what();
+    EXPECT_NE(std::string(e.what()).find("vmcnt"), std::string::npos) << e.what();
   }
 }
 
