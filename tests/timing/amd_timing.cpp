@@ -183,7 +183,11 @@ Subject aiter_fwd_subject(const AiterFwdKernel& k, const FwdShape& full, int res
     r.seqlen_k = (v == 0 ? 8 : 16) * k.ts_kv;
     return r;
   };
-  s.run = [k, reduced](int v, const emu::LaunchOptions& opt) { return run_aiter_fwd(k, reduced(v), 7 + v, opt, false); };
+  s.run = [k, reduced](int v, const emu::LaunchOptions& opt) {
+    emu::LaunchOptions o = aiter_fwd_options(k);  // the emulator options AITER's objects need
+    o.trace = opt.trace;
+    return run_aiter_fwd(k, reduced(v), 7 + v, o, false);
+  };
   s.reduced_work = [k, reduced](int v) { return aiter_fwd_work(k, reduced(v)); };
   s.full_work = aiter_fwd_work(k, full);
   s.flops = fwd_flops(k, full);
