@@ -26,7 +26,6 @@ CuParams mi300x_params() {
   p.clock_ghz = 1.207;  // AMD's measured bf16 GEMM clock (docs/AMD-TIMING.md §6 row 2); refitted by the tables
   p.lds_banks = 32;
   p.lds_bytes = 64 * 1024;
-  p.l2_bytes_per_clk = 48.5;
   p.hbm_tb_s = 4.2;
   p.lat_lds = 27;
   p.trans_clocks = 16;
@@ -41,7 +40,6 @@ CuParams mi355x_params() {
   p.clock_ghz = 1.8;  // AMD's GEMM model constant (§6 row 2); refitted by the tables
   p.lds_banks = 64;
   p.lds_bytes = 160 * 1024;
-  p.l2_bytes_per_clk = 57.6;
   p.hbm_tb_s = 7.2;
   p.lat_lds = 21;
   p.trans_clocks = 8;
@@ -190,7 +188,7 @@ CuResult simulate_cu(const Trace& t, const std::vector<int>& wgs, const CuParams
   if (resident <= 0) throw Error(Error::Kind::launch, "simulate_cu: the workgroup does not fit on a CU");
   r.resident = resident;
   const double f = std::clamp(dram_fraction, 0.0, 1.0);
-  const double hbm_bpc = p.hbm_bytes_per_clk();
+  const double hbm_bpc = p.hbm_bytes_per_clk(), l2_bpc = p.l2_bytes_per_clk();
   const double lat_vm = p.lat_l2() + f * (p.lat_hbm() - p.lat_l2());
   // $HIPATTN_TIMING_DEBUG: print every issue (clock, SIMD, slot, instruction) to stderr
   static const bool debug = std::getenv("HIPATTN_TIMING_DEBUG") != nullptr;
@@ -317,7 +315,7 @@ CuResult simulate_cu(const Trace& t, const std::vector<int>& wgs, const CuParams
           const double start = std::max(now, vm_free);
           vm_free = start + op.a * 64.0 / p.l1_bytes_per_clk;
           r.vmem_path += op.a * 64.0 / p.l1_bytes_per_clk;
-          l2_free = std::max(now, l2_free) + (1 - f) * op.b / p.l2_bytes_per_clk;
+          l2_free = std::max(now, l2_free) + (1 - f) * op.b / l2_bpc;
           dram_free = std::max(now, dram_free) + f * op.b / hbm_bpc;
           double done = std::max({vm_free, l2_free, dram_free}) + lat_vm;
           if (oi.lds_dma) {  // the returning data is written to LDS (conflict-free) through the wave's port

@@ -8,6 +8,7 @@
 // Every rule and number is in docs/AMD-TIMING.md with its source ("model rules"); the comments here
 // name the rule, that file gives the evidence. Units: shader clocks unless a name says otherwise.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -63,7 +64,10 @@ struct CuParams {
   int wave_slots_per_simd = 8;
   int regs_per_simd_lane = 512;   // unified VGPR + AGPR file per SIMD lane
   double l1_bytes_per_clk = 64;   // vector L1 to the CU (one 64-byte segment per clock)
-  double l2_bytes_per_clk = 48.5; // the CU's fair share of its XCD's L2 read bandwidth
+  int xcds = 8;                   // accelerator dies; each has its own L2
+  double l2_xcd_bytes_per_clk = 2048 * 0.9;  // one XCD's L2 read bandwidth (16 channels x 128 B, arbitration 0.9)
+  double l2_cu_max_bytes_per_clk = 128;      // the most one CU reads from L2 per clock
+  int active_cus = 0;             // CUs the grid occupies (0: all): they share L2 and HBM
   double hbm_tb_s = 4.2;          // device memory bandwidth the CUs share
   double lat_l2_ns = 107;         // vector load, L2 hit, issue to data
   double lat_hbm_ns = 350;        // vector load from HBM
@@ -71,8 +75,14 @@ struct CuParams {
   int lat_smem = 64;              // scalar load
   int lat_barrier = 16;           // last arrival to release
   int trans_clocks = 16;          // transcendental VALU op of a wave
-  // the CU's share of HBM bytes per clock when every CU streams
-  double hbm_bytes_per_clk() const { return hbm_tb_s * 1e12 / (double(cus) * clock_ghz * 1e9); }
+  int busy_cus() const { return active_cus > 0 && active_cus < cus ? active_cus : cus; }
+  // the CU's share of HBM bytes per clock when every busy CU streams
+  double hbm_bytes_per_clk() const { return hbm_tb_s * 1e12 / (double(busy_cus()) * clock_ghz * 1e9); }
+  // the CU's share of its XCD's L2 (busy CUs spread evenly over the XCDs), at most what one CU reads
+  double l2_bytes_per_clk() const {
+    const double per_xcd = std::max(1.0, double(busy_cus()) / xcds);
+    return std::min(l2_cu_max_bytes_per_clk, l2_xcd_bytes_per_clk / per_xcd);
+  }
   double lat_l2() const { return lat_l2_ns * clock_ghz; }
   double lat_hbm() const { return lat_hbm_ns * clock_ghz; }
 };

@@ -80,7 +80,7 @@ emu::LinearCost fit(const std::vector<double>& x, const std::vector<double>& y) 
   return c;
 }
 
-Estimate estimate(const Subject& s, const emu::CuParams& p) {
+Estimate estimate(const Subject& s, emu::CuParams p) {
   Estimate e;
   std::vector<emu::Trace> traces(2);
   std::vector<std::vector<int>> works(2);
@@ -114,6 +114,8 @@ Estimate estimate(const Subject& s, const emu::CuParams& p) {
     e.error = "does not fit on a CU";
     return e;
   }
+  // the CUs the full grid keeps busy share L2 and HBM
+  p.active_cus = int(std::min<size_t>(size_t(p.cus), (s.full_work.size() + size_t(e.resident) - 1) / size_t(e.resident)));
   // bytes each workgroup requests, fitted over its tiles: the HBM share of the full problem
   std::vector<double> xs, bytes;
   for (int v = 0; v < 2; ++v)
