@@ -162,6 +162,10 @@ struct Wave {
   std::vector<std::array<uint32_t, kLanes>> v, a;  // v[reg][lane], a[reg][lane]
   bool scc = false;
   uint32_t mode = 0;
+  // MODE.gpr_idx_en (CDNA3 ISA 6.6 "VGPR Indexing"): set by s_set_gpr_idx_on, cleared by
+  // s_set_gpr_idx_off. While set, the VGPR operands of VALU instructions that M0[15:12] names are
+  // offset by M0[7:0] (the scheduler rewrites the instruction's operands: gpr_indexed in machine.cpp).
+  bool gpr_idx_en = false;
   // wait-count state (CDNA3 ISA 4.4 "Data Dependency Resolution", s_waitcnt)
   Pending pend_s[kNumSRegs];
   std::vector<Pending> pend_v, pend_a;

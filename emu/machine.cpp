@@ -442,6 +442,32 @@ uint8_t* global_access(Wave& w, uint64_t addr, size_t bytes, bool write, int lan
 // ---------------------------------------------------------------- launch
 namespace {
 
+// VGPR indexing (CDNA3 ISA 6.6 "VGPR Indexing"; S_SET_GPR_IDX_ON in 12.3): while MODE.gpr_idx_en is
+// set, a VALU instruction's VGPR operands named by M0[15:12] (bit 0 src0, 1 src1, 2 src2, 3 dst) are
+// addressed relative to M0[7:0]: v[n] reads or writes v[n + M0[7:0]]. SGPR, constant and AGPR
+// operands are unaffected. The destinations come first in LLVM's operand order (two of them for the
+// carry-out forms: v_add_co_u32 vdst, vcc, ...; v_div_scale; v_mad_u64_u32), then src0, src1, src2.
+// An index that takes an operand past the last VGPR is refused (the hardware reads v0 instead).
+Instruction gpr_indexed(Wave& w, const Instruction& in) {
+  Instruction r = in;
+  const uint32_t m0 = w.s[kM0];
+  const uint32_t idx = m0 & 0xFF, mask = (m0 >> 12) & 0xF;
+  const std::string& b = in.base;
+  const bool two_dst = b.find("_co_") != std::string::npos || b.rfind("v_div_scale", 0) == 0 ||
+                       b == "v_mad_u64_u32" || b == "v_mad_i64_i32";
+  const size_t ndst = b.rfind("v_cmp", 0) == 0 ? 1 : two_dst ? 2 : 1;
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    Operand& o = r.ops[i];
+    if (o.kind != Operand::vgpr) continue;
+    const int bit = i < ndst ? (i == 0 ? 3 : -1) : int(i - ndst);
+    if (bit < 0 || bit > 3 || !((mask >> bit) & 1)) continue;
+    if (o.reg + idx + o.count > w.v.size())
+      w.fail(Error::Kind::launch, "VGPR index " + std::to_string(idx) + " takes " + o.text + " past the last VGPR");
+    o.reg = uint16_t(o.reg + idx);
+  }
+  return r;
+}
+
 struct Scheduler {
   Launch& L;
   std::vector<std::unique_ptr<Wave>> waves;
@@ -457,7 +483,14 @@ struct Scheduler {
       if (!in.fn) w.fail(Error::Kind::unimplemented, "no semantics for " + in.mnemonic);
       const size_t here = w.pc;
       w.pc = in.next;
-      in.fn(w, in);
+      if (w.gpr_idx_en && in.base.rfind("v_", 0) == 0) {
+        const Instruction indexed = gpr_indexed(w, in);
+        w.cur = &indexed;
+        in.fn(w, indexed);
+        w.cur = &in;
+      } else {
+        in.fn(w, in);
+      }
       ++counts[here];
       if (++executed > L.opt.max_instructions)
         w.fail(Error::Kind::limit, "more than " + std::to_string(L.opt.max_instructions) + " instructions");
