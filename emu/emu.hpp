@@ -170,6 +170,11 @@ struct LaunchOptions {
   bool check_waitcnt = true;   // wait-count hazards
   bool check_lds_race = true;  // LDS accesses of two waves with no barrier between
   uint64_t max_instructions = 2'000'000'000ull;  // per launch, all waves together
+  // How the waves of a workgroup share the emulated CU between barriers: 0 runs each wave to its next
+  // s_barrier in turn; N > 0 lets them take turns of N instructions (1: lockstep), for kernels whose
+  // waves reuse LDS without a barrier in between and rely on running side by side (a write-after-read
+  // across waves that the race check still reports; such kernels need check_lds_race off).
+  uint32_t wave_quantum = 0;
 };
 
 struct LaunchStats {

@@ -474,9 +474,10 @@ struct Scheduler {
   uint64_t executed = 0;
   std::vector<uint64_t>& counts;
 
-  void run(Wave& w) {
+  // Runs `w` until it ends, reaches an s_barrier, or has executed `quantum` instructions.
+  void run(Wave& w, uint64_t quantum) {
     const auto& code = *w.code;
-    while (!w.done && !w.at_barrier) {
+    while (!w.done && !w.at_barrier && quantum-- > 0) {
       if (w.pc >= code.size()) w.fail(Error::Kind::launch, "ran past the end of the kernel");
       const Instruction& in = code[w.pc];
       w.cur = &in;
@@ -644,8 +645,17 @@ LaunchStats launch(const CodeObject& co, const KernelInfo& k, Dim3 grid, Dim3 bl
           sch.waves.push_back(std::move(wp));
         }
         for (;;) {
-          for (auto& w : sch.waves)
-            if (!w->done && !w->at_barrier) sch.run(*w);
+          // each live wave runs to its next barrier (wave_quantum 0), or the waves take turns of
+          // wave_quantum instructions until every one has reached a barrier or ended
+          const uint64_t quantum = opt.wave_quantum ? opt.wave_quantum : ~0ull;
+          for (bool ran = true; ran;) {
+            ran = false;
+            for (auto& w : sch.waves)
+              if (!w->done && !w->at_barrier) {
+                sch.run(*w, quantum);
+                ran = true;
+              }
+          }
           bool any_barrier = false;
           for (auto& w : sch.waves) any_barrier = any_barrier || w->at_barrier;
           if (!any_barrier) break;
