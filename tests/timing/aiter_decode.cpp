@@ -416,7 +416,8 @@ KernelRun run_aiter_mla(const AiterMlaKernel& k, const MlaShape& s, int num_cus,
   ka.put<uint64_t>(80, d_pages);     // ptr_LTD: kv_page_indices
   ka.put<uint64_t>(96, d_lpl);       // ptr_LTL: kv_last_page_lens
   ka.put<float>(112, softmax_scale); // scalar
-  ka.put<uint32_t>(128, uint32_t(H * QL));            // s_MQA = gqa_ratio * max_seqlen_q
+  ka.put<uint32_t>(128, uint32_t(H * QL));            // s_MQA = gqa_ratio * max_seqlen_q (qh16 objects
+                                                      // overwrite it with 16)
   ka.put<uint32_t>(144, 1);                           // s_kv_split (splitData.size(1) = 1 when persistent)
   ka.put<uint32_t>(160, uint32_t(H * D * bpe * QL));  // s_Q_Bs = Q.stride(0) * elem * max_seqlen_q
   ka.put<uint32_t>(176, uint32_t(s.page_size * D * bpe));  // s_Bs: bytes per page

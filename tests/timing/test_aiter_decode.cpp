@@ -19,9 +19,7 @@
 
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <set>
 
 #include "aiter_decode.hpp"
 
@@ -125,15 +123,12 @@ std::string patched_copy(const std::string& file, const std::string& name, const
     if (word != f.from) throw std::runtime_error(name + ": unexpected instruction word at the wait to tighten");
     std::memcpy(bytes.data() + off, &f.to, 4);
   }
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("hipattn_aiter_decode_" + std::to_string(getpid()));
-  fs::create_directories(dir);
   std::string flat = name;
   for (char& c : flat)
     if (c == '/') c = '_';
-  const fs::path out = dir / (flat + "_waitfix.co");
+  const std::string out = ::testing::TempDir() + "/aiter_decode_" + std::to_string(getpid()) + "_" + flat + "_waitfix.co";
   std::ofstream(out, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
-  return out.string();
+  return out;
 }
 
 void expect_pass(const KernelRun& r) {
