@@ -169,6 +169,10 @@ struct Wave {
   std::vector<std::array<uint32_t, kLanes>> v, a;  // v[reg][lane], a[reg][lane]
   bool scc = false;
   uint32_t mode = 0;
+  // MODE.gpr_idx_en (CDNA3 ISA 6.6 "VGPR Indexing"): set by s_set_gpr_idx_on, cleared by
+  // s_set_gpr_idx_off. While set, the VGPR operands of VALU instructions that M0[15:12] names are
+  // offset by M0[7:0] (the scheduler rewrites the instruction's operands: gpr_indexed in machine.cpp).
+  bool gpr_idx_en = false;
   // wait-count state (CDNA3 ISA 4.4 "Data Dependency Resolution", s_waitcnt)
   Pending pend_s[kNumSRegs];
   std::vector<Pending> pend_v, pend_a;
@@ -242,7 +246,7 @@ float apply_omod_clamp(const Instruction& in, float x);
 uint64_t dpp_write_mask(Wave& w, const Instruction& in);
 // Host pointer of LDS bytes [addr, addr + bytes) of the wave's workgroup: bounds-checked, and
 // checked for races with other waves of the workgroup since the last s_barrier.
-// `dma`: a write by an LDS DMA (LaunchOptions::interleave_waves relaxes the race check for those).
+// `dma`: a write by an LDS DMA (LaunchOptions::wave_quantum > 0 relaxes the race check for those).
 uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write, bool dma = false);
 // Global memory access of one lane (bounds-checked).
 uint8_t* global_access(Wave& w, uint64_t addr, size_t bytes, bool write, int lane);

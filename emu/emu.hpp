@@ -174,17 +174,19 @@ struct LaunchOptions {
   uint64_t max_instructions = 2'000'000'000ull;  // per launch, all waves together
   // Timing the ISA does not promise but hand-written kernels (AITER's) rely on; off by default, and
   // hipattn's kernels must pass without them.
-  //  * interleave_waves: the waves of a workgroup advance one instruction each in turn (round robin,
-  //    as the hardware runs them concurrently) instead of each running to its next s_barrier. Then an
-  //    LDS DMA write (buffer_load ... lds, global_load_lds_*) to a byte another wave read earlier in
-  //    the same barrier interval is not a race: the DMA's data lands a global-memory round trip after
-  //    its issue, long after the earlier LDS read returned (AITER refills a K / V buffer this way
-  //    while the other waves' reads of it, issued right after the barrier, are in flight).
+  //  * wave_quantum: how the waves of a workgroup share the emulated CU between barriers: 0 runs each
+  //    wave to its next s_barrier in turn; N > 0 lets them take turns of N instructions (1: lockstep,
+  //    as the hardware runs them side by side), for kernels whose waves reuse LDS without a barrier in
+  //    between. With N > 0 an LDS DMA write (buffer_load ... lds, global_load_lds_*) to a byte another
+  //    wave read earlier in the same barrier interval is not a race: the DMA's data lands a
+  //    global-memory round trip after its issue, long after the earlier LDS read returned (AITER
+  //    refills a K / V buffer this way while the other waves' reads of it are in flight). Other
+  //    cross-wave reuse is still reported (such kernels run with check_lds_race off).
   //  * check_lds_waitcnt = false: LDS (DS) results are not checked against lgkmcnt (vector-memory,
   //    scalar-memory and LDS DMA results still are). For a kernel that uses an LDS result with no
   //    covering s_waitcnt, relying on the clocks its instructions in between take (MFMA issue) to
   //    outlast the LDS latency: a functional emulator cannot tell whether they do.
-  bool interleave_waves = false;
+  uint32_t wave_quantum = 0;
   bool check_lds_waitcnt = true;
   // When set, the launch records what each wave of its first trace->max_workgroups workgroups
   // executed, for the timing layer (timing.hpp); the launch is otherwise unchanged.

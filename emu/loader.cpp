@@ -186,6 +186,22 @@ Operand parse_operand(std::string t, const std::string& line) {
     break;
   }
   if (parse_special(t, o) || parse_reg(t, o)) return o;
+  // s_set_gpr_idx_on / s_set_gpr_idx_mode: "gpr_idx(SRC0,DST)" -> the 4-bit mask SRC0 1, SRC1 2,
+  // SRC2 4, DST 8 (the instruction's SIMM4 field; CDNA3 ISA 12.3 S_SET_GPR_IDX_ON).
+  if (t.rfind("gpr_idx(", 0) == 0 && t.back() == ')') {
+    o.kind = Operand::imm;
+    std::stringstream ms(t.substr(8, t.size() - 9));
+    std::string f;
+    while (std::getline(ms, f, ',')) {
+      f = trim(f);
+      if (f == "SRC0") o.ival |= 1;
+      else if (f == "SRC1") o.ival |= 2;
+      else if (f == "SRC2") o.ival |= 4;
+      else if (f == "DST") o.ival |= 8;
+      else if (!f.empty()) throw Error(Error::Kind::code_object, "cannot parse operand '" + t + "' in: " + line);
+    }
+    return o;
+  }
   bool ok;
   const int64_t iv = parse_int(t, &ok);
   if (ok) {

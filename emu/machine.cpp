@@ -432,7 +432,7 @@ uint8_t* lds_access(Wave& w, uint64_t addr, size_t bytes, bool write, bool dma) 
                                           " wrote it, with no s_barrier between");
       if (write) {
         const uint32_t others = g.reader_gen[b] == gen ? (g.readers[b] & ~(1u << me)) : 0u;
-        if (others && !(dma && w.launch->opt.interleave_waves)) {
+        if (others && !(dma && w.launch->opt.wave_quantum > 0)) {
           int o = 0;
           while (!(others >> o & 1)) ++o;
           w.fail(Error::Kind::lds_race, std::string("LDS byte ") + hex(b) + " written by wave " + std::to_string(me) +
@@ -461,6 +461,32 @@ uint8_t* global_access(Wave& w, uint64_t addr, size_t bytes, bool write, int lan
 // ---------------------------------------------------------------- launch
 namespace {
 
+// VGPR indexing (CDNA3 ISA 6.6 "VGPR Indexing"; S_SET_GPR_IDX_ON in 12.3): while MODE.gpr_idx_en is
+// set, a VALU instruction's VGPR operands named by M0[15:12] (bit 0 src0, 1 src1, 2 src2, 3 dst) are
+// addressed relative to M0[7:0]: v[n] reads or writes v[n + M0[7:0]]. SGPR, constant and AGPR
+// operands are unaffected. The destinations come first in LLVM's operand order (two of them for the
+// carry-out forms: v_add_co_u32 vdst, vcc, ...; v_div_scale; v_mad_u64_u32), then src0, src1, src2.
+// An index that takes an operand past the last VGPR is refused (the hardware reads v0 instead).
+Instruction gpr_indexed(Wave& w, const Instruction& in) {
+  Instruction r = in;
+  const uint32_t m0 = w.s[kM0];
+  const uint32_t idx = m0 & 0xFF, mask = (m0 >> 12) & 0xF;
+  const std::string& b = in.base;
+  const bool two_dst = b.find("_co_") != std::string::npos || b.rfind("v_div_scale", 0) == 0 ||
+                       b == "v_mad_u64_u32" || b == "v_mad_i64_i32";
+  const size_t ndst = b.rfind("v_cmp", 0) == 0 ? 1 : two_dst ? 2 : 1;
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    Operand& o = r.ops[i];
+    if (o.kind != Operand::vgpr) continue;
+    const int bit = i < ndst ? (i == 0 ? 3 : -1) : int(i - ndst);
+    if (bit < 0 || bit > 3 || !((mask >> bit) & 1)) continue;
+    if (o.reg + idx + o.count > w.v.size())
+      w.fail(Error::Kind::launch, "VGPR index " + std::to_string(idx) + " takes " + o.text + " past the last VGPR");
+    o.reg = uint16_t(o.reg + idx);
+  }
+  return r;
+}
+
 struct Scheduler {
   Launch& L;
   std::vector<std::unique_ptr<Wave>> waves;
@@ -469,11 +495,12 @@ struct Scheduler {
   WorkgroupTrace* trace = nullptr;  // this workgroup's, when traced
   std::vector<Access> log;
 
-  void run(Wave& w) {
+  // Runs `w` until it ends, reaches an s_barrier, or has executed `quantum` instructions.
+  void run(Wave& w, uint64_t quantum) {
     const auto& code = *w.code;
     std::vector<TraceOp>* ops = trace ? &trace->waves.at(size_t(w.wave_id)).ops : nullptr;
     w.access_log = ops ? &log : nullptr;
-    while (!w.done && !w.at_barrier) {
+    while (!w.done && !w.at_barrier && quantum-- > 0) {
       if (w.pc >= code.size()) w.fail(Error::Kind::launch, "ran past the end of the kernel");
       const Instruction& in = code[w.pc];
       w.cur = &in;
@@ -481,12 +508,18 @@ struct Scheduler {
       const size_t here = w.pc;
       w.pc = in.next;
       if (ops) log.clear();
-      in.fn(w, in);
+      if (w.gpr_idx_en && in.base.rfind("v_", 0) == 0) {
+        const Instruction indexed = gpr_indexed(w, in);
+        w.cur = &indexed;
+        in.fn(w, indexed);
+        w.cur = &in;
+      } else {
+        in.fn(w, in);
+      }
       if (ops) ops->push_back(trace_op(here, w.pc != in.next));
       ++counts[here];
       if (++executed > L.opt.max_instructions)
         w.fail(Error::Kind::limit, "more than " + std::to_string(L.opt.max_instructions) + " instructions");
-      if (L.opt.interleave_waves) return;  // one instruction per turn
     }
     w.access_log = nullptr;
   }
@@ -706,16 +739,16 @@ LaunchStats launch(const CodeObject& co, const KernelInfo& k, Dim3 grid, Dim3 bl
           sch.waves.push_back(std::move(wp));
         }
         for (;;) {
-          // Each wave runs to its next s_barrier in turn, or (interleave_waves) the waves take one
-          // instruction each in turn until every live wave is at the barrier.
+          // each live wave runs to its next barrier (wave_quantum 0), or the waves take turns of
+          // wave_quantum instructions until every one has reached a barrier or ended
+          const uint64_t quantum = opt.wave_quantum ? opt.wave_quantum : ~0ull;
           for (bool ran = true; ran;) {
             ran = false;
             for (auto& w : sch.waves)
               if (!w->done && !w->at_barrier) {
-                sch.run(*w);
+                sch.run(*w, quantum);
                 ran = true;
               }
-            if (!L.opt.interleave_waves) break;
           }
           bool any_barrier = false;
           for (auto& w : sch.waves) any_barrier = any_barrier || w->at_barrier;

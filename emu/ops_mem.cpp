@@ -233,7 +233,12 @@ BufferAccess buffer_resource(Wave& w, const Instruction& in, int rsrc_op, int so
   const Operand& so = in.ops.at(soff_op);
   b.soffset = so.kind == Operand::imm ? uint64_t(so.ival) : w.sread32(so);
   if (in.mods.idxen) w.fail(Error::Kind::unimplemented, "buffer access with idxen");
-  if (b.stride != 0) w.fail(Error::Kind::unimplemented, "buffer resource with a stride (structured buffer)");
+  // A stride with idxen off (AITER's hand-written kernels set stride 4 on raw byte buffers): the index
+  // is 0, the address is the raw one above (9.1.6), and the offset is range-checked against num_records
+  // in bytes as for a raw buffer (9.1.8 lists stride != 0 only for structured, indexed access).
+  // Swizzled resources (V# bit 63) are not modeled.
+  if (b.stride != 0 && (v[1] >> 31))
+    w.fail(Error::Kind::unimplemented, "buffer resource with swizzle enabled");
   return b;
 }
 

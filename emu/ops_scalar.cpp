@@ -213,6 +213,35 @@ EMU_OP("s_trap", "s_sethalt") { w.fail(Error::Kind::launch, "the kernel trapped"
 EMU_OP("s_getreg_b32") { D(w, in, 0); }
 EMU_OP("s_setreg_b32", "s_setreg_imm32_b32") {}  // MODE changes (rounding, denormals): not modelled
 
+// VGPR indexing mode (CDNA3 ISA 6.6 "VGPR Indexing"; opcodes in 12.3 SOPC and 12.5 SOPP):
+// s_set_gpr_idx_on S0, SIMM4: MODE.gpr_idx_en = 1; M0[7:0] = S0[7:0]; M0[15:12] = SIMM4.
+// s_set_gpr_idx_off: MODE.gpr_idx_en = 0. s_set_gpr_idx_idx S0: M0[7:0] = S0[7:0].
+// s_set_gpr_idx_mode SIMM4: M0[15:12] = SIMM4. The other bits of M0 are kept. The indexing itself is
+// applied to VALU operands by the scheduler (gpr_indexed, machine.cpp).
+namespace {
+Operand m0_operand() {
+  Operand o;
+  o.kind = Operand::sgpr;
+  o.reg = kM0;
+  return o;
+}
+}  // namespace
+EMU_OP("s_set_gpr_idx_on") {
+  const uint32_t idx = S(w, in, 0) & 0xFF, mode = uint32_t(in.ops.at(1).ival) & 0xF;
+  const Operand m0 = m0_operand();
+  w.swrite32(m0, (w.sread32(m0) & ~0xF0FFu) | idx | (mode << 12));
+  w.gpr_idx_en = true;
+}
+EMU_OP("s_set_gpr_idx_off") { w.gpr_idx_en = false; }
+EMU_OP("s_set_gpr_idx_idx") {
+  const Operand m0 = m0_operand();
+  w.swrite32(m0, (w.sread32(m0) & ~0xFFu) | (S(w, in, 0) & 0xFF));
+}
+EMU_OP("s_set_gpr_idx_mode") {
+  const Operand m0 = m0_operand();
+  w.swrite32(m0, (w.sread32(m0) & ~0xF000u) | ((uint32_t(in.ops.at(0).ival) & 0xF) << 12));
+}
+
 // ---- SMEM (chapter 6, 12.6): s_load_dword{,x2,x4,x8,x16} sdst, sbase, offset
 namespace {
 void smem_load(Wave& w, const Instruction& in, int dwords) {

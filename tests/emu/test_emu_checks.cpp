@@ -5,7 +5,7 @@
 //   * with the s_waitcnt lgkmcnt after the LDS read removed, likewise (lgkmcnt);
 //   * with the s_barrier replaced by s_nop, an LDS race (a wave reads what the other wrote);
 //   * with an input buffer one element short, a memory fault naming the buffer;
-//   * with the waves interleaved (LaunchOptions::interleave_waves), the same checks still fire, and
+//   * with the waves interleaved (LaunchOptions::wave_quantum 1), the same checks still fire, and
 //     check_lds_waitcnt = false silences only the LDS results' waits.
 // Code objects: $HIPATTN_EMU_CHECKS_GFX942 / $HIPATTN_EMU_CHECKS_GFX950.
 #include <gtest/gtest.h>
@@ -146,14 +146,14 @@ TEST_P(EmuChecks, RemovedBarrierIsAnLdsRace) {
   }
 }
 
-// LaunchOptions::interleave_waves (the waves take one instruction each in turn) and
+// LaunchOptions::wave_quantum 1 (the waves take one instruction each in turn) and
 // check_lds_waitcnt = false, the relaxations AITER's hand-written kernels need: the clean kernel stays
 // correct; a removed barrier is still an LDS race (the relaxation covers only LDS DMA writes after an
 // earlier read); a removed lgkmcnt wait is still a hazard unless LDS results go unchecked, and a
 // removed vmcnt wait is one even then.
 TEST_P(EmuChecks, InterleavedWavesAndUncheckedLdsResults) {
   LaunchOptions il;
-  il.interleave_waves = true;
+  il.wave_quantum = 1;
   const auto out = run_stage(*co, in.size(), in, il);
   for (int b = 0; b < 2; ++b)
     for (int t = 0; t < 128; ++t) {

@@ -220,7 +220,7 @@ bool aiter_fwd_supported(const AiterFwdKernel& k, const FwdShape& s, std::string
 
 emu::LaunchOptions aiter_fwd_options(const AiterFwdKernel& k) {
   emu::LaunchOptions o;
-  o.interleave_waves = true;
+  o.wave_quantum = 1;
   if (k.fp8 && k.gfx == emu::Gfx::gfx950) o.check_lds_waitcnt = false;
   return o;
 }

@@ -311,9 +311,10 @@ int run_main(int argc, char** argv) {
       if (!e.ok) row.note = e.error;
       else {
         row.predicted = s.flops / (e.us * 1e-6) / 1e12;
-        char b[160];
-        std::snprintf(b, sizeof b, "%.0f us, clock %.2f GHz, %d WG/CU, MFMA %.2f, HBM share %.2f", e.us, p.clock_ghz,
-                      e.resident, e.mfma_share, e.dram_fraction);
+        char b[240];
+        std::snprintf(b, sizeof b, "%.0f us, clock %.2f GHz, %zu WGs of %.0f tiles, %d WG/CU, %.0f + %.0f/tile clk, MFMA %.2f, HBM share %.2f",
+                      e.us, p.clock_ghz, s.full_work.size(), sum(s.full_work) / double(s.full_work.size()), e.resident,
+                      e.cost.prologue, e.cost.per_tile, e.mfma_share, e.dram_fraction);
         row.note = b;
         if (!pr.fit && std::fabs(row.error()) > 0.15) failed = true;
       }
