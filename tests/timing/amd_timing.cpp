@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -140,6 +141,10 @@ Estimate estimate(const Subject& s, emu::CuParams p) {
     for (size_t w = 0; w < all.size(); ++w) ys.push_back(r.wg_end[w] - r.wg_start[w]);
     mfma += r.mfma_busy;
     cu_cycles += r.cycles;
+    if (std::getenv("HIPATTN_TIMING_BREAKDOWN"))
+      std::fprintf(stderr, "%s v%d: %.0f clk, %llu instr; per SIMD: MFMA %.0f VALU %.0f nop %.0f; LDS ports %.0f; vmem path %.0f, %.0f B (HBM %.0f)\n",
+                   s.key.c_str(), v, r.cycles, (unsigned long long)r.instructions, r.mfma_busy / 4, r.valu_busy / 4,
+                   r.nop_clocks / 4, r.lds_busy, r.vmem_path, r.vmem_bytes, r.dram_bytes);
   }
   e.cost = fit(xs, ys);
   e.mfma_share = cu_cycles > 0 ? mfma / (4 * cu_cycles) : 0;
@@ -197,35 +202,119 @@ Subject aiter_fwd_subject(const AiterFwdKernel& k, const FwdShape& full, int res
   return s;
 }
 
+// ---------------------------------------------------------------- AITER's decode objects
+// The timing runs of the decode objects: the waves in lockstep and the functional checks off (the
+// functional tests, test_aiter_decode.cpp, run them with every check that holds for each object).
+emu::LaunchOptions decode_timing_options(const emu::LaunchOptions& opt) {
+  emu::LaunchOptions o;
+  o.wave_quantum = 1;
+  o.check_lds_race = false;
+  o.check_waitcnt = false;
+  o.trace = opt.trace;
+  return o;
+}
+
+// MLA decode 576 / 512: `heads` query heads run as heads / q_heads pseudo-sequences of the object's
+// q_heads each (every one reads its sequence's cache: the footprint counts the cache once).
+struct MlaRowShape {
+  int batch, heads, ctx, q_len;
+};
+
+std::string mla_shape_text(const MlaRowShape& m) {
+  char b[96];
+  std::snprintf(b, sizeof b, "b%d h%d mtp%d ctx%d", m.batch, m.heads, m.q_len, m.ctx);
+  return b;
+}
+
+Subject aiter_mla_subject(const AiterMlaKernel& k, const MlaRowShape& m, int cus) {
+  Subject s;
+  s.gfx = k.gfx;
+  s.kernel = "aiter " + k.name.substr(k.name.find('/') + 1);
+  s.shape = mla_shape_text(m);
+  s.key = "aiter/" + k.name + "/" + s.shape;
+  const int fold = std::max(1, m.heads / k.q_heads);
+  auto reduced = [k](int v) { return MlaShape{2, k.q_heads, v == 0 ? 512 : 1024, 1, 1}; };
+  s.run = [k, reduced](int v, const emu::LaunchOptions& opt) {
+    return run_aiter_mla(k, reduced(v), 2, 7 + v, decode_timing_options(opt), false);
+  };
+  s.reduced_work = [k, reduced](int v) { return aiter_mla_work(k, reduced(v), 2); };
+  s.full_work = aiter_mla_work(k, MlaShape{m.batch * fold, k.q_heads, m.ctx, m.q_len, 1}, cus);
+  s.flops = 2.0 * m.batch * m.heads * m.q_len * double(m.ctx) * (576 + 512);
+  const double e = k.fp8 ? 1 : 2;
+  s.footprint = double(m.batch) * (double(m.ctx) * 576 * e + m.heads * m.q_len * (576 * e + 512 * 2));
+  return s;
+}
+
+// Paged decode, one token per sequence: the object's GQA 8, pages of 16 tokens.
+Subject aiter_pa_subject(const AiterPaKernel& k, const PaShape& full) {
+  Subject s;
+  s.gfx = k.gfx;
+  s.kernel = "aiter " + k.name.substr(k.name.find('/') + 1);
+  char b[96];
+  std::snprintf(b, sizeof b, "b%d h%d/%d ctx%d", full.batch, full.heads_q, full.heads_kv, full.ctx);
+  s.shape = b;
+  s.key = "aiter/" + k.name + "/" + s.shape;
+  auto reduced = [k](int v) { return PaShape{1, k.gqa, 1, v == 0 ? 1024 : 2048, k.block_size}; };
+  s.run = [k, reduced](int v, const emu::LaunchOptions& opt) {
+    return run_aiter_pa(k, reduced(v), 7 + v, decode_timing_options(opt), false);
+  };
+  s.reduced_work = [k, reduced](int v) { return aiter_pa_work(k, reduced(v)); };
+  s.full_work = aiter_pa_work(k, full);
+  s.flops = 4.0 * full.batch * full.heads_q * double(full.ctx) * k.head_dim;
+  s.footprint = double(full.batch) * full.heads_kv * double(full.ctx) * k.head_dim * 2 * 2;
+  return s;
+}
+
 // ---------------------------------------------------------------- the calibration rows
+enum class Kind { fwd, mla, pa };
+enum class Metric { tflops, tbps };
+
 struct Published {
   const char* target;
+  const char* device;  // MI300X, MI355X, or MI350X (gfx950 at 2.2 GHz peak, 1,000 W)
+  Kind kind;
   const char* object;  // file stem
-  FwdShape shape;
-  double tflops;       // published (TFLOP/s)
-  double range_lo, range_hi;  // a published range, else both 0
-  bool fit;            // the row the target's clock is fitted on
+  FwdShape fwd;        // Kind::fwd
+  MlaRowShape mla;     // Kind::mla
+  PaShape pa;          // Kind::pa
+  Metric metric;
+  double value;                // published
+  double range_lo, range_hi;   // a published range, else both 0
+  bool fit;                    // the row the target's clock is fitted on
   const char* source;
 };
 
-const Published kFwdRows[] = {
-    {"gfx942", "fwd_hd128_bf16_rtne", {4, 64, 8, 8192, 8192}, 592.2, 0, 0, true,
-     "ROCm/aiter op_tests/cpp/mha/README.md (PR #1270), MI300X"},
-    {"gfx942", "fwd_hd128_bf16_rtne", {1, 32, 8, 1024, 1024}, 338, 0, 0, false, "same table"},
-    {"gfx942", "fwd_hd128_bf16_causal_rtne", {4, 64, 4, 10240, 10240}, 560.6, 0, 0, false, "same table"},
-    {"gfx950", "fwd_hd128_bf16", {1, 64, 8, 16384, 16384}, 1437.6, 0, 0, true, "same table, MI355X"},
-    {"gfx950", "fwd_hd128_bf16", {1, 32, 8, 1024, 1024}, 613, 0, 0, false, "same table"},
-    {"gfx950", "fwd_hd128_bf16_causal", {1, 64, 4, 16384, 16384}, 1398.1, 0, 0, false, "same table"},
-    {"gfx950", "fwd_hd192_hd128_bf16_causal", {2, 32, 32, 8192, 8192}, 1154, 0, 0, false,
-     "ROCm/aiter#4205 (group mode there; batch mode here)"},
-    {"gfx950", "fwd_hd128_fp8", {1, 64, 8, 16384, 16384}, 1675, 1600, 1750, false,
-     "ROCm/FlyDSL#711 (1600-1750 on large non-causal shapes)"},
+const Published kRows[] = {
+    {"gfx942", "MI300X", Kind::fwd, "fwd_hd128_bf16_rtne", {4, 64, 8, 8192, 8192}, {}, {}, Metric::tflops, 592.2, 0, 0,
+     true, "ROCm/aiter op_tests/cpp/mha/README.md (PR #1270)"},
+    {"gfx950", "MI355X", Kind::fwd, "fwd_hd128_bf16", {1, 64, 8, 16384, 16384}, {}, {}, Metric::tflops, 1437.6, 0, 0,
+     true, "same table"},
+    {"gfx942", "MI300X", Kind::fwd, "fwd_hd128_bf16_rtne", {1, 32, 8, 1024, 1024}, {}, {}, Metric::tflops, 338, 0, 0,
+     false, "same table"},
+    {"gfx942", "MI300X", Kind::fwd, "fwd_hd128_bf16_causal_rtne", {4, 64, 4, 10240, 10240}, {}, {}, Metric::tflops,
+     560.6, 0, 0, false, "same table"},
+    {"gfx950", "MI355X", Kind::fwd, "fwd_hd128_bf16", {1, 32, 8, 1024, 1024}, {}, {}, Metric::tflops, 613, 0, 0, false,
+     "same table"},
+    {"gfx950", "MI355X", Kind::fwd, "fwd_hd128_bf16_causal", {1, 64, 4, 16384, 16384}, {}, {}, Metric::tflops, 1398.1,
+     0, 0, false, "same table"},
+    {"gfx950", "MI355X", Kind::fwd, "fwd_hd192_hd128_bf16_causal", {2, 32, 32, 8192, 8192}, {}, {}, Metric::tflops,
+     1154, 0, 0, false, "ROCm/aiter#4205 (group mode there, batch mode here)"},
+    {"gfx950", "MI350X", Kind::fwd, "fwd_hd128_fp8", {1, 64, 8, 16384, 16384}, {}, {}, Metric::tflops, 1675, 1600, 1750,
+     false, "ROCm/FlyDSL#711, MI350X (1600-1750 on large non-causal shapes)"},
+    {"gfx950", "MI355X", Kind::mla, "mla_a16w16_qh16_m16x4_n16x1_coex0_mask1_ps", {}, {128, 32, 131072, 1}, {},
+     Metric::tbps, 5.96, 0, 0, false, "ROCm/aiter#5456 (memory-bound row)"},
+    {"gfx950", "MI355X", Kind::mla, "mla_a16w16_qh16_m16x4_n16x1_coex0_mask1_ps", {}, {16, 64, 65536, 4}, {},
+     Metric::tflops, 924, 0, 0, false, "ROCm/aiter#5456 (compute-bound row)"},
+    {"gfx942", "MI300X", Kind::mla, "mla_a8w8_qh64_qseqlen1_gqaratio64_v3_ps", {}, {128, 64, 32768, 1}, {},
+     Metric::tflops, 367, 0, 0, false, "ROCm/aiter#3188 (peak, b128 ctx32K)"},
+    {"gfx950", "MI355X", Kind::pa, "pa_bf16_noquant_gqa8_1tg_4w", {}, {}, {1, 8, 1, 32768, 16}, Metric::tbps, 0.1, 0, 0,
+     false, "ROCm/aiter#4794 (b1, one KV head, ctx 32K: one workgroup)"},
 };
 
 emu::Gfx gfx_of(const char* t) { return std::strcmp(t, "gfx942") == 0 ? emu::Gfx::gfx942 : emu::Gfx::gfx950; }
 
 struct Row {
-  std::string kernel, target, shape, metric;
+  std::string kernel, target, device, shape, metric;
   double published = 0, lo = 0, hi = 0, predicted = 0;
   bool fit = false, ok = false;
   std::string note;
@@ -238,20 +327,57 @@ struct Row {
 };
 
 void print_rows(const std::vector<Row>& rows) {
-  std::printf("| kernel | target | shape | published | predicted | error | row |\n|---|---|---|---|---|---|---|\n");
+  std::printf("| kernel | device | shape | published | predicted | error | row |\n|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
     char pub[48];
     if (r.lo > 0) std::snprintf(pub, sizeof pub, "%.0f-%.0f %s", r.lo, r.hi, r.metric.c_str());
-    else std::snprintf(pub, sizeof pub, "%.1f %s", r.published, r.metric.c_str());
+    else std::snprintf(pub, sizeof pub, "%.4g %s", r.published, r.metric.c_str());
+    const std::string dev = r.device + " (" + r.target + ")";
     if (!r.ok) {
-      std::printf("| %s | %s | %s | %s | - | - | %s: %s |\n", r.kernel.c_str(), r.target.c_str(), r.shape.c_str(), pub,
+      std::printf("| %s | %s | %s | %s | - | - | %s: %s |\n", r.kernel.c_str(), dev.c_str(), r.shape.c_str(), pub,
                   r.fit ? "fitted" : "held out", r.note.c_str());
       continue;
     }
-    std::printf("| %s | %s | %s | %s | %.1f | %+.1f %% | %s%s%s |\n", r.kernel.c_str(), r.target.c_str(),
-                r.shape.c_str(), pub, r.predicted, 100 * r.error(), r.fit ? "fitted" : "held out",
-                r.note.empty() ? "" : "; ", r.note.c_str());
+    std::printf("| %s | %s | %s | %s | %.4g | %+.1f %% | %s%s%s |\n", r.kernel.c_str(), dev.c_str(), r.shape.c_str(),
+                pub, r.predicted, 100 * r.error(), r.fit ? "fitted" : "held out", r.note.empty() ? "" : "; ",
+                r.note.c_str());
   }
+}
+
+// The subject of a calibration row; false (with the reason) when its object is absent.
+bool subject_of(const Published& pr, const emu::CuParams& p, Subject& s, std::string& why) {
+  const emu::Gfx g = gfx_of(pr.target);
+  if (pr.kind == Kind::fwd) {
+    const AiterFwdKernel* k = find_aiter_fwd(g, pr.object);
+    if (!k) return why = "object absent", false;
+    s = aiter_fwd_subject(*k, pr.fwd, 1);
+    return true;
+  }
+  const std::string name = std::string(pr.target) + "/" + pr.object;
+  if (pr.kind == Kind::mla) {
+    for (const auto& k : aiter_mla_kernels())
+      if (k.name == name) {
+        if (!k.missing.empty()) return why = "the emulator lacks " + k.missing.front(), false;
+        s = aiter_mla_subject(k, pr.mla, p.cus);
+        return true;
+      }
+    return why = "object absent", false;
+  }
+  for (const auto& k : aiter_pa_kernels())
+    if (k.name == name) {
+      s = aiter_pa_subject(k, pr.pa);
+      return true;
+    }
+  return why = "object absent", false;
+}
+
+double metric_of(const Published& pr, const Subject& s, const Estimate& e) {
+  return pr.metric == Metric::tflops ? s.flops / (e.us * 1e-6) / 1e12 : s.footprint / (e.us * 1e-6) / 1e12;
+}
+
+// The peak clock of the device a row was measured on (MI350X: gfx950 at 2.2 GHz instead of 2.4).
+double device_peak_ghz(const char* device, const emu::CuParams& p) {
+  return std::strcmp(device, "MI350X") == 0 ? 2.2 : p.peak_clock_ghz;
 }
 
 int run_main(int argc, char** argv) {
@@ -274,59 +400,59 @@ int run_main(int argc, char** argv) {
   bool failed = false;
   std::map<emu::Gfx, emu::CuParams> params{{emu::Gfx::gfx942, emu::mi300x_params()},
                                            {emu::Gfx::gfx950, emu::mi355x_params()}};
-  // 1. fit each target's clock on its fitted row, then predict the others
+  // 1. each target's clock under load, fitted on its fitted row; then every other row, held out
   std::vector<Row> rows;
-  for (int pass = 0; pass < 2; ++pass)
-    for (const auto& pr : kFwdRows) {
-      if (pr.fit != (pass == 0)) continue;
-      const emu::Gfx g = gfx_of(pr.target);
-      const AiterFwdKernel* k = find_aiter_fwd(g, pr.object);
-      Row row;
-      row.kernel = std::string("aiter ") + pr.object;
-      row.target = pr.target;
-      row.shape = fwd_shape_text(pr.shape);
-      row.metric = "TFLOP/s";
-      row.published = pr.tflops;
-      row.lo = pr.range_lo;
-      row.hi = pr.range_hi;
-      row.fit = pr.fit;
-      if (!k) {
-        row.note = "object absent";
-        rows.push_back(row);
-        continue;
-      }
-      emu::CuParams& p = params[g];
-      const Subject s = aiter_fwd_subject(*k, pr.shape, 1);
-      Estimate e = estimate(s, p);
-      if (e.ok && pr.fit) {
-        // the clock under load: the one at which the prediction meets the published figure (the
-        // HBM share per clock depends on it, hence the iteration)
-        for (int it = 0; it < 6 && e.ok; ++it) {
-          const double pred = s.flops / (e.us * 1e-6) / 1e12;
-          p.clock_ghz *= pr.tflops / pred;
-          e = estimate(s, p);
-        }
-      }
-      row.ok = e.ok;
-      if (!e.ok) row.note = e.error;
-      else {
-        row.predicted = s.flops / (e.us * 1e-6) / 1e12;
-        char b[240];
-        std::snprintf(b, sizeof b, "%.0f us, clock %.2f GHz, %zu WGs of %.0f tiles, %d WG/CU, %.0f + %.0f/tile clk, MFMA %.2f, HBM share %.2f",
-                      e.us, p.clock_ghz, s.full_work.size(), sum(s.full_work) / double(s.full_work.size()), e.resident,
-                      e.cost.prologue, e.cost.per_tile, e.mfma_share, e.dram_fraction);
-        row.note = b;
-        if (!pr.fit && std::fabs(row.error()) > 0.15) failed = true;
-      }
-      if (!e.untimed.empty()) failed = true;
+  for (const Published& pr : kRows) {
+    if (!only.empty() && std::string(pr.object).find(only) == std::string::npos && !pr.fit) continue;
+    emu::CuParams p = params[gfx_of(pr.target)];
+    // a device with a lower peak clock runs its loaded clock lower in the same proportion (est)
+    p.clock_ghz *= device_peak_ghz(pr.device, p) / p.peak_clock_ghz;
+    Row row;
+    row.kernel = std::string("aiter ") + pr.object;
+    row.target = pr.target;
+    row.device = pr.device;
+    row.metric = pr.metric == Metric::tflops ? "TFLOP/s" : "TB/s";
+    row.published = pr.value;
+    row.lo = pr.range_lo;
+    row.hi = pr.range_hi;
+    row.fit = pr.fit;
+    Subject s;
+    std::string why;
+    if (!subject_of(pr, p, s, why)) {
+      row.note = why;
       rows.push_back(row);
-      std::fflush(stdout);
+      continue;
     }
+    row.shape = s.shape;
+    Estimate e = estimate(s, p);
+    if (e.ok && pr.fit) {
+      // the clock under load: the one at which the prediction meets the published figure (the
+      // HBM share and latencies per clock depend on it, hence the iteration)
+      for (int it = 0; it < 6 && e.ok; ++it) {
+        p.clock_ghz *= pr.value / metric_of(pr, s, e);
+        e = estimate(s, p);
+      }
+      params[gfx_of(pr.target)].clock_ghz = p.clock_ghz;
+    }
+    row.ok = e.ok;
+    if (!e.ok) {
+      row.note = e.error;
+      if (!e.untimed.empty()) failed = true;
+    } else {
+      row.predicted = metric_of(pr, s, e);
+      char b[260];
+      std::snprintf(b, sizeof b,
+                    "%.0f us at %.2f GHz; %zu WGs of %.0f tiles, %d WG/CU, %.0f + %.0f clk/tile; MFMA %.2f, HBM share %.2f",
+                    e.us, p.clock_ghz, s.full_work.size(), sum(s.full_work) / double(s.full_work.size()), e.resident,
+                    e.cost.prologue, e.cost.per_tile, e.mfma_share, e.dram_fraction);
+      row.note = b;
+      if (!pr.fit && std::fabs(row.error()) > 0.15) failed = true;
+    }
+    rows.push_back(row);
+  }
   std::printf("## Calibration: AITER's code objects, published against predicted\n\n");
   print_rows(rows);
-  (void)check;
   (void)write;
-  (void)only;
   return failed && !check.empty() ? 1 : 0;
 }
 
