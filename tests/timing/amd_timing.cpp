@@ -81,25 +81,17 @@ emu::LinearCost fit(const std::vector<double>& x, const std::vector<double>& y) 
   return c;
 }
 
-Estimate estimate(const Subject& s, emu::CuParams p) {
+// One launch's time on the device: `traces` and `works` are its two reduced runs (traces and work
+// lists), `full_work` the full problem's work list, `footprint` the bytes it must move from HBM.
+Estimate estimate_launch(const std::vector<emu::Trace>& traces, const std::vector<std::vector<int>>& works,
+                         const std::vector<int>& full_work, double footprint, emu::CuParams p, const std::string& key) {
   Estimate e;
-  std::vector<emu::Trace> traces(2);
-  std::vector<std::vector<int>> works(2);
-  for (int v = 0; v < 2; ++v) {
-    emu::LaunchOptions opt;
-    opt.trace = &traces[size_t(v)];
-    const KernelRun r = s.run(v, opt);
-    if (!r.detail.empty() && r.stats.instructions == 0) {
-      e.error = r.detail;
+  for (size_t v = 0; v < 2; ++v)
+    if (works[v].size() != traces[v].workgroups.size()) {
+      e.error = "the reduced run has " + std::to_string(traces[v].workgroups.size()) + " workgroups, its work list " +
+                std::to_string(works[v].size());
       return e;
     }
-    works[size_t(v)] = s.reduced_work(v);
-    if (works[size_t(v)].size() != traces[size_t(v)].workgroups.size()) {
-      e.error = "the reduced run has " + std::to_string(traces[size_t(v)].workgroups.size()) +
-                " workgroups, its work list " + std::to_string(works[size_t(v)].size());
-      return e;
-    }
-  }
   {
     std::set<std::string> u;
     for (const auto& in : traces[0].code)
@@ -116,7 +108,7 @@ Estimate estimate(const Subject& s, emu::CuParams p) {
     return e;
   }
   // the CUs the full grid keeps busy share L2 and HBM
-  p.active_cus = int(std::min<size_t>(size_t(p.cus), (s.full_work.size() + size_t(e.resident) - 1) / size_t(e.resident)));
+  p.active_cus = int(std::min<size_t>(size_t(p.cus), (full_work.size() + size_t(e.resident) - 1) / size_t(e.resident)));
   // bytes each workgroup requests, fitted over its tiles: the HBM share of the full problem
   std::vector<double> xs, bytes;
   for (int v = 0; v < 2; ++v)
@@ -129,8 +121,8 @@ Estimate estimate(const Subject& s, emu::CuParams p) {
       bytes.push_back(b);
     }
   const emu::LinearCost bfit = fit(xs, bytes);
-  const double requested = bfit.prologue * double(s.full_work.size()) + bfit.per_tile * sum(s.full_work);
-  e.dram_fraction = requested > 0 ? std::min(1.0, s.footprint / requested) : 1.0;
+  const double requested = bfit.prologue * double(full_work.size()) + bfit.per_tile * sum(full_work);
+  e.dram_fraction = requested > 0 ? std::min(1.0, footprint / requested) : 1.0;
   // each workgroup's time on a full CU, fitted over its tiles
   std::vector<double> ys;
   double mfma = 0, cu_cycles = 0;
@@ -143,15 +135,32 @@ Estimate estimate(const Subject& s, emu::CuParams p) {
     cu_cycles += r.cycles;
     if (std::getenv("HIPATTN_TIMING_BREAKDOWN"))
       std::fprintf(stderr, "%s v%d: %.0f clk, %llu instr; per SIMD: MFMA %.0f VALU %.0f nop %.0f; LDS ports %.0f; vmem path %.0f, %.0f B (HBM %.0f)\n",
-                   s.key.c_str(), v, r.cycles, (unsigned long long)r.instructions, r.mfma_busy / 4, r.valu_busy / 4,
+                   key.c_str(), v, r.cycles, (unsigned long long)r.instructions, r.mfma_busy / 4, r.valu_busy / 4,
                    r.nop_clocks / 4, r.lds_busy, r.vmem_path, r.vmem_bytes, r.dram_bytes);
   }
   e.cost = fit(xs, ys);
   e.mfma_share = cu_cycles > 0 ? mfma / (4 * cu_cycles) : 0;
-  e.cycles = emu::device_cycles(s.full_work, e.cost, p.cus, e.resident);
+  e.cycles = emu::device_cycles(full_work, e.cost, p.cus, e.resident);
   e.us = e.cycles / (p.clock_ghz * 1e3);
   e.ok = true;
   return e;
+}
+
+Estimate estimate(const Subject& s, const emu::CuParams& p) {
+  std::vector<emu::Trace> traces(2);
+  std::vector<std::vector<int>> works(2);
+  for (int v = 0; v < 2; ++v) {
+    emu::LaunchOptions opt;
+    opt.trace = &traces[size_t(v)];
+    const KernelRun r = s.run(v, opt);
+    if (!r.detail.empty() && r.stats.instructions == 0) {
+      Estimate e;
+      e.error = r.detail;
+      return e;
+    }
+    works[size_t(v)] = s.reduced_work(v);
+  }
+  return estimate_launch(traces, works, s.full_work, s.footprint, p, s.key);
 }
 
 // ---------------------------------------------------------------- AITER's forward objects
