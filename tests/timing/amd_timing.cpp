@@ -25,6 +25,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -33,6 +34,7 @@
 #include "aiter_decode.hpp"
 #include "aiter_fwd.hpp"
 #include "common.hpp"
+#include "hipattn_runs.hpp"
 #include "timing.hpp"
 
 namespace hipattn::timing {
@@ -274,6 +276,220 @@ Subject aiter_pa_subject(const AiterPaKernel& k, const PaShape& full) {
   return s;
 }
 
+// ---------------------------------------------------------------- hipattn's calls
+// A call of hipattn on the full problem, timed launch by launch (planner, attention kernel, reduce):
+// each launch from two reduced calls that plan the same launches (same manifests), their traces and
+// work lists, and the full call's work list; the call's time is the launches' sum.
+struct CallSubject {
+  std::string key;
+  emu::Gfx gfx = emu::Gfx::gfx942;
+  std::string shape;
+  std::function<HipattnRun(int v, const LaunchOptionsFor&)> run;
+  WorkList full;
+  double flops = 0, footprint = 0;
+};
+
+struct CallEstimate {
+  bool ok = false;
+  std::string error, plan;
+  double us = 0;
+  std::vector<Estimate> launches;
+};
+
+CallEstimate estimate_call(const CallSubject& c, const emu::CuParams& p) {
+  CallEstimate ce;
+  std::vector<std::vector<std::unique_ptr<emu::Trace>>> traces(2);
+  std::vector<HipattnRun> runs(2);
+  try {
+    for (int v = 0; v < 2; ++v) {
+      auto& tv = traces[size_t(v)];
+      runs[size_t(v)] = c.run(v, [&tv](size_t index, const std::string&) {
+        while (tv.size() <= index) tv.push_back(std::make_unique<emu::Trace>());
+        emu::LaunchOptions o;
+        o.trace = tv[index].get();
+        return o;
+      });
+    }
+  } catch (const std::exception& ex) {
+    ce.error = ex.what();
+    return ce;
+  }
+  const size_t n = c.full.launches.size();
+  for (int v = 0; v < 2; ++v) {
+    const auto& got = runs[size_t(v)].work.launches;
+    bool same = got.size() == n && traces[size_t(v)].size() == n;
+    for (size_t i = 0; same && i < n; ++i) same = got[i].manifest == c.full.launches[i].manifest;
+    if (!same) {
+      ce.error = "the reduced call plans other launches than the full one (" + runs[size_t(v)].label + " against " +
+                 c.full.label + ")";
+      return ce;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const LaunchWork& lw = c.full.launches[i];
+    ce.plan += (i ? " + " : "") + lw.role;
+    std::vector<emu::Trace> t2;
+    std::vector<std::vector<int>> w2(2);
+    for (int v = 0; v < 2; ++v) {
+      t2.push_back(std::move(*traces[size_t(v)][i]));
+      const auto& w = runs[size_t(v)].work.launches[i].work;
+      w2[size_t(v)].assign(w.begin(), w.end());
+    }
+    const std::vector<int> full(lw.work.begin(), lw.work.end());
+    // the attention kernel moves the problem's footprint; a planner or a reduce streams its own bytes once
+    const double footprint = lw.tile_kv > 0 ? c.footprint : 1e30;
+    const Estimate e = estimate_launch(t2, w2, full, footprint, p, c.key + " " + lw.role);
+    if (!e.ok) {
+      ce.error = lw.role + ": " + e.error;
+      return ce;
+    }
+    ce.us += e.us;
+    ce.launches.push_back(e);
+  }
+  ce.ok = true;
+  return ce;
+}
+
+// Keys a bottom-right causal (or full) attention of sq queries over sk keys computes.
+double visible_pairs(double sq, double sk, bool causal) {
+  if (!causal) return sq * sk;
+  double n = 0;
+  for (int64_t i = 0; i < int64_t(sq); ++i) n += std::max(0.0, std::min(sk, double(i) + sk - sq + 1));
+  return n;
+}
+
+// The same problem, smaller: every launch keeps its kernel, each workgroup gets n = 8 or 16 KV tiles.
+CallSubject dense_call(const DensePrefillProblem& full, emu::Gfx g) {
+  CallSubject c;
+  c.gfx = g;
+  c.full = dense_prefill_work(full, g);
+  char b[96];
+  std::snprintf(b, sizeof b, "b%d h%d/%d s%d%s", full.batch, full.heads_q, full.heads_kv, full.seqlen_q,
+                full.causal ? " causal" : "");
+  c.shape = b;
+  c.key = std::string("hipattn/") + emu::gfx_name(g) + "/dense_prefill d" + std::to_string(full.d_qk) + "/" +
+          std::to_string(full.d_v) + "/" + c.shape;
+  const LaunchWork& a = c.full.attention();
+  const int group = std::max(1, full.heads_q / std::max(1, full.heads_kv));
+  c.run = [full, g, a, group](int v, const LaunchOptionsFor& o) {
+    DensePrefillProblem r = full;
+    r.batch = 1;
+    r.heads_kv = std::max(1, 8 / group);
+    r.heads_q = r.heads_kv * group;
+    r.seqlen_q = a.tile_rows;
+    r.seqlen_k = (v == 0 ? 8 : 16) * a.tile_kv;
+    r.seed = 7 + v;
+    return run_dense_prefill(r, g, false, o);
+  };
+  c.flops = 2.0 * (full.d_qk + full.d_v) * full.batch * full.heads_q *
+            visible_pairs(full.seqlen_q, full.seqlen_k, full.causal);
+  c.footprint = 2.0 * full.batch *
+                (double(full.seqlen_q) * full.heads_q * (full.d_qk + full.d_v) +
+                 double(full.seqlen_k) * full.heads_kv * (full.d_qk + full.d_v));
+  return c;
+}
+
+bool has_role(const WorkList& w, const std::string& role) {
+  for (const auto& l : w.launches)
+    if (l.role == role) return true;
+  return false;
+}
+
+// MLA decode: the reduced calls keep the full call's split (planned: the planner's tasks over a
+// budget of 4 workgroups; else one task a sequence), 4 sequences of n = 8 or 16 KV tiles.
+CallSubject mla_call(const MlaDecodeProblem& full, emu::Gfx g, const std::string& label) {
+  CallSubject c;
+  c.gfx = g;
+  c.full = mla_decode_work(full, g);
+  c.shape = label;
+  c.key = std::string("hipattn/") + emu::gfx_name(g) + "/mla_decode" + (full.fp8_kv ? " fp8" : " bf16") + "/" + label;
+  const LaunchWork& a = c.full.attention();
+  const bool planned = has_role(c.full, "plan_decode_tasks");
+  c.run = [full, g, a, planned](int v, const LaunchOptionsFor& o) {
+    MlaDecodeProblem r = full;
+    r.batch = 4;
+    r.ctx = (v == 0 ? 8 : 16) * a.tile_kv;
+    r.options.split = planned ? MlaDecodeSplit::planned : MlaDecodeSplit::one_partition;
+    if (planned) r.options.workgroup_budget = 4;
+    r.seed = 7 + v;
+    return run_mla_decode(r, g, false, o);
+  };
+  c.flops = 2.0 * full.batch * full.heads * full.q_len * double(full.ctx) * (576 + 512);
+  c.footprint = double(full.batch) * (double(full.ctx) * 576 * (full.fp8_kv ? 1 : 2) +
+                                      full.heads * full.q_len * (576 + 512) * 2.0);
+  return c;
+}
+
+// Paged decode: the reduced calls keep the split (planned over a budget of 4 workgroups, uniform
+// segments, or one partition), 4 sequences of n = 8 or 16 KV tiles.
+CallSubject paged_call(const PagedDecodeProblem& full, emu::Gfx g, const std::string& label) {
+  CallSubject c;
+  c.gfx = g;
+  c.full = paged_decode_work(full, g);
+  c.shape = label;
+  c.key = std::string("hipattn/") + emu::gfx_name(g) + "/paged_decode/" + label;
+  const LaunchWork& a = c.full.attention();
+  const bool planned = has_role(c.full, "plan_decode_tasks");
+  const bool split = c.full.launches.size() > 1;
+  c.run = [full, g, a, planned, split](int v, const LaunchOptionsFor& o) {
+    PagedDecodeProblem r = full;
+    r.batch = 4;
+    r.ctx = (v == 0 ? 8 : 16) * a.tile_kv;
+    if (planned) {
+      r.options.split = PagedDecodeSplit::planned;
+      r.options.workgroup_budget = 4;
+    } else if (split) {
+      r.options.split = PagedDecodeSplit::uniform;
+      r.options.num_segments = 2;
+    } else {
+      r.options.split = PagedDecodeSplit::one_partition;
+    }
+    r.seed = 7 + v;
+    return run_paged_decode(r, g, false, o);
+  };
+  c.flops = 4.0 * full.batch * full.heads_q * full.q_len * double(full.ctx) * full.head_size;
+  c.footprint = double(full.batch) * (double(full.ctx) * full.heads_kv * full.head_size * 2 * 2 +
+                                      full.heads_q * full.q_len * full.head_size * 2 * 2.0);
+  return c;
+}
+
+// Unified attention (and the fp8 prefill through it): the reduced calls take the scenario's first
+// sequences (at most 4), each with at most two tiles of queries and n = 8 or 16 tiles of keys, planned
+// the way the dispatcher plans the full call (unified_plan_options).
+CallSubject unified_call(const UnifiedProblem& full, emu::Gfx g, const std::string& key, const std::string& label,
+                         bool fp8 = false) {
+  CallSubject c;
+  c.gfx = g;
+  c.full = unified_work(full, g);
+  c.shape = label;
+  c.key = std::string("hipattn/") + emu::gfx_name(g) + "/" + key;
+  const LaunchWork& a = c.full.attention();
+  const UnifiedOptions plan = unified_plan_options(full, g);
+  c.run = [full, g, a, plan](int v, const LaunchOptionsFor& o) {
+    UnifiedProblem r = full;
+    r.options = plan;
+    r.spec.seqs.clear();
+    const int n = (v == 0 ? 8 : 16) * a.tile_kv;
+    for (size_t i = 0; i < full.spec.seqs.size() && i < 4; ++i) {
+      const int q = std::min(full.spec.seqs[i].first, std::max(1, 2 * a.tile_rows / std::max(1, full.spec.num_q_heads / full.spec.num_kv_heads)));
+      r.spec.seqs.push_back({q, std::max(q, std::min(full.spec.seqs[i].second, n))});
+    }
+    r.spec.seed = 7 + v;
+    return run_unified(r, g, false, o);
+  };
+  const auto& sp = full.spec;
+  double pairs = 0, kv = 0, qt = 0;
+  for (const auto& [q, k] : sp.seqs) {
+    pairs += visible_pairs(q, k, sp.causal);
+    kv += k;
+    qt += q;
+  }
+  c.flops = 4.0 * sp.head_size * sp.num_q_heads * pairs;
+  const double kv_bytes = fp8 || (sp.kv_dtype != DType::f16 && sp.kv_dtype != DType::bf16) ? 1 : 2;
+  c.footprint = kv * sp.num_kv_heads * sp.head_size * 2 * kv_bytes + qt * sp.num_q_heads * sp.head_size * 2 * 2.0;
+  return c;
+}
+
 // ---------------------------------------------------------------- the calibration rows
 enum class Kind { fwd, mla, pa };
 enum class Metric { tflops, tbps };
@@ -389,6 +605,178 @@ double device_peak_ghz(const char* device, const emu::CuParams& p) {
   return std::strcmp(device, "MI350X") == 0 ? 2.2 : p.peak_clock_ghz;
 }
 
+// ---------------------------------------------------------------- side by side
+double peak_tflops(const emu::CuParams& p) {  // dense bf16 MFMA peak at the clock under load
+  return double(p.cus) * 4 * (p.gfx == emu::Gfx::gfx942 ? 512 : 1024) * p.clock_ghz * 1e9 / 1e12;
+}
+
+struct SideRow {
+  std::string key, what, device, shape, plan, error;
+  double us = 0, aiter_us = 0, flops = 0, footprint = 0, roofline_us = 0;
+  bool ok = false;
+};
+
+SideRow time_call(const CallSubject& c, const emu::CuParams& p, const std::string& what) {
+  SideRow r;
+  r.key = c.key;
+  r.what = what;
+  r.device = std::string(p.gfx == emu::Gfx::gfx942 ? "MI300X" : "MI355X") + " (" + emu::gfx_name(p.gfx) + ")";
+  r.shape = c.shape;
+  r.flops = c.flops;
+  r.footprint = c.footprint;
+  r.roofline_us = std::max(c.flops / (peak_tflops(p) * 1e12), c.footprint / (p.hbm_tb_s * 1e12)) * 1e6;
+  const CallEstimate e = estimate_call(c, p);
+  r.ok = e.ok;
+  r.error = e.error;
+  r.plan = e.plan;
+  r.us = e.us;
+  return r;
+}
+
+double aiter_us(const Subject& s, const emu::CuParams& p) {
+  const Estimate e = estimate(s, p);
+  return e.ok ? e.us : 0;
+}
+
+std::map<std::string, double> read_baseline(const std::string& path) {
+  std::map<std::string, double> m;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t tab = line.rfind('\t');
+    if (tab == std::string::npos) continue;
+    m[line.substr(0, tab)] = std::stod(line.substr(tab + 1));
+  }
+  return m;
+}
+
+// hipattn beside AITER on the published shapes (ratio of time), then hipattn's rows without an AITER
+// kernel as fractions of the roofline (the MFMA peak and HBM bandwidth of the same model).
+std::vector<SideRow> side_by_side(const std::map<emu::Gfx, emu::CuParams>& params, const std::string& only) {
+  std::vector<SideRow> rows;
+  auto want = [&](const std::string& k) { return only.empty() || k.find(only) != std::string::npos; };
+  auto fwd = [&](emu::Gfx g, const char* object, FwdShape sh, int dqk, int dv, bool causal) {
+    DensePrefillProblem d;
+    d.d_qk = dqk;
+    d.d_v = dv;
+    d.causal = causal;
+    d.batch = sh.batch;
+    d.heads_q = sh.heads_q;
+    d.heads_kv = sh.heads_kv;
+    d.seqlen_q = sh.seqlen_q;
+    d.seqlen_k = sh.seqlen_k;
+    const emu::CuParams& p = params.at(g);
+    CallSubject c = dense_call(d, g);
+    if (!want(c.key)) return;
+    SideRow r = time_call(c, p, "dense prefill d" + std::to_string(dqk) + (dqk != dv ? "/" + std::to_string(dv) : "") +
+                                    (causal ? " causal" : ""));
+    if (const AiterFwdKernel* k = find_aiter_fwd(g, object)) r.aiter_us = aiter_us(aiter_fwd_subject(*k, sh, 1), p);
+    rows.push_back(r);
+  };
+  const emu::Gfx G2 = emu::Gfx::gfx942, G5 = emu::Gfx::gfx950;
+  fwd(G2, "fwd_hd128_bf16_rtne", {4, 64, 8, 8192, 8192}, 128, 128, false);
+  fwd(G2, "fwd_hd128_bf16_causal_rtne", {4, 64, 4, 10240, 10240}, 128, 128, true);
+  fwd(G2, "fwd_hd128_bf16_rtne", {1, 32, 8, 1024, 1024}, 128, 128, false);
+  fwd(G5, "fwd_hd128_bf16", {1, 64, 8, 16384, 16384}, 128, 128, false);
+  fwd(G5, "fwd_hd128_bf16_causal", {1, 64, 4, 16384, 16384}, 128, 128, true);
+  fwd(G5, "fwd_hd128_bf16", {1, 32, 8, 1024, 1024}, 128, 128, false);
+  fwd(G5, "fwd_hd192_hd128_bf16_causal", {2, 32, 32, 8192, 8192}, 192, 128, true);
+  // fp8 prefill: the q8 path beside AITER's fp8 forward (both on MI355X's clock here)
+  {
+    Fp8PrefillProblem f;
+    f.causal = false;
+    f.batch = 1;
+    f.heads_q = 64;
+    f.heads_kv = 8;
+    f.seqlen_q = f.seqlen_k = 16384;
+    const UnifiedProblem u = fp8_prefill_unified(f, G5);
+    CallSubject c = unified_call(u, G5, "fp8_prefill/b1 h64/8 s16384", "b1 h64/8 s16384", true);
+    if (want(c.key)) {
+      SideRow r = time_call(c, params.at(G5), "fp8 prefill d128 (q8)");
+      if (const AiterFwdKernel* k = find_aiter_fwd(G5, "fwd_hd128_fp8"))
+        r.aiter_us = aiter_us(aiter_fwd_subject(*k, {1, 64, 8, 16384, 16384}, 1), params.at(G5));
+      rows.push_back(r);
+    }
+  }
+  // MLA decode on the published shapes
+  auto mla = [&](emu::Gfx g, bool fp8, MlaRowShape m, const char* object) {
+    MlaDecodeProblem d;
+    d.fp8_kv = fp8;
+    d.batch = m.batch;
+    d.heads = m.heads;
+    d.ctx = m.ctx;
+    d.q_len = m.q_len;
+    CallSubject c = mla_call(d, g, mla_shape_text(m));
+    if (!want(c.key)) return;
+    SideRow r = time_call(c, params.at(g), std::string("MLA decode ") + (fp8 ? "fp8 cache" : "bf16"));
+    const std::string name = std::string(emu::gfx_name(g)) + "/" + object;
+    for (const auto& k : aiter_mla_kernels())
+      if (k.name == name && k.missing.empty()) r.aiter_us = aiter_us(aiter_mla_subject(k, m, params.at(g).cus), params.at(g));
+    rows.push_back(r);
+  };
+  mla(G5, false, {128, 32, 131072, 1}, "mla_a16w16_qh16_m16x4_n16x1_coex0_mask1_ps");
+  mla(G5, false, {16, 64, 65536, 4}, "mla_a16w16_qh16_m16x4_n16x1_coex0_mask1_ps");
+  mla(G2, true, {128, 64, 32768, 1}, "mla_a8w8_qh64_qseqlen1_gqaratio64_v3_ps");
+  // paged decode beside AITER's no-split PA (GQA 8, d 128, pages of 16)
+  auto pa = [&](emu::Gfx g, PaShape sh) {
+    PagedDecodeProblem d;
+    d.batch = sh.batch;
+    d.heads_q = sh.heads_q;
+    d.heads_kv = sh.heads_kv;
+    d.ctx = sh.ctx;
+    d.page_size = sh.page_size;
+    char b[96];
+    std::snprintf(b, sizeof b, "b%d h%d/%d ctx%d", sh.batch, sh.heads_q, sh.heads_kv, sh.ctx);
+    CallSubject c = paged_call(d, g, b);
+    if (!want(c.key)) return;
+    SideRow r = time_call(c, params.at(g), "paged decode bf16 d128");
+    const std::string name = std::string(emu::gfx_name(g)) + "/pa_bf16_noquant_gqa8_1tg_4w";
+    for (const auto& k : aiter_pa_kernels())
+      if (k.name == name) r.aiter_us = aiter_us(aiter_pa_subject(k, sh), params.at(g));
+    rows.push_back(r);
+  };
+  pa(G5, {1, 8, 1, 32768, 16});
+  pa(G2, {64, 64, 8, 8192, 16});
+  pa(G5, {64, 64, 8, 8192, 16});
+  // rows without an AITER kernel: d 256 and unified attention's scenarios
+  for (emu::Gfx g : {G2, G5}) {
+    DensePrefillProblem d;
+    d.d_qk = d.d_v = 256;
+    d.causal = true;
+    d.batch = 1;
+    d.heads_q = d.heads_kv = 32;
+    d.seqlen_q = d.seqlen_k = 4096;
+    CallSubject c = dense_call(d, g);
+    if (want(c.key)) rows.push_back(time_call(c, params.at(g), "dense prefill d256 causal"));
+    for (const std::string& name : unified_scenario_names()) {
+      const UnifiedProblem u = unified_scenario(name);
+      CallSubject uc = unified_call(u, g, "unified/" + name, name);
+      if (want(uc.key)) rows.push_back(time_call(uc, params.at(g), "unified " + name));
+    }
+  }
+  return rows;
+}
+
+void print_side(const std::vector<SideRow>& rows) {
+  std::printf("| hipattn | device | shape | plan | hipattn us | AITER us | hipattn / AITER (time) | of roofline |\n"
+              "|---|---|---|---|---|---|---|---|\n");
+  for (const auto& r : rows) {
+    if (!r.ok) {
+      std::printf("| %s | %s | %s | - | - | %s | - | %s |\n", r.what.c_str(), r.device.c_str(), r.shape.c_str(),
+                  r.aiter_us > 0 ? std::to_string(int(r.aiter_us)).c_str() : "-", r.error.c_str());
+      continue;
+    }
+    char aiter[32] = "-", ratio[32] = "-";
+    if (r.aiter_us > 0) {
+      std::snprintf(aiter, sizeof aiter, "%.1f", r.aiter_us);
+      std::snprintf(ratio, sizeof ratio, "%.2f", r.us / r.aiter_us);
+    }
+    std::printf("| %s | %s | %s | %s | %.1f | %s | %s | %.2f |\n", r.what.c_str(), r.device.c_str(), r.shape.c_str(),
+                r.plan.c_str(), r.us, aiter, ratio, r.roofline_us / r.us);
+  }
+}
+
 int run_main(int argc, char** argv) {
   std::string check, write, only;
   for (int i = 1; i < argc; ++i) {
@@ -461,7 +849,44 @@ int run_main(int argc, char** argv) {
   }
   std::printf("## Calibration: AITER's code objects, published against predicted\n\n");
   print_rows(rows);
-  (void)write;
+  std::fflush(stdout);
+
+  // 2. hipattn beside AITER, same instrument (each target at its fitted clock)
+  const std::vector<SideRow> side = side_by_side(params, only);
+  std::printf("\n## hipattn beside AITER (clocks: MI300X %.2f GHz, MI355X %.2f GHz)\n\n",
+              params[emu::Gfx::gfx942].clock_ghz, params[emu::Gfx::gfx950].clock_ghz);
+  print_side(side);
+  // 3. the gates: the baseline of hipattn's rows
+  if (!write.empty()) {
+    std::ofstream out(write);
+    out << "# hipattn_amd_timing baseline: row key, predicted microseconds (tests/timing/amd_timing.cpp --write)\n";
+    for (const auto& r : side)
+      if (r.ok) out << r.key << "\t" << r.us << "\n";
+  }
+  if (!check.empty()) {
+    const auto base = read_baseline(check);
+    for (const auto& r : side) {
+      if (!r.ok) {
+        std::printf("FAIL: %s: %s\n", r.key.c_str(), r.error.c_str());
+        failed = true;
+        continue;
+      }
+      auto it = base.find(r.key);
+      if (it == base.end()) {
+        std::printf("note: %s has no baseline\n", r.key.c_str());
+        continue;
+      }
+      if (r.us > it->second * 1.03) {
+        std::printf("FAIL: %s: %.1f us, %.1f %% slower than its baseline %.1f us\n", r.key.c_str(), r.us,
+                    100 * (r.us / it->second - 1), it->second);
+        failed = true;
+      }
+    }
+    for (const auto& r : rows)
+      if (!r.fit && r.ok && std::fabs(r.error()) > 0.15)
+        std::printf("FAIL: calibration %s %s %s: %+.1f %% (held out, limit 15 %%)\n", r.kernel.c_str(),
+                    r.device.c_str(), r.shape.c_str(), 100 * r.error());
+  }
   return failed && !check.empty() ? 1 : 0;
 }
 
