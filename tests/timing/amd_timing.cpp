@@ -285,6 +285,10 @@ struct CallSubject {
   emu::Gfx gfx = emu::Gfx::gfx942;
   std::string shape;
   std::function<HipattnRun(int v, const LaunchOptionsFor&)> run;
+  // When set, the attention launch's reduced runs come from these calls instead (a plan whose own
+  // reduced form would give each workgroup one tile: the planned 3D split, timed on the uniform 3D
+  // split's same kernel with two segments)
+  std::function<HipattnRun(int v, const LaunchOptionsFor&)> run_attention;
   WorkList full;
   double flops = 0, footprint = 0;
 };
@@ -296,14 +300,18 @@ struct CallEstimate {
   std::vector<Estimate> launches;
 };
 
-CallEstimate estimate_call(const CallSubject& c, const emu::CuParams& p) {
-  CallEstimate ce;
-  std::vector<std::vector<std::unique_ptr<emu::Trace>>> traces(2);
-  std::vector<HipattnRun> runs(2);
+// Two reduced calls of `run`, each launch traced.
+bool reduced_calls(const std::function<HipattnRun(int, const LaunchOptionsFor&)>& run,
+                   std::vector<std::vector<std::unique_ptr<emu::Trace>>>& traces, std::vector<HipattnRun>& runs,
+                   std::string& error) {
+  traces.clear();
+  traces.resize(2);
+  runs.clear();
+  runs.resize(2);
   try {
     for (int v = 0; v < 2; ++v) {
       auto& tv = traces[size_t(v)];
-      runs[size_t(v)] = c.run(v, [&tv](size_t index, const std::string&) {
+      runs[size_t(v)] = run(v, [&tv](size_t index, const std::string&) {
         while (tv.size() <= index) tv.push_back(std::make_unique<emu::Trace>());
         emu::LaunchOptions o;
         o.trace = tv[index].get();
@@ -311,34 +319,66 @@ CallEstimate estimate_call(const CallSubject& c, const emu::CuParams& p) {
       });
     }
   } catch (const std::exception& ex) {
-    ce.error = ex.what();
-    return ce;
+    error = ex.what();
+    return false;
   }
-  const size_t n = c.full.launches.size();
+  return true;
+}
+
+// The index of the launch with `manifest` in both reduced calls, or -1.
+int find_launch(const std::vector<HipattnRun>& runs, const std::string& manifest) {
+  int at = -1;
   for (int v = 0; v < 2; ++v) {
-    const auto& got = runs[size_t(v)].work.launches;
-    bool same = got.size() == n && traces[size_t(v)].size() == n;
-    for (size_t i = 0; same && i < n; ++i) same = got[i].manifest == c.full.launches[i].manifest;
-    if (!same) {
-      ce.error = "the reduced call plans other launches than the full one (" + runs[size_t(v)].label + " against " +
-                 c.full.label + ")";
+    int here = -1;
+    const auto& l = runs[size_t(v)].work.launches;
+    for (size_t i = 0; i < l.size(); ++i)
+      if (l[i].manifest == manifest) here = int(i);
+    if (here < 0 || (v == 1 && here != at)) return -1;
+    at = here;
+  }
+  return at;
+}
+
+CallEstimate estimate_call(const CallSubject& c, const emu::CuParams& p) {
+  CallEstimate ce;
+  std::vector<std::vector<std::unique_ptr<emu::Trace>>> traces, attn_traces;
+  std::vector<HipattnRun> runs, attn_runs;
+  if (!reduced_calls(c.run, traces, runs, ce.error)) return ce;
+  if (c.run_attention && !reduced_calls(c.run_attention, attn_traces, attn_runs, ce.error)) return ce;
+  for (size_t i = 0; i < c.full.launches.size(); ++i) {
+    const LaunchWork& lw = c.full.launches[i];
+    const bool attn = lw.tile_kv > 0 && c.run_attention;
+    auto& tr = attn ? attn_traces : traces;
+    auto& rn = attn ? attn_runs : runs;
+    const int at = find_launch(rn, lw.manifest);
+    if (at < 0) {
+      ce.error = "the reduced calls (" + rn[0].label + ") do not launch the full call's " + lw.role;
       return ce;
     }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const LaunchWork& lw = c.full.launches[i];
     ce.plan += (i ? " + " : "") + lw.role;
     std::vector<emu::Trace> t2;
     std::vector<std::vector<int>> w2(2);
     for (int v = 0; v < 2; ++v) {
-      t2.push_back(std::move(*traces[size_t(v)][i]));
-      const auto& w = runs[size_t(v)].work.launches[i].work;
+      t2.push_back(std::move(*tr[size_t(v)][size_t(at)]));
+      const auto& w = rn[size_t(v)].work.launches[size_t(at)].work;
       w2[size_t(v)].assign(w.begin(), w.end());
     }
     const std::vector<int> full(lw.work.begin(), lw.work.end());
     // the attention kernel moves the problem's footprint; a planner or a reduce streams its own bytes once
     const double footprint = lw.tile_kv > 0 ? c.footprint : 1e30;
     const Estimate e = estimate_launch(t2, w2, full, footprint, p, c.key + " " + lw.role);
+    if (std::getenv("HIPATTN_TIMING_BREAKDOWN")) {
+      auto desc = [](const std::vector<int>& w) {
+        double sm = 0;
+        int mx = 0;
+        for (int x : w) sm += x, mx = std::max(mx, x);
+        return std::to_string(w.size()) + " WGs, sum " + std::to_string(int64_t(sm)) + ", max " + std::to_string(mx);
+      };
+      std::fprintf(stderr, "%s %s: full %s [%ux%ux%u]; reduced %s / %s; %.1f us (%.0f + %.0f/tile, R %d, HBM %.2f)\n",
+                   c.key.c_str(), lw.role.c_str(), desc(full).c_str(), lw.grid.x, lw.grid.y, lw.grid.z,
+                   desc(w2[0]).c_str(), desc(w2[1]).c_str(), e.us, e.cost.prologue, e.cost.per_tile, e.resident,
+                   e.dram_fraction);
+    }
     if (!e.ok) {
       ce.error = lw.role + ": " + e.error;
       return ce;
@@ -434,7 +474,7 @@ CallSubject paged_call(const PagedDecodeProblem& full, emu::Gfx g, const std::st
   c.run = [full, g, a, planned, split](int v, const LaunchOptionsFor& o) {
     PagedDecodeProblem r = full;
     r.batch = 4;
-    r.ctx = (v == 0 ? 8 : 16) * a.tile_kv;
+    r.ctx = (v == 0 ? 8 : 16) * a.tile_kv * (split && !planned ? 2 : 1);  // uniform: 2 segments of n tiles
     if (planned) {
       r.options.split = PagedDecodeSplit::planned;
       r.options.workgroup_budget = 4;
@@ -465,18 +505,28 @@ CallSubject unified_call(const UnifiedProblem& full, emu::Gfx g, const std::stri
   c.key = std::string("hipattn/") + emu::gfx_name(g) + "/" + key;
   const LaunchWork& a = c.full.attention();
   const UnifiedOptions plan = unified_plan_options(full, g);
-  c.run = [full, g, a, plan](int v, const LaunchOptionsFor& o) {
+  // 3D: two segments a sequence, so that each workgroup of the reduced call walks n tiles
+  auto reduced = [full, g, a](UnifiedOptions o, int v, const LaunchOptionsFor& lo) {
     UnifiedProblem r = full;
-    r.options = plan;
+    r.options = o;
     r.spec.seqs.clear();
-    const int n = (v == 0 ? 8 : 16) * a.tile_kv;
+    const bool three_d = o.path == UnifiedPath::three_d;
+    if (three_d && o.split != UnifiedSplit::planned) r.options.num_segments = 2;
+    const int n = (v == 0 ? 8 : 16) * a.tile_kv * (three_d ? 2 : 1);
+    const int group = std::max(1, full.spec.num_q_heads / std::max(1, full.spec.num_kv_heads));
     for (size_t i = 0; i < full.spec.seqs.size() && i < 4; ++i) {
-      const int q = std::min(full.spec.seqs[i].first, std::max(1, 2 * a.tile_rows / std::max(1, full.spec.num_q_heads / full.spec.num_kv_heads)));
+      const int q = std::min(full.spec.seqs[i].first, std::max(1, 2 * a.tile_rows / group));
       r.spec.seqs.push_back({q, std::max(q, std::min(full.spec.seqs[i].second, n))});
     }
     r.spec.seed = 7 + v;
-    return run_unified(r, g, false, o);
+    return run_unified(r, g, false, lo);
   };
+  c.run = [reduced, plan](int v, const LaunchOptionsFor& o) { return reduced(plan, v, o); };
+  if (plan.path == UnifiedPath::three_d && plan.split == UnifiedSplit::planned) {
+    UnifiedOptions uniform = plan;
+    uniform.split = UnifiedSplit::uniform;
+    c.run_attention = [reduced, uniform](int v, const LaunchOptionsFor& o) { return reduced(uniform, v, o); };
+  }
   const auto& sp = full.spec;
   double pairs = 0, kv = 0, qt = 0;
   for (const auto& [q, k] : sp.seqs) {
