@@ -1,9 +1,10 @@
 // emu/coverage.cpp: hipattn_emu_coverage CODE_OBJECT...
 //
 // Lists, for every kernel of every code object given, the instructions (llvm-objdump mnemonics) the
-// emulator has no semantics for (emu::implemented). Exit status 1 when any is missing (each printed
-// with the kernels that use it), 2 when a code object cannot be read, else 0 after a summary: code
-// objects, kernels, distinct mnemonics.
+// emulator has no semantics for (emu::implemented), and those its timing layer has no rule for
+// (emu::classify, timing.hpp). Exit status 1 when any is missing (each printed with the kernels that
+// use it), 2 when a code object cannot be read, else 0 after a summary: code objects, kernels,
+// distinct mnemonics.
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "emu.hpp"
+#include "timing.hpp"
 
 namespace {
 
@@ -26,7 +28,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // mnemonic -> "<code object>: <kernel>" of every kernel using it
-  std::map<std::string, std::vector<std::string>> missing;
+  std::map<std::string, std::vector<std::string>> missing, untimed;
   std::set<std::string> all;
   size_t kernels = 0;
   for (int i = 1; i < argc; ++i) {
@@ -42,6 +44,10 @@ int main(int argc, char** argv) {
     for (const KernelInfo& k : co->kernels()) {
       ++kernels;
       bool any = false;
+      for (const std::string& m : untimed_mnemonics(*co, k)) {
+        untimed[m].push_back(std::string(gfx_name(co->gfx())) + " " + shorten(k.label()));
+        any = true;
+      }
       for (const std::string& m : co->mnemonics(k)) {
         all.insert(m);
         if (!implemented(m)) {
@@ -51,19 +57,22 @@ int main(int argc, char** argv) {
       }
       (any ? bad : ok) += 1;
     }
-    std::printf("%s (%s): %zu kernels, %zu fully covered, %zu with missing instructions\n", argv[i],
+    std::printf("%s (%s): %zu kernels, %zu fully covered, %zu with missing or untimed instructions\n", argv[i],
                 gfx_name(co->gfx()), co->kernels().size(), ok, bad);
   }
-  if (!missing.empty()) {
-    std::printf("\n%zu of %zu distinct mnemonics have no semantics in the emulator:\n", missing.size(), all.size());
-    for (const auto& [m, users] : missing) {
-      std::printf("  %s  (%zu kernels)\n", m.c_str(), users.size());
+  auto list = [&](const std::map<std::string, std::vector<std::string>>& m, const char* what) {
+    std::printf("\n%zu of %zu distinct mnemonics have %s:\n", m.size(), all.size(), what);
+    for (const auto& [name, users] : m) {
+      std::printf("  %s  (%zu kernels)\n", name.c_str(), users.size());
       const size_t show = users.size() < 5 ? users.size() : 5;
       for (size_t j = 0; j < show; ++j) std::printf("      %s\n", users[j].c_str());
       if (users.size() > show) std::printf("      ... and %zu more\n", users.size() - show);
     }
-    return 1;
-  }
-  std::printf("\nall covered: %d code objects, %zu kernels, %zu distinct mnemonics\n", argc - 1, kernels, all.size());
+  };
+  if (!missing.empty()) list(missing, "no semantics in the emulator");
+  if (!untimed.empty()) list(untimed, "no rule in the timing layer (emu/timing.cpp classify)");
+  if (!missing.empty() || !untimed.empty()) return 1;
+  std::printf("\nall covered and timed: %d code objects, %zu kernels, %zu distinct mnemonics\n", argc - 1, kernels,
+              all.size());
   return 0;
 }
