@@ -329,35 +329,45 @@ EMU_OP("ds_permute_b32") {
 // op_tests/opus/device/test_tr_load_f16.cu, and Mojo's _load_tr16_b64_row. The ISA requires EXEC to
 // be all ones; anything else is reported. Addresses must be 8-byte aligned (checked: the emulator
 // does not model unaligned transpose reads).
-EMU_OP("ds_read_b64_tr_b16") {
+// Both transpose reads: `Elem` the element type (uint16_t: _tr_b16, uint8_t: _tr_b8). Lane i of a
+// 16-lane group addresses 8 bytes = kPer = 8 / sizeof(Elem) elements, row i / (16 / kPer) of a
+// kPer x 16 block, and receives column i: its element j is element i % kPer of what lane
+// (16 / kPer) j + i / kPer of the group addressed.
+template <class Elem>
+void ds_read_b64_tr(Wave& w, const Instruction& in, const char* name) {
+  constexpr int kPer = int(8 / sizeof(Elem)), kLanesPerRow = 16 / kPer;
   need_ops(w, in, 2);
-  if (w.launch->gfx != Gfx::gfx950) w.fail(Error::Kind::unimplemented, "ds_read_b64_tr_b16 exists on gfx950 only");
-  if (in.ops[0].count != 2) w.fail(Error::Kind::code_object, "ds_read_b64_tr_b16 writes two VGPRs");
+  if (w.launch->gfx != Gfx::gfx950) w.fail(Error::Kind::unimplemented, std::string(name) + " exists on gfx950 only");
+  if (in.ops[0].count != 2) w.fail(Error::Kind::code_object, std::string(name) + " writes two VGPRs");
   if (w.exec() != kAllLanes)
-    w.fail(Error::Kind::launch, "ds_read_b64_tr_b16 with EXEC = " + hex(w.exec()) +
+    w.fail(Error::Kind::launch, std::string(name) + " with EXEC = " + hex(w.exec()) +
                                     ": the ISA requires EXEC = all ones for transpose loads (a divergent caller "
                                     "would get wrong data on hardware)");
   uint32_t addr[kLanes];
   w.vread32(in.ops[1], addr);
-  uint16_t row[kLanes][4];
+  Elem row[kLanes][kPer];
   for (int l = 0; l < kLanes; ++l) {
     const uint32_t a = addr[l] + uint32_t(in.mods.offset);
-    if (a % 8) w.fail(Error::Kind::memory_fault, "ds_read_b64_tr_b16 lane " + std::to_string(l) + " address " + hex(a) + " is not 8-byte aligned");
+    if (a % 8)
+      w.fail(Error::Kind::memory_fault,
+             std::string(name) + " lane " + std::to_string(l) + " address " + hex(a) + " is not 8-byte aligned");
     std::memcpy(row[l], lds_access(w, a, 8, false), 8);
   }
-  uint32_t lo[kLanes], hi[kLanes];
+  uint32_t out[2][kLanes];
   for (int l = 0; l < kLanes; ++l) {
     const int g = l & ~15, i = l & 15;
-    uint16_t e[4];
-    for (int j = 0; j < 4; ++j) e[j] = row[g + 4 * j + i / 4][i % 4];
-    lo[l] = uint32_t(e[0]) | (uint32_t(e[1]) << 16);
-    hi[l] = uint32_t(e[2]) | (uint32_t(e[3]) << 16);
+    Elem e[kPer];
+    for (int j = 0; j < kPer; ++j) e[j] = row[g + kLanesPerRow * j + i / kPer][i % kPer];
+    std::memcpy(&out[0][l], e, 4);
+    std::memcpy(&out[1][l], reinterpret_cast<const uint8_t*>(e) + 4, 4);
   }
   const uint32_t seq = w.issue_lgkm(false);
-  w.vwrite32(in.ops[0], lo, kAllLanes, 0);
-  w.vwrite32(in.ops[0], hi, kAllLanes, 1);
+  w.vwrite32(in.ops[0], out[0], kAllLanes, 0);
+  w.vwrite32(in.ops[0], out[1], kAllLanes, 1);
   mark_lgkm(w, in.ops[0], seq);
 }
+
+EMU_OP("ds_read_b64_tr_b16") { ds_read_b64_tr<uint16_t>(w, in, "ds_read_b64_tr_b16"); }
 
 // [CDNA4] "MFMA Transpose Load from LDS", DS_READ_B64_TR_B8 "vdst[2], vaddr offset:N": the 8-bit
 // form of the above. Within each 16-lane group, lane i supplies the LDS address of 8 bytes = row i / 2,
@@ -370,35 +380,7 @@ EMU_OP("ds_read_b64_tr_b16") {
 // byte k -> lane 8 (L % 2) + k, byte L / 2 % 8, within L's 16-lane group). AITER's gfx950 fp8 forward
 // kernel, which reads V through this instruction, matches the float64 reference with this map
 // (tests/timing/test_aiter_fwd.cpp). EXEC all ones and 8-byte alignment as above.
-EMU_OP("ds_read_b64_tr_b8") {
-  need_ops(w, in, 2);
-  if (w.launch->gfx != Gfx::gfx950) w.fail(Error::Kind::unimplemented, "ds_read_b64_tr_b8 exists on gfx950 only");
-  if (in.ops[0].count != 2) w.fail(Error::Kind::code_object, "ds_read_b64_tr_b8 writes two VGPRs");
-  if (w.exec() != kAllLanes)
-    w.fail(Error::Kind::launch, "ds_read_b64_tr_b8 with EXEC = " + hex(w.exec()) +
-                                    ": the ISA requires EXEC = all ones for transpose loads (a divergent caller "
-                                    "would get wrong data on hardware)");
-  uint32_t addr[kLanes];
-  w.vread32(in.ops[1], addr);
-  uint8_t row[kLanes][8];
-  for (int l = 0; l < kLanes; ++l) {
-    const uint32_t a = addr[l] + uint32_t(in.mods.offset);
-    if (a % 8) w.fail(Error::Kind::memory_fault, "ds_read_b64_tr_b8 lane " + std::to_string(l) + " address " + hex(a) + " is not 8-byte aligned");
-    std::memcpy(row[l], lds_access(w, a, 8, false), 8);
-  }
-  uint32_t lo[kLanes], hi[kLanes];
-  for (int l = 0; l < kLanes; ++l) {
-    const int g = l & ~15, i = l & 15;
-    uint8_t e[8];
-    for (int j = 0; j < 8; ++j) e[j] = row[g + 2 * j + i / 8][i % 8];
-    lo[l] = uint32_t(e[0]) | (uint32_t(e[1]) << 8) | (uint32_t(e[2]) << 16) | (uint32_t(e[3]) << 24);
-    hi[l] = uint32_t(e[4]) | (uint32_t(e[5]) << 8) | (uint32_t(e[6]) << 16) | (uint32_t(e[7]) << 24);
-  }
-  const uint32_t seq = w.issue_lgkm(false);
-  w.vwrite32(in.ops[0], lo, kAllLanes, 0);
-  w.vwrite32(in.ops[0], hi, kAllLanes, 1);
-  mark_lgkm(w, in.ops[0], seq);
-}
+EMU_OP("ds_read_b64_tr_b8") { ds_read_b64_tr<uint8_t>(w, in, "ds_read_b64_tr_b8"); }
 
 }  // namespace
 }  // namespace hipattn::emu
