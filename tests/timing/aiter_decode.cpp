@@ -84,16 +84,6 @@ struct Rng {
 };
 
 // ---------------------------------------------------------------- code objects
-std::shared_ptr<const emu::CodeObject> load_cached(const std::string& path) {
-  static std::map<std::string, std::shared_ptr<const emu::CodeObject>> cache;
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(path);
-  if (it != cache.end()) return it->second;
-  auto co = emu::CodeObject::load(path);
-  cache[path] = co;
-  return co;
-}
 bool file_exists(const std::string& p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);

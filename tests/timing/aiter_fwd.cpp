@@ -38,16 +38,6 @@ std::vector<std::string> split_csv(const std::string& line) {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-std::shared_ptr<const emu::CodeObject> load_cached(const std::string& path) {
-  static std::mutex m;
-  static std::map<std::string, std::shared_ptr<const emu::CodeObject>> cache;
-  std::lock_guard<std::mutex> lock(m);
-  auto it = cache.find(path);
-  if (it != cache.end()) return it->second;
-  auto co = emu::CodeObject::load(path);
-  cache[path] = co;
-  return co;
-}
 
 }  // namespace
 

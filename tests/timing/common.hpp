@@ -6,6 +6,9 @@
 #pragma once
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <sys/stat.h>
 
@@ -38,6 +41,18 @@ inline std::string calibration_dir() {
   const std::string aiter = std::string(e) + "/aiter";
   if (stat(aiter.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
   return e;
+}
+
+// The code object at `path`, loaded once per process (harnesses run the same object many times).
+inline std::shared_ptr<const emu::CodeObject> load_cached(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const emu::CodeObject>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(path);
+  if (it != cache.end()) return it->second;
+  auto co = emu::CodeObject::load(path);
+  cache[path] = co;
+  return co;
 }
 
 }  // namespace hipattn::timing
