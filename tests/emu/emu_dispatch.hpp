@@ -6,10 +6,12 @@
 // problem/fp8_io.hpp with fp8 queries (IoSpec, IoHost, EmuIo, check_io_outputs).
 #pragma once
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -87,11 +89,41 @@ std::string reduce_manifest_of(const char* role) {
 // The decode work planner's manifest (kernels/common/task_plan.hpp).
 inline std::string planner_manifest_text() { return planner_manifest(kPlannerThreads).c_str(); }
 
-// Launch the one kernel whose manifest is `manifest`.
+// An emulated-device address as the pointer the dispatcher's argument builders take.
+inline void* dev_ptr(uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t>(a)); }
+
+// One launch of a run (what launch_kernel launched, and what the emulator counted), and the launches of
+// a run in order with the emulator's options for each (the timing harnesses, tests/timing: a trace
+// per launch travels in emu::LaunchOptions). The shared run functions (emu_<family>.hpp) take an
+// optional EmuLaunches*; the tests pass none.
+struct EmuLaunch {
+  std::string manifest;
+  const emu::KernelInfo* kernel = nullptr;
+  LaunchDim grid;
+  uint32_t threads = 0, dynamic_lds = 0;
+  emu::LaunchStats stats;
+  double seconds = 0;
+};
+struct EmuLaunches {
+  emu::LaunchOptions options;  // every launch's, unless options_for is set
+  std::function<emu::LaunchOptions(size_t index, const std::string& manifest)> options_for;
+  std::vector<EmuLaunch> launches;
+};
+
+// Launch the one kernel whose manifest is `manifest` (recorded in `log` when given).
 inline emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::string& manifest, LaunchDim grid,
-                                      uint32_t threads, uint32_t lds, const void* args, size_t bytes, emu::Memory& mem) {
+                                      uint32_t threads, uint32_t lds, const void* args, size_t bytes, emu::Memory& mem,
+                                      EmuLaunches* log = nullptr) {
   const emu::KernelInfo& k = co.find_manifest(manifest);
-  return emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem);
+  emu::LaunchOptions opt;
+  if (log != nullptr) opt = log->options_for ? log->options_for(log->launches.size(), manifest) : log->options;
+  const auto t0 = std::chrono::steady_clock::now();
+  emu::LaunchStats st =
+      emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem, opt);
+  if (log != nullptr)
+    log->launches.push_back(EmuLaunch{manifest, &k, grid, threads, lds, st,
+                                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+  return st;
 }
 
 // One configuration of the instance table on a target, as the dispatchers of both families pick it:
