@@ -126,6 +126,58 @@ inline emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::stri
   return st;
 }
 
+// ---- the decode work planner (kernels/common/task_plan.hpp) ----
+
+// The host plan of a planner launch's arguments over the host copy of its lengths, and its status
+// (kPlanOk, or kPlanOverflow).
+struct HostPlan {
+  int32_t status = kPlanOk;
+  std::vector<PlanTask> tasks;     // [capacity]
+  std::vector<int32_t> item_task0; // [num_items]
+};
+inline HostPlan host_plan(const DecodePlanArgs& pa, const int32_t* lens) {
+  HostPlan h;
+  h.tasks.resize(size_t(pa.capacity));
+  h.item_task0.resize(size_t(pa.num_items));
+  std::vector<int32_t> n(size_t(pa.num_items)), first(size_t(pa.num_items));
+  h.status = plan_decode_tasks_host(lens, pa.num_items, pa.shape, pa.capacity, pa.fixed_tiles, h.tasks.data(),
+                                    h.item_task0.data(), n.data(), first.data());
+  return h;
+}
+
+// What the device planner wrote, against the host plan of the same lengths.
+struct PlannerRun {
+  uint64_t instructions = 0;
+  std::string mismatch;  // the first difference from the host plan (status, item_task0, a slot); empty: equal
+  int tasks = 0, most_parts = 0;  // tasks of the device plan, the most of one item
+};
+// Launches plan_decode_tasks_kernel with `pa` (its buffers in `mem`) as the dispatchers do before a
+// planned kernel, and compares its plan with host_plan over `lens` (the host copy of pa.seq_lens_k).
+inline PlannerRun run_planner(const emu::CodeObject& co, const DecodePlanArgs& pa, const std::vector<int32_t>& lens,
+                              emu::Memory& mem, EmuLaunches* log = nullptr) {
+  PlannerRun r;
+  r.instructions = launch_kernel(co, planner_manifest_text(), LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), mem,
+                                 log).instructions;
+  const HostPlan want = host_plan(pa, lens.data());
+  const int32_t status = mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.status), 1)[0];
+  const auto tasks = mem.download<PlanTask>(reinterpret_cast<uint64_t>(pa.tasks), size_t(pa.capacity));
+  const auto task0 = mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.item_task0), lens.size());
+  if (want.status != kPlanOk) r.mismatch = "the host plan's status is " + std::to_string(want.status);
+  else if (status != want.status) r.mismatch = "the device plan's status is " + std::to_string(status);
+  else if (task0 != want.item_task0) r.mismatch = "item_task0 differs from the host plan";
+  for (int32_t s = 0; s < pa.capacity; ++s) {
+    const PlanTask &x = tasks[size_t(s)], &y = want.tasks[size_t(s)];
+    if (!(x.item == y.item && x.tile_begin == y.tile_begin && x.tile_end == y.tile_end && x.part == y.part &&
+          x.parts == y.parts) && r.mismatch.empty())
+      r.mismatch = "slot " + std::to_string(s) + " differs from the host plan";
+    if (x.item >= 0) {
+      ++r.tasks;
+      r.most_parts = std::max<int>(r.most_parts, x.parts);
+    }
+  }
+  return r;
+}
+
 // One configuration of the instance table on a target, as the dispatchers of both families pick it:
 // (q dtype, KV dtype, full variant, head size, tile kind) and the KV loader policy (the default, or
 // the register-staged fallback of an LDS-DMA instance).

@@ -123,23 +123,10 @@ inline RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, 
   const auto t0 = std::chrono::steady_clock::now();
   if (plan.split == SlotSplit::planned) {
     const DecodePlanArgs pa = make_mla_decode_plan_args(p, plan, dev_ptr(ws));
-    res.instructions +=
-        launch_kernel(co, planner_manifest_text(), LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), em.mem, log).instructions;
     // the device plan equals the host plan of the same lengths
-    const std::vector<int32_t>& lens = em.h.lens;
-    std::vector<PlanTask> want(size_t(plan.capacity));
-    std::vector<int32_t> want0(lens.size()), n(lens.size()), first(lens.size());
-    const int32_t want_status = plan_decode_tasks_host(lens.data(), pa.num_items, pa.shape, pa.capacity, pa.fixed_tiles,
-                                                       want.data(), want0.data(), n.data(), first.data());
-    const int32_t status = em.mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.status), 1)[0];
-    if (want_status != kPlanOk) res.plan_mismatch = "the host plan's status is " + std::to_string(want_status) + "; " + plan.reason;
-    else if (status != want_status) res.plan_mismatch = "the device plan's status is " + std::to_string(status);
-    const auto tasks = em.mem.download<PlanTask>(reinterpret_cast<uint64_t>(pa.tasks), size_t(plan.capacity));
-    for (int32_t s = 0; s < plan.capacity && res.plan_mismatch.empty(); ++s) {
-      const PlanTask &x = tasks[size_t(s)], &y = want[size_t(s)];
-      if (!(x.item == y.item && x.tile_begin == y.tile_begin && x.tile_end == y.tile_end && x.parts == y.parts))
-        res.plan_mismatch = "slot " + std::to_string(s) + " differs from the host plan";
-    }
+    const PlannerRun pr = run_planner(co, pa, em.h.lens, em.mem, log);
+    res.instructions += pr.instructions;
+    res.plan_mismatch = pr.mismatch.empty() ? "" : pr.mismatch + "; " + plan.reason;
   }
   const bool bf16 = compute_dtype(p.q_dtype, p.kv_dtype, output_dtype(p.q_dtype, p.out_format)) == DType::bf16;
   res.q8 = mla_decode_cdna_q8(p.q_dtype, p.kv_dtype, t.target);

@@ -135,30 +135,12 @@ void launch_config(const emu::CodeObject& co, const PagedDecodeParams& p, const 
   res.kernel = Cfg::name().c_str();
   if (plan.split == SlotSplit::planned) {
     const DecodePlanArgs pa = make_paged_decode_plan_args(p, plan, dev_ptr(ws), Cfg::kBN);
-    res.instructions += launch_kernel(co, planner_manifest_text(), LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa),
-                                      ep.mem, log).instructions;
     // The device plan equals the host plan of the same lengths (status, item_task0, every slot).
-    const std::vector<int32_t>& lens = ep.m.h.seq_lens_k;
-    std::vector<PlanTask> want(plan.capacity);
-    std::vector<int32_t> want0(lens.size()), n(lens.size()), first(lens.size());
-    const int32_t want_status = plan_decode_tasks_host(lens.data(), pa.num_items, pa.shape, pa.capacity, pa.fixed_tiles,
-                                                       want.data(), want0.data(), n.data(), first.data());
-    const auto status = ep.mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.status), 1);
-    const auto tasks = ep.mem.download<PlanTask>(reinterpret_cast<uint64_t>(pa.tasks), plan.capacity);
-    const auto task0 = ep.mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.item_task0), lens.size());
-    if (want_status != kPlanOk) res.plan_mismatch = "the host plan's status is " + std::to_string(want_status) + "; " + plan.reason;
-    else if (status[0] != want_status) res.plan_mismatch = "the device plan's status is " + std::to_string(status[0]);
-    else if (task0 != want0) res.plan_mismatch = "item_task0 differs from the host plan";
-    for (int32_t s = 0; s < plan.capacity; ++s) {
-      const PlanTask &x = tasks[s], &y = want[s];
-      if (!(x.item == y.item && x.tile_begin == y.tile_begin && x.tile_end == y.tile_end && x.part == y.part &&
-            x.parts == y.parts) && res.plan_mismatch.empty())
-        res.plan_mismatch = "slot " + std::to_string(s) + " differs from the host plan";
-      if (x.item >= 0) {
-        ++res.tasks;
-        res.most_parts = std::max<int>(res.most_parts, x.parts);
-      }
-    }
+    const PlannerRun pr = run_planner(co, pa, ep.m.h.seq_lens_k, ep.mem, log);
+    res.instructions += pr.instructions;
+    res.plan_mismatch = pr.mismatch.empty() ? "" : pr.mismatch + "; " + plan.reason;
+    res.tasks = pr.tasks;
+    res.most_parts = pr.most_parts;
   }
   res.instructions += launch_kernel(co, kernel_manifest_text<Cfg>(), g.grid, g.threads, g.dynamic_lds, &a, sizeof(a), ep.mem, log)
                           .instructions;

@@ -128,27 +128,10 @@ void launch_config(const emu::CodeObject& co, const UnifiedAttentionParams& p, c
     // The device planner's tasks for these lengths (plan_decode_tasks_kernel, as unified_attention()
     // launches it), which must equal the host plan of the same lengths.
     const DecodePlanArgs pa = make_unified_plan_args(p, plan, dev_ptr(ws), Cfg::kBN);
-    res.instructions += launch_kernel(co, planner_manifest_text(), LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa),
-                                      ep.mem, log).instructions;
-    const std::vector<int32_t>& lens = ep.h.seq_lens_k;
-    std::vector<PlanTask> want(plan.capacity);
-    std::vector<int32_t> want0(lens.size()), n(lens.size()), first(lens.size());
-    const int32_t want_status = plan_decode_tasks_host(lens.data(), pa.num_items, pa.shape, pa.capacity, 0, want.data(),
-                                                       want0.data(), n.data(), first.data());
-    const int32_t status = ep.mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.status), 1)[0];
-    const auto tasks = ep.mem.download<PlanTask>(reinterpret_cast<uint64_t>(pa.tasks), size_t(plan.capacity));
-    const auto task0 = ep.mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.item_task0), lens.size());
-    if (want_status != kPlanOk) res.plan_mismatch = "the host plan's status is " + std::to_string(want_status);
-    else if (status != want_status) res.plan_mismatch = "the device plan's status is " + std::to_string(status);
-    else if (task0 != want0) res.plan_mismatch = "item_task0 differs from the host plan";
-    res.plan_tasks = 0;
-    for (int32_t s = 0; s < plan.capacity; ++s) {
-      const PlanTask &x = tasks[size_t(s)], &y = want[size_t(s)];
-      if (!(x.item == y.item && x.tile_begin == y.tile_begin && x.tile_end == y.tile_end && x.part == y.part &&
-            x.parts == y.parts) && res.plan_mismatch.empty())
-        res.plan_mismatch = "slot " + std::to_string(s) + " differs from the host plan";
-      res.plan_tasks += x.item >= 0;
-    }
+    const PlannerRun pr = run_planner(co, pa, ep.h.seq_lens_k, ep.mem, log);
+    res.instructions += pr.instructions;
+    res.plan_mismatch = pr.mismatch;
+    res.plan_tasks = pr.tasks;
   }
   if (!g.split) {
     res.kernel = Cfg::name().c_str();

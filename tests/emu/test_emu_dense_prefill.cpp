@@ -30,6 +30,7 @@
 //
 // The instance and its arguments are the dispatcher's own (dispatch/dense_prefill_plan.hpp
 // detail::dense_skeleton_config_t, dispatch/dense_prefill_launch.hpp detail::make_dense_skeleton_args).
+// The problem, the run and the comparison are emu_dense_prefill.hpp's (shared with tests/timing).
 #include <gtest/gtest.h>
 
 #include <algorithm>

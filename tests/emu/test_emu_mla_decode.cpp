@@ -26,6 +26,7 @@
 //
 // Code objects: $HIPATTN_EMU_MLA_DECODE_GFX942 / $HIPATTN_EMU_MLA_DECODE_GFX950 (each test skips,
 // saying so, when its variable is unset).
+// The emulated buffers and the run are emu_mla_decode.hpp's (shared with tests/timing).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -5,7 +5,8 @@
 // plans like the dispatcher (dispatch/unified_plan.hpp, with the target's CU count), picks the very
 // instance the dispatcher would launch (visit_unified_config, dispatch/unified_launch.hpp), builds its
 // arguments and grids with the dispatcher's own builders, and runs the 2D kernel, or the 3D split-KV
-// kernel and then the reduce. Problems are tiny (the emulator runs some tens of millions of
+// kernel (after the device planner, whose tasks must equal the host plan's, for a planned split) and then
+// the reduce (emu_unified.hpp, shared with tests/timing). Problems are tiny (the emulator runs some tens of millions of
 // instructions per second), but together they reach every feature: head sizes 64 / 96 / 128 / 192 /
 // 256 (96: LDS rows of a 128-element pitch, tile/lds_layout.hpp), both fp8 KV formats with both scale
 // modes, sliding window, softcap, ALiBi, QQ-bias, sinks, page sizes 1, 5, 7 and 16, NaN in every

@@ -268,19 +268,11 @@ std::vector<int32_t> decode_tiles(const Args& a, uint32_t grid_x, int32_t grid_y
   return work;
 }
 
-// The host plan of a planned launch (the device planner equals it: tests/emu test_emu_planner.cpp).
-struct HostPlan {
-  std::vector<PlanTask> tasks;
-  std::vector<int32_t> item_task0;
-};
+// The host plan of a planned launch (the device planner equals it: emu_dispatch.hpp run_planner).
+using testing::emu_dispatch::HostPlan;
 HostPlan host_plan(const DecodePlanArgs& pa, const int32_t* lens) {
-  HostPlan h;
-  h.tasks.resize(size_t(pa.capacity));
-  h.item_task0.resize(size_t(pa.num_items));
-  std::vector<int32_t> n(size_t(pa.num_items)), first(size_t(pa.num_items));
-  const int32_t status = plan_decode_tasks_host(lens, pa.num_items, pa.shape, pa.capacity, pa.fixed_tiles, h.tasks.data(),
-                                                h.item_task0.data(), n.data(), first.data());
-  if (status != kPlanOk) throw std::runtime_error("the host plan overflows its " + std::to_string(pa.capacity) + " slots");
+  HostPlan h = testing::emu_dispatch::host_plan(pa, lens);
+  if (h.status != kPlanOk) throw std::runtime_error("the host plan overflows its " + std::to_string(pa.capacity) + " slots");
   return h;
 }
 
