@@ -357,7 +357,8 @@ inline MlaCompare compare_mla(const MlaHost& h, const MlaOut& got, const referen
         const size_t i = size_t(t * h.o_st + hh * h.o_sh + d);
         if (d >= DV) {
           if (!output_poisoned(o.dtype, got.out.data(), i))
-            st.fail("padding written at token " + std::to_string(t) + " head " + std::to_string(hh) + " col " + std::to_string(d));
+            st.fail("padding written at token " + std::to_string(t) + " head " + std::to_string(hh) + " col " +
+                    std::to_string(d));
           continue;
         }
         const double scale = o.scale_of(got.group_scale, t, hh, d);
@@ -368,7 +369,8 @@ inline MlaCompare compare_mla(const MlaHost& h, const MlaOut& got, const referen
           st.fail("out" + at(t, hh, d) + " = " + std::to_string(v) + ", reference " + std::to_string(r) +
                   (is_fp8(o.dtype) ? " (scale " + std::to_string(scale) + ")" : std::string()));
         if (std::isfinite(c.err)) st.worst = std::max(st.worst, c.err);
-        if (std::isfinite(v) && std::fabs(r) >= 1.0 / 64) st.worst_rel = std::max(st.worst_rel, std::fabs(v - r) / std::fabs(r));
+        if (std::isfinite(v) && std::fabs(r) >= 1.0 / 64)
+          st.worst_rel = std::max(st.worst_rel, std::fabs(v - r) / std::fabs(r));
       }
       if (h.s.lse) {
         const double l = got.lse[size_t(t * H + hh)];
@@ -381,7 +383,8 @@ inline MlaCompare compare_mla(const MlaHost& h, const MlaOut& got, const referen
   return st;
 }
 // compare_mla's failures as test failures.
-inline void expect_matches(const MlaHost& h, const MlaOut& got, const reference::AttentionResult& ref, const std::string& what) {
+inline void expect_matches(const MlaHost& h, const MlaOut& got, const reference::AttentionResult& ref,
+                           const std::string& what) {
   const MlaCompare st = compare_mla(h, got, ref);
   for (const std::string& f : st.failures) ADD_FAILURE() << what << ": " << f;
   EXPECT_EQ(st.bad, 0) << what << " (worst |err| " << st.worst << ")";

@@ -156,8 +156,9 @@ struct PlannerRun {
 inline PlannerRun run_planner(const emu::CodeObject& co, const DecodePlanArgs& pa, const std::vector<int32_t>& lens,
                               emu::Memory& mem, EmuLaunches* log = nullptr) {
   PlannerRun r;
-  r.instructions = launch_kernel(co, planner_manifest_text(), LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), mem,
-                                 log).instructions;
+  r.instructions =
+      launch_kernel(co, planner_manifest_text(), LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), mem, log)
+          .instructions;
   const HostPlan want = host_plan(pa, lens.data());
   const int32_t status = mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.status), 1)[0];
   const auto tasks = mem.download<PlanTask>(reinterpret_cast<uint64_t>(pa.tasks), size_t(pa.capacity));

@@ -134,7 +134,8 @@ inline RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, 
     const auto a = make_mla_decode_cdna_args<Cfg>(p, plan, dev_ptr(ws));
     const LaunchDim grid{static_cast<uint32_t>(int64_t(plan.capacity) * plan.row_blocks), 1, 1};
     res.instructions +=
-        launch_kernel(co, kernel_manifest_text<Cfg>(), grid, Cfg::kThreads, Cfg::kSmemBytes, &a, sizeof(a), em.mem, log).instructions;
+        launch_kernel(co, kernel_manifest_text<Cfg>(), grid, Cfg::kThreads, Cfg::kSmemBytes, &a, sizeof(a), em.mem, log)
+            .instructions;
   });
   if (plan.split == SlotSplit::planned) {
     const PagedDecodeReduceArgs r = make_mla_decode_reduce_args(p, plan, dev_ptr(ws));

@@ -142,13 +142,15 @@ void launch_config(const emu::CodeObject& co, const PagedDecodeParams& p, const 
     res.tasks = pr.tasks;
     res.most_parts = pr.most_parts;
   }
-  res.instructions += launch_kernel(co, kernel_manifest_text<Cfg>(), g.grid, g.threads, g.dynamic_lds, &a, sizeof(a), ep.mem, log)
+  res.instructions += launch_kernel(co, kernel_manifest_text<Cfg>(), g.grid, g.threads, g.dynamic_lds, &a, sizeof(a),
+                                    ep.mem, log)
                           .instructions;
   if (g.reduce) {
     res.kernel += " + reduce";
     const PagedDecodeReduceArgs r = make_paged_decode_reduce_args(p, plan, dev_ptr(ws));
     res.instructions +=
-        launch_kernel(co, reduce_manifest_text<Cfg>(), g.reduce_grid, g.reduce_threads, 0, &r, sizeof(r), ep.mem, log).instructions;
+        launch_kernel(co, reduce_manifest_text<Cfg>(), g.reduce_grid, g.reduce_threads, 0, &r, sizeof(r), ep.mem, log)
+            .instructions;
   }
 }
 

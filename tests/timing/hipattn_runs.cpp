@@ -41,7 +41,9 @@ int64_t LaunchWork::total() const {
   return s;
 }
 int32_t LaunchWork::most() const { return work.empty() ? 0 : *std::max_element(work.begin(), work.end()); }
-int64_t LaunchWork::busy() const { return std::count_if(work.begin(), work.end(), [](int32_t w) { return w > 0; }); }
+int64_t LaunchWork::busy() const {
+  return std::count_if(work.begin(), work.end(), [](int32_t w) { return w > 0; });
+}
 
 const LaunchWork& WorkList::attention() const {
   for (const LaunchWork& l : launches)
@@ -100,10 +102,14 @@ EmuTarget emu_target(HipattnFamily f, emu::Gfx g) {
   const bool b = g == emu::Gfx::gfx950;
   const char* env = nullptr;
   switch (f) {
-    case HipattnFamily::dense_prefill: env = b ? "HIPATTN_EMU_DENSE_PREFILL_GFX950" : "HIPATTN_EMU_DENSE_PREFILL_GFX942"; break;
+    case HipattnFamily::dense_prefill:
+      env = b ? "HIPATTN_EMU_DENSE_PREFILL_GFX950" : "HIPATTN_EMU_DENSE_PREFILL_GFX942";
+      break;
     case HipattnFamily::unified: env = b ? "HIPATTN_EMU_DISPATCH_GFX950" : "HIPATTN_EMU_DISPATCH_GFX942"; break;
     case HipattnFamily::mla_decode: env = b ? "HIPATTN_EMU_MLA_DECODE_GFX950" : "HIPATTN_EMU_MLA_DECODE_GFX942"; break;
-    case HipattnFamily::paged_decode: env = b ? "HIPATTN_EMU_PAGED_DECODE_GFX950" : "HIPATTN_EMU_PAGED_DECODE_GFX942"; break;
+    case HipattnFamily::paged_decode:
+      env = b ? "HIPATTN_EMU_PAGED_DECODE_GFX950" : "HIPATTN_EMU_PAGED_DECODE_GFX942";
+      break;
   }
   return EmuTarget{g, target_of(g), b ? 256 : 304, b ? DType::fp8_e4m3fn : DType::fp8_e4m3fnuz, env};
 }
@@ -176,7 +182,8 @@ std::string gfx_str(emu::Gfx g) { return emu::gfx_name(g); }
 
 // The 2D / 3D unified kernel's workgroups (kernels/common/work.hpp QBlockScheduler<kSplit>), x fastest.
 template <class Cfg, class Args>
-std::vector<int32_t> unified_tiles(const Args& a, const LaunchDim& grid, const std::vector<PlanTask>* tasks, bool split) {
+std::vector<int32_t> unified_tiles(const Args& a, const LaunchDim& grid, const std::vector<PlanTask>* tasks,
+                                   bool split) {
   std::vector<int32_t> work;
   work.reserve(size_t(grid.x) * grid.y * grid.z);
   for (uint32_t z = 0; z < grid.z; ++z)
@@ -215,8 +222,10 @@ std::vector<int32_t> unified_tiles(const Args& a, const LaunchDim& grid, const s
         const KvTileRange r = qblock_tile_range(a, w, Cfg::kBN);
         int32_t b = r.tile_begin, e = r.tile_end;
         if (split) {
-          if (tasks != nullptr) b = tb, e = te;
-          else split_tiles(r.tile_begin, r.tile_end, a.num_segments, int32_t(z), b, e);
+          if (tasks != nullptr)
+            b = tb, e = te;
+          else
+            split_tiles(r.tile_begin, r.tile_end, a.num_segments, int32_t(z), b, e);
         }
         work.push_back(std::max(0, e - b));
       }
@@ -272,7 +281,8 @@ std::vector<int32_t> decode_tiles(const Args& a, uint32_t grid_x, int32_t grid_y
 using testing::emu_dispatch::HostPlan;
 HostPlan host_plan(const DecodePlanArgs& pa, const int32_t* lens) {
   HostPlan h = testing::emu_dispatch::host_plan(pa, lens);
-  if (h.status != kPlanOk) throw std::runtime_error("the host plan overflows its " + std::to_string(pa.capacity) + " slots");
+  if (h.status != kPlanOk)
+    throw std::runtime_error("the host plan overflows its " + std::to_string(pa.capacity) + " slots");
   return h;
 }
 
@@ -317,7 +327,8 @@ void set_tile(LaunchWork& l) {
 // ---- dense prefill ----
 
 void check_dense(const DensePrefillProblem& p) {
-  const bool ok = (p.d_qk == 192 && p.d_v == 128) || ((p.d_qk == 64 || p.d_qk == 128 || p.d_qk == 256) && p.d_v == p.d_qk);
+  const bool ok =
+      (p.d_qk == 192 && p.d_v == 128) || ((p.d_qk == 64 || p.d_qk == 128 || p.d_qk == 256) && p.d_v == p.d_qk);
   if (!ok) throw std::invalid_argument("dense prefill: head sizes (64, 64), (128, 128), (256, 256), (192, 128)");
 }
 
@@ -381,7 +392,8 @@ LaunchWork dense_launch_work(const DensePrefillParams& p) {
         continue;
       }
       const int32_t i_first = qb * Cfg::kBM, i_last = std::min(q_len, i_first + Cfg::kBM) - 1;
-      const KvTileRange r = kv_tile_range(QBlockSpan{i_first, i_last, q_len, kv_len, c.causal, c.window_left}, Cfg::kBN);
+      const KvTileRange r =
+          kv_tile_range(QBlockSpan{i_first, i_last, q_len, kv_len, c.causal, c.window_left}, Cfg::kBN);
       l.work.push_back(std::max(0, r.tile_end - r.tile_begin));
     }
   return l;
@@ -402,7 +414,8 @@ const float kDummyFloat = 0.f;
 // The problem's params as HostProblem::params builds them (testing/paged_problem.hpp: contiguous cache
 // of used + 3 blocks), over placeholder pointers and the host arrays `cu` and `lens` (which the work
 // list reads; the plan reads host values only), with its I/O (fp8 queries, output dtype).
-UnifiedAttentionParams unified_shape_params(const UnifiedProblem& u, std::vector<int32_t>& cu, std::vector<int32_t>& lens) {
+UnifiedAttentionParams unified_shape_params(const UnifiedProblem& u, std::vector<int32_t>& cu,
+                                            std::vector<int32_t>& lens) {
   const testing::ProblemSpec& s = u.spec;
   cu.assign(1, 0);
   lens.clear();
@@ -414,21 +427,22 @@ UnifiedAttentionParams unified_shape_params(const UnifiedProblem& u, std::vector
     max_k = std::max(max_k, kl);
     used += (kl + s.block_size - 1) / s.block_size;
   }
-  UnifiedAttentionParams p = make_unified_params({.num_seqs = int32_t(s.seqs.size()),
-                                                  .num_tokens = cu.back(),
-                                                  .max_seqlen_q = max_q,
-                                                  .max_seqlen_k = max_k,
-                                                  .num_q_heads = s.num_q_heads,
-                                                  .num_kv_heads = s.num_kv_heads,
-                                                  .head_size = s.head_size,
-                                                  .num_blocks = used + 3,
-                                                  .block_size = s.block_size,
-                                                  .max_blocks_per_seq = std::max(1, (max_k + s.block_size - 1) / s.block_size),
-                                                  .layout = s.hnd ? KvLayout::hnd : KvLayout::nhd,
-                                                  .q_dtype = s.bf16 ? DType::bf16 : DType::f16,
-                                                  .kv_dtype = s.kv_dtype,
-                                                  .kv_scale_mode = is_fp8(s.kv_dtype) ? s.scale_mode : KvScaleMode::none,
-                                                  .qq_bias_stride = s.qq_bias ? s.qq_bias_stride : 0});
+  UnifiedAttentionParams p =
+      make_unified_params({.num_seqs = int32_t(s.seqs.size()),
+                           .num_tokens = cu.back(),
+                           .max_seqlen_q = max_q,
+                           .max_seqlen_k = max_k,
+                           .num_q_heads = s.num_q_heads,
+                           .num_kv_heads = s.num_kv_heads,
+                           .head_size = s.head_size,
+                           .num_blocks = used + 3,
+                           .block_size = s.block_size,
+                           .max_blocks_per_seq = std::max(1, (max_k + s.block_size - 1) / s.block_size),
+                           .layout = s.hnd ? KvLayout::hnd : KvLayout::nhd,
+                           .q_dtype = s.bf16 ? DType::bf16 : DType::f16,
+                           .kv_dtype = s.kv_dtype,
+                           .kv_scale_mode = is_fp8(s.kv_dtype) ? s.scale_mode : KvScaleMode::none,
+                           .qq_bias_stride = s.qq_bias ? s.qq_bias_stride : 0});
   p.q = p.k_cache = p.v_cache = placeholder();
   p.out = placeholder();
   p.cu_seqlens_q = cu.data();
@@ -470,7 +484,8 @@ void unified_launch_work(const UnifiedAttentionParams& p, const UnifiedPlan& pla
     w.launches.push_back(planner_work(pa));
   }
   LaunchWork l;
-  l.manifest = g.split ? testing::emu_unified::kernel_3d_manifest<Cfg>() : testing::emu_unified::kernel_2d_manifest<Cfg>();
+  l.manifest =
+      g.split ? testing::emu_unified::kernel_3d_manifest<Cfg>() : testing::emu_unified::kernel_2d_manifest<Cfg>();
   l.role = g.split ? "unified_3d" : "unified_2d";
   l.grid = dim3_of(g.grid);
   l.block = emu::Dim3{g.threads, 1, 1};
@@ -483,12 +498,13 @@ void unified_launch_work(const UnifiedAttentionParams& p, const UnifiedPlan& pla
     const auto parts = [&](int64_t item) -> int64_t {
       if (!planned) return plan.num_segments;
       const int32_t token = int32_t(item / p.num_q_heads);
-      const int32_t seq = int32_t(std::upper_bound(p.cu_seqlens_q, p.cu_seqlens_q + p.num_seqs, token) - p.cu_seqlens_q) - 1;
+      const int32_t seq =
+          int32_t(std::upper_bound(p.cu_seqlens_q, p.cu_seqlens_q + p.num_seqs, token) - p.cu_seqlens_q) - 1;
       const int32_t n = hp.tasks[size_t(hp.item_task0[size_t(seq)])].parts;
       return n > 1 ? n : 0;
     };
-    w.launches.push_back(reduce_work(testing::emu_unified::reduce_manifest_text<Cfg>(), "split_kv_reduce", g.reduce_grid,
-                                     g.reduce_threads, items, g.reduce_items_per_block, Cfg::kD, parts));
+    w.launches.push_back(reduce_work(testing::emu_unified::reduce_manifest_text<Cfg>(), "split_kv_reduce",
+                                     g.reduce_grid, g.reduce_threads, items, g.reduce_items_per_block, Cfg::kD, parts));
   }
 }
 
@@ -500,7 +516,7 @@ std::string unified_plan_str(const UnifiedPlan& plan) {
   return std::string(plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") + " tile" +
          (plan.pipeline == PlanPipeline::pingpong ? " ping-pong" : "") +
          (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + " head chunks" : std::string()) + ", " +
-         (plan.grid == UnifiedGrid::split_planned  ? "3D planned/" + std::to_string(plan.capacity)
+         (plan.grid == UnifiedGrid::split_planned   ? "3D planned/" + std::to_string(plan.capacity)
           : plan.grid == UnifiedGrid::split_uniform ? "3D x" + std::to_string(plan.num_segments)
                                                     : std::string("2D"));
 }
@@ -522,7 +538,8 @@ testing::DecodeSpec paged_spec(const PagedDecodeProblem& s) {
 }
 
 // The problem as EmuDecodeProblem::params builds it (the unified shape of (q_len, ctx) sequences).
-PagedDecodeParams paged_shape_params(const PagedDecodeProblem& s, std::vector<int32_t>& cu, std::vector<int32_t>& lens) {
+PagedDecodeParams paged_shape_params(const PagedDecodeProblem& s, std::vector<int32_t>& cu,
+                                     std::vector<int32_t>& lens) {
   UnifiedProblem u;
   u.spec.bf16 = s.bf16;
   u.spec.kv_dtype = s.bf16 ? DType::bf16 : DType::f16;
@@ -566,8 +583,9 @@ void paged_launch_work(const PagedDecodeParams& p, const PagedDecodePlan& plan, 
       const int32_t n = planned ? hp.tasks[size_t(hp.item_task0[size_t(seq)])].parts : plan.segments;
       return n > 1 ? n : 0;
     };
-    w.launches.push_back(reduce_work(testing::emu_paged::reduce_manifest_text<Cfg>(), "paged_decode_reduce", g.reduce_grid,
-                                     g.reduce_threads, items, split_kv_reduce_items_per_block(Cfg::kD), Cfg::kD, parts));
+    w.launches.push_back(reduce_work(testing::emu_paged::reduce_manifest_text<Cfg>(), "paged_decode_reduce",
+                                     g.reduce_grid, g.reduce_threads, items, split_kv_reduce_items_per_block(Cfg::kD),
+                                     Cfg::kD, parts));
   }
 }
 
@@ -653,7 +671,8 @@ void mla_launch_work(const MlaDecodeParams& p, const MlaDecodePlan& plan, WorkLi
     };
     w.launches.push_back(reduce_work(testing::emu_mla::reduce_manifest_text(bf16), "paged_decode_reduce",
                                      LaunchDim{uint32_t((items + per - 1) / per), 1, 1},
-                                     uint32_t(split_kv_reduce_threads(kMlaLatentDim)), items, per, kMlaLatentDim, parts));
+                                     uint32_t(split_kv_reduce_threads(kMlaLatentDim)), items, per, kMlaLatentDim,
+                                     parts));
   }
 }
 
@@ -680,9 +699,10 @@ std::shared_ptr<const emu::CodeObject> hipattn_code_object(HipattnFamily family,
 // ---- 1. dense prefill ----
 
 std::string DensePrefillProblem::str() const {
-  return std::string(bf16 ? "bf16" : "f16") + " d" + std::to_string(d_qk) + (d_v != d_qk ? "/" + std::to_string(d_v) : "") +
-         (causal ? " causal" : " non-causal") + " b" + std::to_string(batch) + " h" + std::to_string(heads_q) + "/" +
-         std::to_string(heads_kv) + " s" + std::to_string(seqlen_q) + "/" + std::to_string(seqlen_k);
+  return std::string(bf16 ? "bf16" : "f16") + " d" + std::to_string(d_qk) +
+         (d_v != d_qk ? "/" + std::to_string(d_v) : "") + (causal ? " causal" : " non-causal") + " b" +
+         std::to_string(batch) + " h" + std::to_string(heads_q) + "/" + std::to_string(heads_kv) + " s" +
+         std::to_string(seqlen_q) + "/" + std::to_string(seqlen_k);
 }
 
 WorkList dense_prefill_work(const DensePrefillProblem& s, emu::Gfx gfx) {
@@ -695,7 +715,8 @@ WorkList dense_prefill_work(const DensePrefillProblem& s, emu::Gfx gfx) {
   testing::emu_dense::visit_target_instance(t, s.bf16, s.d_qk, false, pingpong, [&]<class Cfg>() {
     if (p.num_tokens_q > 0 && p.num_seqs > 0) w.launches.push_back(dense_launch_work<Cfg>(p));
   });
-  w.label = "dense prefill " + s.str() + " " + gfx_str(gfx) + (pingpong ? " ping-pong" : " skeleton") + ": " + plan_str(w);
+  w.label =
+      "dense prefill " + s.str() + " " + gfx_str(gfx) + (pingpong ? " ping-pong" : " skeleton") + ": " + plan_str(w);
   return w;
 }
 
@@ -751,9 +772,10 @@ std::string UnifiedProblem::str() const {
   }
   std::string d = std::string(spec.bf16 ? "bf16" : "f16") + " kv=" + std::string(dtype_name(spec.kv_dtype)) +
                   (fp8_queries ? " q=" + std::string(dtype_name(spec.kv_dtype)) : std::string()) +
-                  (out ? " out=" + std::string(dtype_name(*out)) : std::string()) + " d" + std::to_string(spec.head_size) +
-                  " h" + std::to_string(spec.num_q_heads) + "/" + std::to_string(spec.num_kv_heads) + " page" +
-                  std::to_string(spec.block_size) + " q/kv=" + seqs + (spec.causal ? "" : " non-causal");
+                  (out ? " out=" + std::string(dtype_name(*out)) : std::string()) + " d" +
+                  std::to_string(spec.head_size) + " h" + std::to_string(spec.num_q_heads) + "/" +
+                  std::to_string(spec.num_kv_heads) + " page" + std::to_string(spec.block_size) + " q/kv=" + seqs +
+                  (spec.causal ? "" : " non-causal");
   if (spec.window_left >= 0) d += " window " + std::to_string(spec.window_left);
   if (spec.softcap > 0) d += " softcap";
   if (spec.alibi) d += " alibi";
@@ -768,7 +790,8 @@ WorkList unified_work(const UnifiedProblem& u, emu::Gfx gfx) {
   const UnifiedAttentionParams p = unified_shape_params(u, cu, lens);
   const UnifiedPlan plan = unified_plan_of(p, u, t);
   WorkList w;
-  testing::emu_unified::visit_target_config(t.target, p, plan, [&]<class Cfg>() { unified_launch_work<Cfg>(p, plan, w); });
+  testing::emu_unified::visit_target_config(t.target, p, plan,
+                                            [&]<class Cfg>() { unified_launch_work<Cfg>(p, plan, w); });
   w.label = "unified " + u.str() + " " + gfx_str(gfx) + " " + unified_plan_str(plan) + ": " + plan_str(w);
   return w;
 }
@@ -786,7 +809,8 @@ HipattnRun run_unified(const UnifiedProblem& u, emu::Gfx gfx, bool check, const 
   log.options_for = opt;
   const RunResult r = run_on_emulator(*co, t, ep, u.options.path, u.options.num_segments, std::nullopt, u.options.split,
                                       u.options.pipeline, &log);
-  if (!r.plan_mismatch.empty()) throw std::runtime_error("unified " + u.str() + ": the device plan: " + r.plan_mismatch);
+  if (!r.plan_mismatch.empty())
+    throw std::runtime_error("unified " + u.str() + ": the device plan: " + r.plan_mismatch);
   WorkList w = unified_work(u, gfx);
   HipattnRun run = make_run(log, std::move(w));
   if (check) {
@@ -912,7 +936,8 @@ HipattnRun run_mla_decode(const MlaDecodeProblem& s, emu::Gfx gfx, bool check, c
   EmuLaunches log;
   log.options_for = opt;
   const RunResult r = run_on_emulator(*co, t, em, s.options, &log);
-  if (!r.plan_mismatch.empty()) throw std::runtime_error("mla decode " + s.str() + ": the device plan: " + r.plan_mismatch);
+  if (!r.plan_mismatch.empty())
+    throw std::runtime_error("mla decode " + s.str() + ": the device plan: " + r.plan_mismatch);
   WorkList w = mla_decode_work(s, gfx);
   HipattnRun run = make_run(log, std::move(w));
   if (check) {
@@ -962,7 +987,8 @@ HipattnRun run_paged_decode(const PagedDecodeProblem& s, emu::Gfx gfx, bool chec
   EmuLaunches log;
   log.options_for = opt;
   const RunResult r = run_on_emulator(*co, t, ep, s.options, std::nullopt, &log);
-  if (!r.plan_mismatch.empty()) throw std::runtime_error("paged decode " + s.str() + ": the device plan: " + r.plan_mismatch);
+  if (!r.plan_mismatch.empty())
+    throw std::runtime_error("paged decode " + s.str() + ": the device plan: " + r.plan_mismatch);
   WorkList w = paged_decode_work(s, gfx);
   HipattnRun run = make_run(log, std::move(w));
   if (check) {

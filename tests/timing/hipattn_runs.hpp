@@ -29,7 +29,7 @@
 #include "hipattn/dispatch/paged_decode_plan.hpp"  // PagedDecodeOptions
 #include "hipattn/dispatch/unified_plan.hpp"       // UnifiedOptions
 #include "hipattn/numeric/dtype.hpp"
-#include "../../testing/paged_problem.hpp"    // ProblemSpec
+#include "../../testing/paged_problem.hpp"  // ProblemSpec
 
 namespace hipattn::timing {
 
@@ -37,9 +37,9 @@ namespace hipattn::timing {
 
 // One launch: its kernel, geometry, and the work of each workgroup.
 struct LaunchWork {
-  std::string manifest;     // the kernel's manifest (CodeObject::find_manifest finds it)
-  std::string role;         // dense_prefill, unified_2d, unified_3d, split_kv_reduce, plan_decode_tasks,
-                            // paged_decode, paged_decode_reduce, mla_decode
+  std::string manifest;  // the kernel's manifest (CodeObject::find_manifest finds it)
+  std::string role;      // dense_prefill, unified_2d, unified_3d, split_kv_reduce, plan_decode_tasks,
+                         // paged_decode, paged_decode_reduce, mla_decode
   emu::Dim3 grid, block;
   uint32_t dynamic_lds = 0;  // bytes (the kernel's fixed LDS comes from its code object)
   // What `work` counts:
@@ -59,8 +59,8 @@ struct LaunchWork {
 
   int64_t workgroups() const { return int64_t(grid.x) * grid.y * grid.z; }
   int64_t total() const;
-  int32_t most() const;   // the largest entry
-  int64_t busy() const;   // workgroups with work > 0
+  int32_t most() const;  // the largest entry
+  int64_t busy() const;  // workgroups with work > 0
 };
 
 // Every launch of a call, in launch order.
@@ -123,9 +123,9 @@ WorkList dense_prefill_work(const DensePrefillProblem& p, emu::Gfx gfx);
 // cache's fp8 format (problem/fp8_io.hpp; their codes are the 16-bit queries / 48) and an output dtype.
 struct UnifiedProblem {
   testing::ProblemSpec spec;
-  bool fp8_queries = false;       // queries in spec.kv_dtype (an fp8 type), q_scale 1/48 on the host
-  std::optional<DType> out;       // out_format.dtype (unset: the query's 16-bit type)
-  UnifiedOptions options = {};    // path / split / pipeline as unified_attention() takes them
+  bool fp8_queries = false;     // queries in spec.kv_dtype (an fp8 type), q_scale 1/48 on the host
+  std::optional<DType> out;     // out_format.dtype (unset: the query's 16-bit type)
+  UnifiedOptions options = {};  // path / split / pipeline as unified_attention() takes them
   std::string str() const;
 };
 HipattnRun run_unified(const UnifiedProblem& p, emu::Gfx gfx, bool check, const LaunchOptionsFor& opt = {});

@@ -66,8 +66,8 @@ void expect_consistent(const HipattnRun& r, HipattnFamily family, emu::Gfx gfx) 
       EXPECT_EQ(macs, w.total() * w.tile_macs) << "MFMA multiply-accumulates against " << w.total() << " tiles of "
                                                << w.tile_macs;
       EXPECT_EQ(count % std::max<int64_t>(1, w.total()), 0) << count << " MFMAs over " << w.total() << " tiles";
-      std::printf("    %-20s grid %ux%ux%u x %u, LDS %u, %d VGPRs: %lld tiles of %d keys (most %d a workgroup, %lld of %lld busy), "
-                  "%lld MFMAs = %lld a tile, %llu instr\n",
+      std::printf("    %-20s grid %ux%ux%u x %u, LDS %u, %d VGPRs: %lld tiles of %d keys (most %d a workgroup, "
+                  "%lld of %lld busy), %lld MFMAs = %lld a tile, %llu instr\n",
                   w.role.c_str(), k.grid.x, k.grid.y, k.grid.z, k.block.x, k.lds_bytes, k.vgprs,
                   static_cast<long long>(w.total()), w.tile_kv, w.most(), static_cast<long long>(w.busy()),
                   static_cast<long long>(w.workgroups()), static_cast<long long>(count),
@@ -76,8 +76,8 @@ void expect_consistent(const HipattnRun& r, HipattnFamily family, emu::Gfx gfx) 
     } else {
       EXPECT_EQ(count, 0) << w.role << " runs no MFMA";
       std::printf("    %-20s grid %ux%ux%u x %u, LDS %u, %d VGPRs: %lld %s, %llu instr\n", w.role.c_str(), k.grid.x,
-                  k.grid.y, k.grid.z, k.block.x, k.lds_bytes, k.vgprs, static_cast<long long>(w.total()), w.unit.c_str(),
-                  static_cast<unsigned long long>(k.stats.instructions));
+                  k.grid.y, k.grid.z, k.block.x, k.lds_bytes, k.vgprs, static_cast<long long>(w.total()),
+                  w.unit.c_str(), static_cast<unsigned long long>(k.stats.instructions));
     }
   }
 }
@@ -98,7 +98,8 @@ void check_run(HipattnFamily family, emu::Gfx gfx, Run&& run) {
   for (const KernelRun& k : r.launches) {
     EXPECT_TRUE(k.checked);
     EXPECT_GT(k.compared, 0);
-    EXPECT_TRUE(k.pass()) << k.bad << " of " << k.compared << " out of tolerance; " << k.detail << " [" << k.label << "]";
+    EXPECT_TRUE(k.pass()) << k.bad << " of " << k.compared << " out of tolerance; " << k.detail << " ["
+                          << k.label << "]";
   }
   EXPECT_TRUE(r.pass());
   std::printf("    checked %lld: max|err| %.2e, max rel %.2e (%s)\n", static_cast<long long>(r.launches[0].compared),
@@ -159,11 +160,11 @@ TEST(HipattnRuns, MlaDecode) {
   for (emu::Gfx g : kTargets) {
     SKIP_WITHOUT(HipattnFamily::mla_decode, g);
     // bf16 cache; a small batch is planned (the planner, the kernel, the reduce)
-    const MlaDecodeProblem a{.bf16 = true, .fp8_kv = false, .batch = 2, .heads = 16, .ctx = 100, .q_len = 1, .page_size = 64,
-                             .seed = 31};
+    const MlaDecodeProblem a{.bf16 = true, .fp8_kv = false, .batch = 2, .heads = 16, .ctx = 100, .q_len = 1,
+                             .page_size = 64, .options = {}, .seed = 31};
     // the target's fp8 cache, MTP 2, pages of 17 slots
-    const MlaDecodeProblem b{.bf16 = true, .fp8_kv = true, .batch = 1, .heads = 16, .ctx = 70, .q_len = 2, .page_size = 17,
-                             .seed = 32};
+    const MlaDecodeProblem b{.bf16 = true, .fp8_kv = true, .batch = 1, .heads = 16, .ctx = 70, .q_len = 2,
+                             .page_size = 17, .options = {}, .seed = 32};
     // one task a sequence (forced): the kernel alone
     MlaDecodeProblem c = a;
     c.options.split = MlaDecodeSplit::one_partition;
