@@ -311,65 +311,83 @@ struct MlaOut {
   std::vector<float> group_scale, lse;
 };
 // Every group scale and owned element against the reference (fp8 elements decoded with the scale
-// they were written with: tests/common/fp8_output_check.hpp), every padding element still poisoned.
-inline void expect_matches(const MlaHost& h, const MlaOut& got, const reference::AttentionResult& ref, const std::string& what) {
+// they were written with: tests/common/fp8_output_check.hpp), every padding element still poisoned:
+// how many were compared and failed, the largest error, the first failures (at most 10).
+struct MlaCompare {
+  int64_t compared = 0, bad = 0;
+  double worst = 0.0, worst_lse = 0.0;
+  double worst_rel = 0.0;  // |err| / |reference| over the elements with |reference| >= 1/64
+  std::vector<std::string> failures;
+  void fail(const std::string& m) {
+    if (bad++ < 10) failures.push_back(m);
+  }
+};
+inline MlaCompare compare_mla(const MlaHost& h, const MlaOut& got, const reference::AttentionResult& ref) {
+  MlaCompare st;
   const MlaOutput& o = h.output;
   // the instance's 16-bit type (fp8 queries: problem/fp8_io.hpp's compute dtype)
   const Tolerance base = out_tolerance(is_bf16(compute_dtype(h.s.q_dtype, h.s.kv_dtype, o.dtype)));
   const int T = h.tokens(), H = h.s.heads;
-  int bad = 0;
-  double worst = 0.0;
+  const auto at = [](auto... v) {
+    std::string s;
+    ((s += "[" + std::to_string(v) + "]"), ...);
+    return s;
+  };
   if (o.groups > 0) {
     const std::vector<double> want = reference::output_group_scales(ref, T, H, DV, o.dtype, o.format(nullptr, nullptr));
-    for (int t = 0; t < T && bad < 10; ++t)
-      for (int hh = 0; hh < H && bad < 10; ++hh)
+    for (int t = 0; t < T; ++t)
+      for (int hh = 0; hh < H; ++hh)
         for (int64_t g = 0; g < o.groups; ++g) {
           const double s = o.scale_of(got.group_scale, t, hh, int(g * o.spec.group));
           const double w = want[size_t((int64_t(t) * H + hh) * o.groups + g)];
-          if (!group_scale_matches(s, w, o.spec.ue8m0, base.rtol)) {
-            ADD_FAILURE() << what << ": group_scale[" << t << "][" << hh << "][" << g << "] = " << s << ", reference " << w;
-            ++bad;
-          }
+          ++st.compared;
+          if (!group_scale_matches(s, w, o.spec.ue8m0, base.rtol))
+            st.fail("group_scale" + at(t, hh, g) + " = " + std::to_string(s) + ", reference " + std::to_string(w));
         }
   }
   for (size_t i = o.gs_count(); i < got.group_scale.size(); ++i)
     if (!std::isnan(got.group_scale[i])) {
-      ADD_FAILURE() << what << ": group scale written past the tensor (element " << i << ")";
-      ++bad;
+      st.fail("group scale written past the tensor (element " + std::to_string(i) + ")");
       break;
     }
-  for (int t = 0; t < T && bad < 10; ++t)
-    for (int hh = 0; hh < H && bad < 10; ++hh) {
+  for (int t = 0; t < T; ++t)
+    for (int hh = 0; hh < H; ++hh) {
       const double lr = ref.lse[size_t(hh * T + t)];
       for (int d = 0; d < int(h.o_sh); ++d) {
         const size_t i = size_t(t * h.o_st + hh * h.o_sh + d);
         if (d >= DV) {
-          if (!output_poisoned(o.dtype, got.out.data(), i)) {
-            ADD_FAILURE() << what << ": padding written at token " << t << " head " << hh << " col " << d;
-            ++bad;
-          }
+          if (!output_poisoned(o.dtype, got.out.data(), i))
+            st.fail("padding written at token " + std::to_string(t) + " head " + std::to_string(hh) + " col " +
+                    std::to_string(d));
           continue;
         }
         const double scale = o.scale_of(got.group_scale, t, hh, d);
         const double v = decode_output(o.dtype, got.out.data(), i) * scale, r = ref.out[size_t((int64_t(t) * H + hh) * DV + d)];
         const OutputElementCheck c = check_output_element(o.dtype, base, v, r, scale);
-        if (lr == -std::numeric_limits<double>::infinity() ? !(v == 0.0) : !c.ok) {
-          ADD_FAILURE() << what << ": out[" << t << "][" << hh << "][" << d << "] = " << v << ", reference " << r
-                        << (is_fp8(o.dtype) ? " (scale " + std::to_string(scale) + ")" : std::string());
-          ++bad;
-        }
-        if (std::isfinite(c.err)) worst = std::max(worst, c.err);
+        ++st.compared;
+        if (lr == -std::numeric_limits<double>::infinity() ? !(v == 0.0) : !c.ok)
+          st.fail("out" + at(t, hh, d) + " = " + std::to_string(v) + ", reference " + std::to_string(r) +
+                  (is_fp8(o.dtype) ? " (scale " + std::to_string(scale) + ")" : std::string()));
+        if (std::isfinite(c.err)) st.worst = std::max(st.worst, c.err);
+        if (std::isfinite(v) && std::fabs(r) >= 1.0 / 64)
+          st.worst_rel = std::max(st.worst_rel, std::fabs(v - r) / std::fabs(r));
       }
       if (h.s.lse) {
         const double l = got.lse[size_t(t * H + hh)];
         const bool ok = std::isinf(lr) ? (l == lr) : std::fabs(l - lr) <= kLseTolerance.atol + kLseTolerance.rtol * std::fabs(lr);
-        if (!ok) {
-          ADD_FAILURE() << what << ": lse[" << t << "][" << hh << "] = " << l << ", reference " << lr;
-          ++bad;
-        }
+        ++st.compared;
+        if (!ok) st.fail("lse" + at(t, hh) + " = " + std::to_string(l) + ", reference " + std::to_string(lr));
+        if (!std::isinf(lr)) st.worst_lse = std::max(st.worst_lse, std::isfinite(l) ? std::fabs(l - lr) : INFINITY);
       }
     }
-  EXPECT_EQ(bad, 0) << what << " (worst |err| " << worst << ")";
+  return st;
+}
+// compare_mla's failures as test failures.
+inline void expect_matches(const MlaHost& h, const MlaOut& got, const reference::AttentionResult& ref,
+                           const std::string& what) {
+  const MlaCompare st = compare_mla(h, got, ref);
+  for (const std::string& f : st.failures) ADD_FAILURE() << what << ": " << f;
+  EXPECT_EQ(st.bad, 0) << what << " (worst |err| " << st.worst << ")";
 }
 
 }  // namespace hipattn::testing::mla_test

@@ -6,10 +6,12 @@
 // problem/fp8_io.hpp with fp8 queries (IoSpec, IoHost, EmuIo, check_io_outputs).
 #pragma once
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -87,11 +89,94 @@ std::string reduce_manifest_of(const char* role) {
 // The decode work planner's manifest (kernels/common/task_plan.hpp).
 inline std::string planner_manifest_text() { return planner_manifest(kPlannerThreads).c_str(); }
 
-// Launch the one kernel whose manifest is `manifest`.
+// An emulated-device address as the pointer the dispatcher's argument builders take.
+inline void* dev_ptr(uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t>(a)); }
+
+// One launch of a run (what launch_kernel launched, and what the emulator counted), and the launches of
+// a run in order with the emulator's options for each (the timing harnesses, tests/timing: a trace
+// per launch travels in emu::LaunchOptions). The shared run functions (emu_<family>.hpp) take an
+// optional EmuLaunches*; the tests pass none.
+struct EmuLaunch {
+  std::string manifest;
+  const emu::KernelInfo* kernel = nullptr;
+  LaunchDim grid;
+  uint32_t threads = 0, dynamic_lds = 0;
+  emu::LaunchStats stats;
+  double seconds = 0;
+};
+struct EmuLaunches {
+  emu::LaunchOptions options;  // every launch's, unless options_for is set
+  std::function<emu::LaunchOptions(size_t index, const std::string& manifest)> options_for;
+  std::vector<EmuLaunch> launches;
+};
+
+// Launch the one kernel whose manifest is `manifest` (recorded in `log` when given).
 inline emu::LaunchStats launch_kernel(const emu::CodeObject& co, const std::string& manifest, LaunchDim grid,
-                                      uint32_t threads, uint32_t lds, const void* args, size_t bytes, emu::Memory& mem) {
+                                      uint32_t threads, uint32_t lds, const void* args, size_t bytes, emu::Memory& mem,
+                                      EmuLaunches* log = nullptr) {
   const emu::KernelInfo& k = co.find_manifest(manifest);
-  return emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem);
+  emu::LaunchOptions opt;
+  if (log != nullptr) opt = log->options_for ? log->options_for(log->launches.size(), manifest) : log->options;
+  const auto t0 = std::chrono::steady_clock::now();
+  emu::LaunchStats st =
+      emu::launch(co, k, emu::Dim3{grid.x, grid.y, grid.z}, emu::Dim3{threads, 1, 1}, lds, args, bytes, mem, opt);
+  if (log != nullptr)
+    log->launches.push_back(EmuLaunch{manifest, &k, grid, threads, lds, st,
+                                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+  return st;
+}
+
+// ---- the decode work planner (kernels/common/task_plan.hpp) ----
+
+// The host plan of a planner launch's arguments over the host copy of its lengths, and its status
+// (kPlanOk, or kPlanOverflow).
+struct HostPlan {
+  int32_t status = kPlanOk;
+  std::vector<PlanTask> tasks;     // [capacity]
+  std::vector<int32_t> item_task0; // [num_items]
+};
+inline HostPlan host_plan(const DecodePlanArgs& pa, const int32_t* lens) {
+  HostPlan h;
+  h.tasks.resize(size_t(pa.capacity));
+  h.item_task0.resize(size_t(pa.num_items));
+  std::vector<int32_t> n(size_t(pa.num_items)), first(size_t(pa.num_items));
+  h.status = plan_decode_tasks_host(lens, pa.num_items, pa.shape, pa.capacity, pa.fixed_tiles, h.tasks.data(),
+                                    h.item_task0.data(), n.data(), first.data());
+  return h;
+}
+
+// What the device planner wrote, against the host plan of the same lengths.
+struct PlannerRun {
+  uint64_t instructions = 0;
+  std::string mismatch;  // the first difference from the host plan (status, item_task0, a slot); empty: equal
+  int tasks = 0, most_parts = 0;  // tasks of the device plan, the most of one item
+};
+// Launches plan_decode_tasks_kernel with `pa` (its buffers in `mem`) as the dispatchers do before a
+// planned kernel, and compares its plan with host_plan over `lens` (the host copy of pa.seq_lens_k).
+inline PlannerRun run_planner(const emu::CodeObject& co, const DecodePlanArgs& pa, const std::vector<int32_t>& lens,
+                              emu::Memory& mem, EmuLaunches* log = nullptr) {
+  PlannerRun r;
+  r.instructions =
+      launch_kernel(co, planner_manifest_text(), LaunchDim{1, 1, 1}, kPlannerThreads, 0, &pa, sizeof(pa), mem, log)
+          .instructions;
+  const HostPlan want = host_plan(pa, lens.data());
+  const int32_t status = mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.status), 1)[0];
+  const auto tasks = mem.download<PlanTask>(reinterpret_cast<uint64_t>(pa.tasks), size_t(pa.capacity));
+  const auto task0 = mem.download<int32_t>(reinterpret_cast<uint64_t>(pa.item_task0), lens.size());
+  if (want.status != kPlanOk) r.mismatch = "the host plan's status is " + std::to_string(want.status);
+  else if (status != want.status) r.mismatch = "the device plan's status is " + std::to_string(status);
+  else if (task0 != want.item_task0) r.mismatch = "item_task0 differs from the host plan";
+  for (int32_t s = 0; s < pa.capacity; ++s) {
+    const PlanTask &x = tasks[size_t(s)], &y = want.tasks[size_t(s)];
+    if (!(x.item == y.item && x.tile_begin == y.tile_begin && x.tile_end == y.tile_end && x.part == y.part &&
+          x.parts == y.parts) && r.mismatch.empty())
+      r.mismatch = "slot " + std::to_string(s) + " differs from the host plan";
+    if (x.item >= 0) {
+      ++r.tasks;
+      r.most_parts = std::max<int>(r.most_parts, x.parts);
+    }
+  }
+  return r;
 }
 
 // One configuration of the instance table on a target, as the dispatchers of both families pick it:
