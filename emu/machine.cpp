@@ -527,7 +527,7 @@ struct Scheduler {
 };
 
 // What the timing layer needs of one executed instruction (timing.hpp TraceOp): LDS bank cycles from
-// the lanes' addresses (docs/AMD-TIMING.md, "LDS"), the 64-byte segments and bytes of vector memory.
+// the lanes' addresses (docs/AMD-TIMING.md §7, rule 1), the 64-byte segments and bytes of vector memory.
 TraceOp Scheduler::trace_op(size_t pc, bool jumped) const {
   TraceOp op;
   op.pc = uint32_t(pc);

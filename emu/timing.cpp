@@ -1,5 +1,5 @@
 // emu/timing.cpp: the timing layer (timing.hpp). The rules and their sources are in
-// docs/AMD-TIMING.md, "model rules"; each block below names the rule it implements.
+// docs/AMD-TIMING.md §7; each block below names the rule it implements.
 #include "timing.hpp"
 
 #include <algorithm>
@@ -17,7 +17,7 @@ namespace hipattn::emu {
 
 // ---------------------------------------------------------------- parameters
 // MI300X (gfx942) and MI355X (gfx950): data-sheet values; the latencies and the clock under load are
-// the model's stated estimates and fitted values (docs/AMD-TIMING.md, "model parameters").
+// the model's stated estimates and fitted values (docs/AMD-TIMING.md §6).
 CuParams mi300x_params() {
   CuParams p;
   p.gfx = Gfx::gfx942;

@@ -5,7 +5,7 @@
 // the vector-memory path with a latency and the CU's share of HBM bandwidth, s_waitcnt, s_barrier,
 // s_setprio), and scales one CU's time to the device.
 //
-// Every rule and number is in docs/AMD-TIMING.md with its source ("model rules"); the comments here
+// Every rule and number is in docs/AMD-TIMING.md with its source (§6 parameters, §7 rules); the comments here
 // name the rule, that file gives the evidence. Units: shader clocks unless a name says otherwise.
 #pragma once
 #include <algorithm>
@@ -52,7 +52,7 @@ struct Trace {
 };
 
 // ---------------------------------------------------------------- the model of one CU
-// The parameters of one target (docs/AMD-TIMING.md, "model rules", gives each one's source).
+// The parameters of one target (docs/AMD-TIMING.md §6 gives each one's source).
 struct CuParams {
   Gfx gfx = Gfx::gfx942;
   int cus = 304;                  // compute units of the device
@@ -131,7 +131,7 @@ int resident_workgroups(const Trace& t, const CuParams& p);
 // Runs workgroups `wgs` of `t` (indices into t.workgroups; each may repeat) on one CU: `resident`
 // at a time (0: as occupancy allows), the next starting when one ends. `dram_fraction` of every
 // vector-memory byte comes from HBM (the rest from L2): the caller derives it from the problem's
-// footprint (docs/AMD-TIMING.md, "from one CU to the device").
+// footprint (docs/AMD-TIMING.md §7, rule 8).
 CuResult simulate_cu(const Trace& t, const std::vector<int>& wgs, const CuParams& p, double dram_fraction,
                      int resident = 0);
 

@@ -1,6 +1,6 @@
 // tests/emu/test_emu_timing.cpp: the timing layer (emu/timing.hpp) on instruction sequences whose
 // time its rules fix (kernels/timing.hip, one wave each): the bounds below are the rules' own
-// arithmetic (docs/AMD-TIMING.md, "model rules"), so a rule implemented wrongly fails here, before
+// arithmetic (docs/AMD-TIMING.md §7), so a rule implemented wrongly fails here, before
 // any calibration.
 //   * 32 MFMAs 32x32x8 bf16 into one C: the matrix pipe is busy 32 x 8 passes x 4 clocks;
 //   * 128 dependent v_fmac_f32: 4 clocks each; 64 v_exp_f32: the transcendental rate;

@@ -1,4 +1,4 @@
-// tests/timing/amd_timing.cpp: the timed emulator's two tables (docs/AMD-TIMING.md, "the instrument").
+// tests/timing/amd_timing.cpp: the timed emulator's two tables (docs/AMD-TIMING.md §8).
 //
 //   1. Calibration: AITER's code objects (../shared/calibration) on the published shapes, predicted by
 //      the timing layer (emu/timing.hpp) beside their published speeds. The clock under load of each
@@ -7,7 +7,7 @@
 //   2. Side by side: the hipattn instance the dispatcher chooses on the same shapes, as a ratio of time
 //      to AITER's, and rows where AITER has no kernel as fractions of the modelled peak.
 //
-// How one row is timed (docs/AMD-TIMING.md, "from one CU to the device"): the kernel runs on the
+// How one row is timed (docs/AMD-TIMING.md §7, rule 8): the kernel runs on the
 // emulator at two reduced lengths (a few workgroups, n1 and n2 tiles each), traced; the traces replay on
 // the model of one CU with as many workgroups resident as occupancy allows; each workgroup's time is fitted
 // as prologue + per_tile x tiles; the full problem's workgroups (their tile counts from the harness's work
