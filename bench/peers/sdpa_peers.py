@@ -33,6 +33,8 @@ is compared with the other's (relative L2 of the difference): bf16 attention agr
 
 Usage: python3 bench/peers/sdpa_peers.py [--hipattn-json OUT/bench.json] [--reps 20] [--warmup 3]
                                           [--rows NAME,NAME] [--json OUT/peers.json]
+       python3 bench/peers/sdpa_peers.py --from-json OUT/peers.json [--hipattn-json OUT/bench.json]
+         (the table again from saved figures, e.g. with a sweep that ran after the peers)
 """
 
 import argparse
@@ -105,6 +107,36 @@ def hipattn_rows(path):
     return out
 
 
+def print_table(results, mm, hip):
+    """The one table: each row's peers, hipattn's figure from `hip` (hipattn_rows), ratios."""
+    wg_ceilings = [w for _, w in hip.values() if w]
+    wg = statistics.median(wg_ceilings) if wg_ceilings else None
+    if wg:
+        print(f"ceiling: wgmma m64n256k16 bf16 {wg:.0f} TFLOP/s (hipattn_bench, same device call)")
+
+    def fmt(t, ceil):
+        return f"{t:7.0f} {t / ceil:5.2f}" if t and ceil else ("      -     -" if not t else f"{t:7.0f}     -")
+
+    ceil_name = "wgmma" if wg else "mm"
+    ceil = wg or mm
+    print(f"\nDense prefill peers, bf16 (TFLOP/s, and over the {ceil_name} ceiling {ceil:.0f}; exact causal pairs)")
+    print(f"{'row':32s} {'cuDNN':>13s} {'flash (FA2)':>13s} {'hipattn':>13s} {'hip/cuDNN':>9s} {'agree':>8s}  notes")
+    for r in results:
+        cu, fa = r["cudnn"], r["flash"]
+        h = hip.get(r["row"], (None, None))[0]
+        ratio = f"{h / cu['tflops']:9.2f}" if h and cu["tflops"] else f"{'-':>9s}"
+        agree = f"{r['agree_rel_l2']:8.1e}" if "agree_rel_l2" in r else f"{'-':>8s}"
+        notes = []
+        for tag, x in (("cuDNN", cu), ("flash", fa)):
+            if x["error"] and not x["tflops"]:
+                notes.append(f"{tag} unsupported: {x['error']}")
+            elif x["note"]:
+                notes.append(f"{tag} {x['note']}")
+        print(f"{r['row']:32s} {fmt(cu['tflops'], ceil):>13s} {fmt(fa['tflops'], ceil):>13s} {fmt(h, ceil):>13s} "
+              f"{ratio} {agree}  {'; '.join(notes)}")
+    print(f"(torch.matmul bf16 8192^3: {mm:.0f} TFLOP/s in the peers' run)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hipattn-json", default="", help="hipattn_bench's --benchmark_out JSON of the same device call")
@@ -112,7 +144,14 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rows", default="", help="comma-separated row names (default: all)")
+    ap.add_argument("--from-json", default="", help="print the table of an earlier --json (no GPU work)")
     args = ap.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        print(f"peers: {saved['device']} (from {args.from_json})")
+        print_table(saved["rows"], saved["matmul_tflops"], hipattn_rows(args.hipattn_json))
+        return 0
 
     try:
         import torch
@@ -132,10 +171,6 @@ def main():
     mm = matmul_tflops(torch, flush, 10)
     print(f"ceiling: bf16 8192^3 torch.matmul {mm:.0f} TFLOP/s (random data, median of 10)")
     hip = hipattn_rows(args.hipattn_json)
-    wg_ceilings = [wg for _, wg in hip.values() if wg]
-    wg = statistics.median(wg_ceilings) if wg_ceilings else None
-    if wg:
-        print(f"ceiling: wgmma m64n256k16 bf16 {wg:.0f} TFLOP/s (hipattn_bench, same device call)")
 
     backends = [("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)]
     wanted = set(filter(None, args.rows.split(",")))
@@ -148,7 +183,7 @@ def main():
         k = (torch.rand(b, n, hkv, dqk, device="cuda", generator=gen) * 2 - 1).to(torch.bfloat16).transpose(1, 2)
         v = (torch.rand(b, n, hkv, dv, device="cuda", generator=gen) * 2 - 1).to(torch.bfloat16).transpose(1, 2)
         fl = flops(b, n, hq, dqk, dv, causal)
-        row = {"row": name, "flops": fl, "hipattn_tflops": hip.get(name, (None, None))[0]}
+        row = {"row": name, "flops": fl}
         outs = {}
         for tag, backend in backends:
             note, ms, err = "", None, None
@@ -189,30 +224,10 @@ def main():
         del q, k, v, outs
         torch.cuda.empty_cache()
 
-    def fmt(t, ceil):
-        return f"{t:7.0f} {t / ceil:5.2f}" if t and ceil else ("      -     -" if not t else f"{t:7.0f}     -")
-
-    ceil_name = "wgmma" if wg else "mm"
-    ceil = wg or mm
-    print(f"\nDense prefill peers, bf16 (TFLOP/s, and over the {ceil_name} ceiling {ceil:.0f}; exact causal pairs)")
-    print(f"{'row':32s} {'cuDNN':>13s} {'flash (FA2)':>13s} {'hipattn':>13s} {'hip/cuDNN':>9s} {'agree':>8s}  notes")
-    for r in results:
-        cu, fa = r["cudnn"], r["flash"]
-        h = r["hipattn_tflops"]
-        ratio = f"{h / cu['tflops']:9.2f}" if h and cu["tflops"] else f"{'-':>9s}"
-        agree = f"{r['agree_rel_l2']:8.1e}" if "agree_rel_l2" in r else f"{'-':>8s}"
-        notes = []
-        for tag, x in (("cuDNN", cu), ("flash", fa)):
-            if x["error"] and not x["tflops"]:
-                notes.append(f"{tag} unsupported: {x['error']}")
-            elif x["note"]:
-                notes.append(f"{tag} {x['note']}")
-        print(f"{r['row']:32s} {fmt(cu['tflops'], ceil):>13s} {fmt(fa['tflops'], ceil):>13s} {fmt(h, ceil):>13s} "
-              f"{ratio} {agree}  {'; '.join(notes)}")
-    print(f"(torch.matmul bf16 8192^3: {mm:.0f} TFLOP/s in this run)")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": props.name, "matmul_tflops": mm, "wgmma_tflops": wg, "rows": results}, f, indent=1)
+            json.dump({"device": props.name, "matmul_tflops": mm, "rows": results}, f, indent=1)
+    print_table(results, mm, hip)
     return 0
 
 
