@@ -4,7 +4,9 @@
 # Builds build-dev/ (CUDA backend, sm_90a, Release) with every core, then per argument:
 #   tests     the device parity suite (tests/device) and the host suite
 #   bench     the benchmark sweep (JSON to $OUT/bench.json when $OUT is set; BENCH_FILTER: a
-#             --benchmark_filter regex, e.g. paged_decode/)
+#             --benchmark_filter regex, e.g. paged_decode/), then the dense-prefill peers
+#             (bench/peers/sdpa_peers.py: PyTorch SDPA's cuDNN and flash backends on the target rows,
+#             beside the sweep's figures; $OUT/peers.log, peers.json; PEERS=0 skips them)
 #   sanitize  compute-sanitizer memcheck over a subset of the device suite
 #   examples  the examples
 #   consumer  install build-dev, then build and run tests/consumer against it (the instance-library
@@ -52,10 +54,14 @@ for a in "$@"; do
     bench)
       ./build-dev/bench/hipattn_bench --benchmark_filter="${BENCH_FILTER:-.}" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
         >"$OUT/bench.log" 2>&1 || rc=1
-      tail -60 "$OUT/bench.log" ;;
+      tail -60 "$OUT/bench.log"
+      if [ "${PEERS:-1}" != 0 ]; then
+        python3 bench/peers/sdpa_peers.py --hipattn-json "$OUT/bench.json" --json "$OUT/peers.json" >"$OUT/peers.log" 2>&1 || rc=1
+        tail -12 "$OUT/peers.log"
+      fi ;;
     sanitize)
       compute-sanitizer --tool memcheck --error-exitcode 3 ./build-dev/tests/hipattn_device_tests \
-        --gtest_brief=1 --gtest_filter='*Random*:*Edge*:*Error*:*PagedDecodeBoundary*:*PagedDecodeUnowned*:*PagedDecodeGraph*:*PagedDecodeSlidingWindowCases*:PagedDecodeRocm.*:MlaDecode.DtypesAndFp8Caches:MlaDecode.NoLse:MlaDecode.PlannedAndOnePartitionAgree:MlaDecode.OutputFormatsFp16:MergeStates.StridedLayoutsWithNaNPadding:MergeStates.EmptyPartsAreIgnored:Fp8Io.*:*Fp8IoSweep*q_fp8*_d96_*' >"$OUT/memcheck.log" 2>&1 || rc=1
+        --gtest_brief=1 --gtest_filter='*Random*:*Edge*:*Error*:*PagedDecodeBoundary*:*PagedDecodeUnowned*:*PagedDecodeGraph*:PagedDecodeChained.*:*PagedDecodeSlidingWindowCases*:PagedDecodeRocm.*:MlaDecode.DtypesAndFp8Caches:MlaDecode.NoLse:MlaDecode.PlannedAndOnePartitionAgree:MlaDecode.OutputFormatsFp16:MergeStates.StridedLayoutsWithNaNPadding:MergeStates.EmptyPartsAreIgnored:Fp8Io.*:*Fp8IoSweep*q_fp8*_d96_*' >"$OUT/memcheck.log" 2>&1 || rc=1
       grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | tail -5 ;;
     examples)
       for e in build-dev/examples/hipattn_*; do

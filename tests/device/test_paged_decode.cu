@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <ostream>
 #include <random>
 #include <string>
@@ -544,6 +545,49 @@ TEST(PagedDecodeWorkspace, TwoStreams) {
   rb.most_parts = check_device_plan(b.params(), opt, ws.ptr, b.seq_lens());
   expect_match(a, ref_a, ra, "shared workspace, stream 1");
   expect_match(b, ref_b, rb, "shared workspace, stream 2");
+}
+
+// ---- back-to-back calls on one stream over one workspace, no synchronization between them: on sm_90
+// the kernel after the planner and the reduce start while their predecessor ends (programmatic
+// dependent launch, rt::LaunchOrder::programmatic), so a missing wait would let a reduce read the
+// partials or tasks of another call. Batches of other lengths (other plans, other part counts),
+// three rounds in turn, each output against its reference ----
+
+TEST(PagedDecodeChained, BackToBackCallsShareOneWorkspace) {
+  REQUIRE_GPU();
+  DecodeSpec s;
+  s.bf16 = true;
+  s.num_q_heads = 16, s.num_kv_heads = 2, s.head_size = 128, s.q_len = 1;
+  s.sinks = true;
+  //          batch A                | batch B            | batch C
+  s.ctx = {6000, 17, 3000, 900, 1, 0, 12000, 2500, 256, 4100, 4100, 4100, 4100, 700};
+  s.seed = 950;
+  DecodeProblem m(s);
+  const std::vector<std::vector<int>> sets = {{0, 1, 2, 3, 4, 5}, {6, 7, 8}, {9, 10, 11, 12, 13}};
+  std::vector<std::unique_ptr<DecodeBatch>> batches;
+  std::vector<reference::AttentionResult> refs;
+  for (const auto& idx : sets) {
+    batches.push_back(std::make_unique<DecodeBatch>(m, idx));
+    refs.push_back(m.reference(idx));
+  }
+  for (Split sp : {Split::planned, Split::uniform, Split::automatic}) {
+    const PagedDecodeOptions opt = with_split(sp);
+    size_t bytes = 0;
+    for (const auto& b : batches) bytes = std::max(bytes, paged_decode_workspace_size(traits_of(b->params()), opt));
+    DeviceBuffer ws(bytes);
+    TestStream st;
+    for (const auto& b : batches) b->poison(st.s);
+    for (int round = 0; round < 3; ++round)
+      for (size_t i = 0; i < batches.size(); ++i)
+        prebuilt::paged_decode(batches[(i + round) % batches.size()]->params(), ws.ptr, bytes, st.s, opt);
+    HIPATTN_CHECK(rt::get_last_error());
+    st.sync();
+    for (size_t i = 0; i < batches.size(); ++i) {
+      RunResult r;
+      batches[i]->download(r.out, r.lse);
+      expect_match(*batches[i], refs[i], r, std::string("back to back, batch ") + char('A' + i) + " " + split_name(sp));
+    }
+  }
 }
 
 // ---- graph capture: capture once, replay, then load other lengths, block tables and queries into

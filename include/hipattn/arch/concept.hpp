@@ -103,7 +103,10 @@ constexpr CopyModel kv_copy_model(Target t, KvKind kv, int head_size, bool warps
 // The architecture: target, wave size, the warp tile family, its copy model; copies global -> LDS
 // (asynchronous where the ISA has them: copy_commit closes a group, copy_wait<N> waits until at most
 // N groups are in flight) and register-staged ones (load_16 / store_16, load_4 / store_4), the
-// workgroup barrier and the fast math the kernels use.
+// workgroup barrier, the fast math the kernels use, and the two hooks of programmatic dependent
+// launch (grid_dependency_wait: before a kernel launched with rt::LaunchOrder::programmatic reads
+// what the stream's previous kernel wrote; grid_dependency_trigger: the next such kernel may start;
+// empty on targets that launch in stream order).
 template <class A>
 concept AttentionArch = requires {
   { A::kTarget } -> std::convertible_to<Target>;
@@ -123,6 +126,8 @@ concept AttentionArch = requires {
   A::store_4(lds, A::load_4(g, valid));
   A::template copy_wait<0>();
   A::sync();
+  A::grid_dependency_wait();
+  A::grid_dependency_trigger();
   { A::lane() } -> std::same_as<int>;
   { A::exp2(x) } -> std::same_as<float>;
   { A::tanh(x) } -> std::same_as<float>;

@@ -8,7 +8,9 @@
 //
 // A call validates the params (throws hipattn::Error naming the field), plans on the host from host
 // values only (dispatch/paged_decode_plan.hpp; arguments and geometry: paged_decode_launch.hpp), then
-// launches the device planner (planned plans), the kernel and the reduce (split plans) on `stream`.
+// launches the device planner (planned plans), the kernel and the reduce (split plans) on `stream`;
+// on sm_90 the kernel after the planner and the reduce are programmatic dependent launches (each
+// starts while its predecessor ends and waits for it before reading; HIPATTN_PDL=0 turns this off).
 // It never allocates and never synchronizes; the grid depends on host values only, so a captured
 // graph replays with other seq_lens_k and block tables. The instances are unified attention's (same
 // keys, same table and filter); an instance library (hipattn_add_instances()) has its own entry
@@ -37,15 +39,20 @@ void launch_paged_decode_config(const PagedDecodeParams& p, const PagedDecodePla
   const paged_decode_args_t<Cfg> a = make_paged_decode_kernel_args<Cfg>(p, plan, workspace, variant);
   rt::ensure_max_dynamic_shared(paged_decode_kernel<Cfg>, Cfg::kSmemBytes,
                                 [] { return config_name<Cfg>("paged_decode_kernel"); });
-  if (plan.split == SlotSplit::planned) {  // this call's tasks, from seq_lens_k on the device
+  // planner -> kernel -> reduce: the first in stream order, each later one programmatically (sm_90:
+  // its launch overlaps its predecessor, whose end it waits for before reading; rt::launch).
+  const bool planned = plan.split == SlotSplit::planned;
+  if (planned) {  // this call's tasks, from seq_lens_k on the device
     plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_paged_decode_plan_args(p, plan, workspace, Cfg::kBN));
     HIPATTN_CHECK_LAUNCH();
   }
-  paged_decode_kernel<Cfg><<<dim3(g.grid.x, 1, 1), g.threads, g.dynamic_lds, stream>>>(a);
+  rt::launch(planned ? rt::LaunchOrder::programmatic : rt::LaunchOrder::stream, paged_decode_kernel<Cfg>,
+             dim3(g.grid.x, 1, 1), dim3(g.threads, 1, 1), g.dynamic_lds, stream, a);
   HIPATTN_CHECK_LAUNCH();
   if (g.reduce) {
-    paged_decode_reduce_kernel<Cfg::kBf16, Cfg::kD, split_kv_reduce_threads(Cfg::kD)>
-        <<<dim3(g.reduce_grid.x, 1, 1), g.reduce_threads, 0, stream>>>(make_paged_decode_reduce_args(p, plan, workspace));
+    rt::launch(rt::LaunchOrder::programmatic, paged_decode_reduce_kernel<Cfg::kBf16, Cfg::kD, split_kv_reduce_threads(Cfg::kD)>,
+               dim3(g.reduce_grid.x, 1, 1), dim3(g.reduce_threads, 1, 1), 0, stream,
+               make_paged_decode_reduce_args(p, plan, workspace));
     HIPATTN_CHECK_LAUNCH();
   }
 }

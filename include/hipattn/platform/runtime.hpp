@@ -8,9 +8,11 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "hipattn/platform/attribute_cache.hpp"
 #include "hipattn/platform/config.hpp"
@@ -118,6 +120,59 @@ inline error_t set_max_dynamic_shared(Kernel kernel, int bytes) {
 #define HIPATTN_CHECK(call) ::hipattn::rt::check((call), #call, __FILE__, __LINE__)
 // Check the launch that just happened (configuration errors surface here).
 #define HIPATTN_CHECK_LAUNCH() ::hipattn::rt::check(::hipattn::rt::get_last_error(), "kernel launch", __FILE__, __LINE__)
+
+namespace hipattn::rt {
+// How a kernel launch is ordered after the stream's earlier work (rt::launch).
+//   stream        after all of it has completed: a plain launch.
+//   programmatic  sm_90's programmatic dependent launch: the kernel may start once every workgroup of
+//                 the stream's previous kernel has called Arch::grid_dependency_trigger() or exited,
+//                 so its launch overlaps that kernel's tail. It must call Arch::grid_dependency_wait()
+//                 in every workgroup before it reads what that kernel wrote (or writes what it reads);
+//                 then its completion implies that kernel's, and the stream's later work sees both.
+//                 HIP: stream (CDNA's hooks are empty). HIPATTN_PDL=0 in the environment: stream
+//                 everywhere (read once a process; an A/B switch, and for tools that do not follow
+//                 programmatic launches).
+enum class LaunchOrder : uint8_t { stream, programmatic };
+
+inline bool programmatic_launch_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("HIPATTN_PDL");
+    return !(e != nullptr && e[0] == '0' && e[1] == '\0');
+  }();
+  return on;
+}
+
+// Launch kernel<<<grid, block, smem, stream>>>(args...) in `order`; follow with HIPATTN_CHECK_LAUNCH()
+// (a triple-chevron launch's error is the runtime's last error; a programmatic one's throws here).
+template <class... Params, class... Args>
+inline void launch(LaunchOrder order, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, stream_t stream,
+                   Args&&... args) {
+#if defined(HIPATTN_BACKEND_HIP)
+  (void)order;
+  hipLaunchKernelGGL(kernel, grid, block, static_cast<uint32_t>(smem), stream, std::forward<Args>(args)...);
+#else
+  if (order != LaunchOrder::programmatic || !programmatic_launch_enabled()) {
+    kernel<<<grid, block, smem, stream>>>(std::forward<Args>(args)...);
+    return;
+  }
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  const error_t e = cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+  if (e != success) {
+    (void)get_last_error();  // cleared, as HIPATTN_CHECK_LAUNCH clears a triple-chevron launch's
+    check(e, "kernel launch (programmatic)", __FILE__, __LINE__);
+  }
+#endif
+}
+}  // namespace hipattn::rt
 
 namespace hipattn::rt {
 namespace detail {

@@ -10,6 +10,7 @@
 //   kLdsDmaBytes, BufferRsrc, buffer_rsrc, lds_dma, lds_dma_wait, lds_address, wave_uniform
 //                                                                     LDS DMA (concept LdsDmaArch)
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi), fp8x2<kFnuz>(a, b), group_max(v, lanes)
+//   grid_dependency_wait(), grid_dependency_trigger()     empty: CDNA launches in stream order
 // CDNA has no asynchronous global -> LDS copy of 16 bytes into an arbitrary (swizzled) LDS address.
 // Its loaders (kernels/common/loaders/) either stage through registers
 // (StagedPagedKvLoader: every load of the next tile issued at once, load_16 of an address the caller
@@ -141,6 +142,10 @@ struct Arch {
   template <int N>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_wait() {}
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void sync() { __syncthreads(); }
+  // Programmatic dependent launch (sm_90's griddepcontrol): CDNA launches in stream order
+  // (rt::launch), so both are empty and generate no instruction.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void grid_dependency_wait() {}
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void grid_dependency_trigger() {}
   // The ping-pong schedule's barrier (arch/concept.hpp PhasedArch): __syncthreads between two
   // s_sched_barrier 0, so the compiler moves no instruction from one phase into the next.
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void phase_barrier() {

@@ -8,6 +8,7 @@
 //   load_16(gmem, valid) / store_16(lds, chunk), load_8, load_4 / store_4   register-staged copies
 //   kCopyModel                                                        which of the two the loaders use
 //   sync(), lane(), exp2(x), tanh(x), pack2<kBf16>(lo, hi), fp8x2<kFnuz>(a, b), group_max(v, lanes)
+//   grid_dependency_wait(), grid_dependency_trigger()     programmatic dependent launch (griddepcontrol)
 // sm_90's loaders copy asynchronously (cp.async: copy_commit groups, copy_wait<N> waits); the
 // register-staged copies (plain loads and stores) serve fp8 prefill tiles at d = 64 / 128 (kv_copy_model).
 // Beyond the interface, sm_90a's warpgroup MMA atoms, descriptors and fences are in wgmma.hpp.
@@ -54,6 +55,22 @@ struct Arch {
   template <int N>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void copy_wait() { cp_async_wait<N>(); }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void sync() { __syncthreads(); }
+  // Programmatic dependent launch (a kernel launched with rt::LaunchOrder::programmatic may start
+  // while the stream's previous kernel still runs, platform/runtime.hpp rt::launch):
+  // grid_dependency_wait() returns once that kernel has completed and its writes are visible
+  // (griddepcontrol.wait; at once in a kernel launched in stream order); grid_dependency_trigger()
+  // lets the stream's next programmatically launched kernel start once every workgroup of this one
+  // has called it or exited (griddepcontrol.launch_dependents; it orders no memory).
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void grid_dependency_trigger() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+  }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static int lane() { return lane_id(); }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static float exp2(float x) { return fast_exp2(x); }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static float tanh(float x) { return fast_tanh(x); }

@@ -36,6 +36,10 @@
 #include "hipattn/platform/fixed_string.hpp"
 #include "hipattn/tile/tile_range.hpp"
 
+#if defined(HIPATTN_HAS_DEVICE)
+#include "hipattn/arch/arch.hpp"
+#endif
+
 namespace hipattn {
 
 // One task: item `item` walks KV tiles [tile_begin, tile_end) as part `part` of `parts`.
@@ -196,6 +200,9 @@ template <int kThreads = kPlannerThreads>
 __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const DecodePlanArgs a) {
   HIPATTN_KERNEL_MANIFEST(planner_manifest(kThreads));
   static_assert(kThreads == kPlannerThreads, "the item split is sized for kPlannerThreads");
+  // The kernel that reads the plan may be launched programmatically (it waits for this grid's end
+  // before reading): let it start now, so that its launch overlaps the plan.
+  DeviceArch::grid_dependency_trigger();
   using Block = BlockCollectives<kPlannerThreads>;
   __shared__ typename Block::TempStorage red;
   __shared__ int32_t lds_n[kPlannerCachedItems], lds_first[kPlannerCachedItems];

@@ -7,6 +7,9 @@
 //                                      every K/V tile (multi-token verify reads the context once)
 //   paged_decode_reduce_kernel         merges the partial states of the sequences with more than
 //                                      one task (kernels/common/split_merge.hpp)
+// On sm_90 the kernel and the reduce are launched programmatically (rt::LaunchOrder::programmatic,
+// dispatch/paged_decode.hpp): each waits for its predecessor (Arch::grid_dependency_wait) before it
+// reads anything, so only the launches overlap.
 // The plan itself: plan_decode_tasks_kernel (kernels/common/task_plan.hpp).
 #pragma once
 #include "hipattn/kernels/common/attention_kernel.hpp"
@@ -20,6 +23,10 @@ template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) paged_decode_kernel(const paged_decode_args_t<Cfg> args) {
   HIPATTN_KERNEL_MANIFEST(kernel_manifest<Cfg>("paged_decode"));
   extern __shared__ __align__(16) char hipattn_smem[];
+  // Launched programmatically after the planner (planned plans): its tasks are read only after the
+  // wait. The reduce may start as soon as every workgroup of this grid is running.
+  DeviceArch::grid_dependency_trigger();
+  DeviceArch::grid_dependency_wait();
   attention_kernel<Cfg, DecodeTaskScheduler, DecodeStore>(args, hipattn_smem);
 }
 
@@ -28,6 +35,7 @@ template <bool kBf16, int kD, int kThreads = 128>
 __global__ void __launch_bounds__(kThreads) paged_decode_reduce_kernel(const PagedDecodeReduceArgs a) {
   HIPATTN_KERNEL_MANIFEST(reduce_manifest("paged_decode_reduce", kBf16, kD, kThreads));
   using Arch = DeviceArch;
+  Arch::grid_dependency_wait();  // launched programmatically after paged_decode_kernel: its partials
   constexpr int kPer = kD / 4;
   static_assert(kThreads % kPer == 0, "threads per block must be a multiple of kD / 4");
   const int64_t item = static_cast<int64_t>(blockIdx.x) * (kThreads / kPer) + threadIdx.x / kPer;

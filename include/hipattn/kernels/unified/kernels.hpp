@@ -8,7 +8,9 @@
 //   split_kv_reduce_kernel      merges the segments of each (token, q head) with the LSE-weighted
 //                               merge, adds the sink exactly once, writes the output and the LSE
 // The 2D and 3D kernels are one skeleton (kernels/common/attention_kernel.hpp) with two schedulers
-// and two epilogues.
+// and two epilogues. On sm_90 the 3D kernel and the reduce are launched programmatically
+// (rt::LaunchOrder::programmatic, dispatch/unified_attention.hpp), each waiting for its predecessor
+// (Arch::grid_dependency_wait) before it reads anything.
 #pragma once
 #include "hipattn/kernels/common/attention_kernel.hpp"
 #include "hipattn/kernels/common/split_merge.hpp"
@@ -29,6 +31,10 @@ template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) split_kv_3d_kernel(const unified_args_t<Cfg> args) {
   HIPATTN_KERNEL_MANIFEST(kernel_manifest<Cfg>("unified_3d"));
   extern __shared__ __align__(16) char hipattn_smem[];
+  // Launched programmatically after the planner (planned grids): its tasks are read only after the
+  // wait. The reduce may start as soon as every workgroup of this grid is running.
+  DeviceArch::grid_dependency_trigger();
+  DeviceArch::grid_dependency_wait();
   attention_kernel<Cfg, QBlockScheduler<true>, SplitPartial>(args, hipattn_smem);
 }
 
@@ -38,6 +44,7 @@ template <bool kBf16, int kD, int kThreads = 128>
 __global__ void __launch_bounds__(kThreads) split_kv_reduce_kernel(const SplitKvReduceArgs a) {
   HIPATTN_KERNEL_MANIFEST(reduce_manifest("split_kv_reduce", kBf16, kD, kThreads));
   using Arch = DeviceArch;
+  Arch::grid_dependency_wait();  // launched programmatically after split_kv_3d_kernel: its partials
   constexpr int kPer = kD / 4;
   static_assert(kThreads % kPer == 0, "threads per block must be a multiple of kD / 4");
   const int64_t item = static_cast<int64_t>(blockIdx.x) * (kThreads / kPer) + threadIdx.x / kPer;
