@@ -56,19 +56,18 @@ void launch_unified_config(const UnifiedAttentionParams& p, const UnifiedPlan& p
   } else if (g.split) {
     rt::ensure_max_dynamic_shared(split_kv_3d_kernel<Cfg>, Cfg::kSmemBytes,
                                   [] { return config_name<Cfg>("split_kv_3d_kernel"); });
-    // planner -> 3D kernel -> reduce: the first in stream order, each later one programmatically
-    // (sm_90: its launch overlaps its predecessor, whose end it waits for before reading; rt::launch).
-    const bool planned = plan.grid == UnifiedGrid::split_planned;
-    if (planned) {  // the tasks of this call's lengths, on the device (graph-safe)
+    // planner -> 3D kernel -> reduce, in stream order. Programmatic launch (rt::LaunchOrder) measured
+    // 1.5 % faster on decode_d128_b16 but 5 % slower on serve_decode_mixed_15x2k_1x128k (the reduce's
+    // workgroups, launched early, hold SMs the 3D kernel's tail needs): bench/NOTES.md run v23.
+    if (plan.grid == UnifiedGrid::split_planned) {  // the tasks of this call's lengths, on the device (graph-safe)
       plan_decode_tasks_kernel<><<<1, kPlannerThreads, 0, stream>>>(make_unified_plan_args(p, plan, workspace, Cfg::kBN));
       HIPATTN_CHECK_LAUNCH();
     }
-    rt::launch(planned ? rt::LaunchOrder::programmatic : rt::LaunchOrder::stream, split_kv_3d_kernel<Cfg>, grid,
-               dim3(g.threads, 1, 1), g.dynamic_lds, stream, a);
+    split_kv_3d_kernel<Cfg><<<grid, g.threads, g.dynamic_lds, stream>>>(a);
     HIPATTN_CHECK_LAUNCH();
     const SplitKvReduceArgs r = make_split_kv_reduce_args(p, plan, workspace, Cfg::kD);
-    rt::launch(rt::LaunchOrder::programmatic, split_kv_reduce_kernel<Cfg::kBf16, Cfg::kD, split_kv_reduce_threads(Cfg::kD)>,
-               dim3(g.reduce_grid.x, g.reduce_grid.y, g.reduce_grid.z), dim3(g.reduce_threads, 1, 1), 0, stream, r);
+    split_kv_reduce_kernel<Cfg::kBf16, Cfg::kD, split_kv_reduce_threads(Cfg::kD)>
+        <<<dim3(g.reduce_grid.x, g.reduce_grid.y, g.reduce_grid.z), g.reduce_threads, 0, stream>>>(r);
     HIPATTN_CHECK_LAUNCH();
   } else {
     rt::ensure_max_dynamic_shared(unified_2d_kernel<Cfg>, Cfg::kSmemBytes,
