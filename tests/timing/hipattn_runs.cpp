@@ -171,6 +171,22 @@ void set_check(HipattnRun& run, const Check& c) {
     k.detail = c.detail;
   }
 }
+
+void add_rel(double& rel, double got, double want);
+
+// The check of an output compared in problem/fp8_io.hpp's formats (emu_dispatch.hpp's IoStats).
+void set_io_check(HipattnRun& run, const testing::emu_dispatch::IoStats& st, const reference::AttentionResult& ref) {
+  Check k;
+  k.compared = st.checked;
+  k.bad = st.bad;
+  k.max_abs = st.max_abs;
+  for (size_t i = 0; i < st.decoded.size(); ++i) add_rel(k.max_rel, st.decoded[i], ref.out[i]);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "max|err| lse %.2e", st.max_lse);
+  k.detail = st.bad > 0 ? st.first_bad : buf;
+  set_check(run, k);
+}
+
 // |got - want| / |want| over the elements with |want| >= 1/64 (smaller ones: the absolute tolerance).
 void add_rel(double& rel, double got, double want) {
   if (std::fabs(want) >= 1.0 / 64 && std::isfinite(got)) rel = std::max(rel, std::fabs(got - want) / std::fabs(want));
@@ -816,15 +832,7 @@ HipattnRun run_unified(const UnifiedProblem& u, emu::Gfx gfx, bool check, const 
   if (check) {
     const reference::AttentionResult ref = io_reference(h, io);
     const testing::emu_dispatch::IoStats st = compare(h, io, ref, r);
-    Check k;
-    k.compared = st.checked;
-    k.bad = st.bad;
-    k.max_abs = st.max_abs;
-    for (size_t i = 0; i < st.decoded.size(); ++i) add_rel(k.max_rel, st.decoded[i], ref.out[i]);
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "max|err| lse %.2e", st.max_lse);
-    k.detail = st.bad > 0 ? st.first_bad : buf;
-    set_check(run, k);
+    set_io_check(run, st, ref);
   }
   return run;
 }
@@ -994,15 +1002,7 @@ HipattnRun run_paged_decode(const PagedDecodeProblem& s, emu::Gfx gfx, bool chec
   if (check) {
     const reference::AttentionResult ref = io_reference(m, io);
     const testing::emu_dispatch::IoStats st = compare(ep, ref, r);
-    Check k;
-    k.compared = st.checked;
-    k.bad = st.bad;
-    k.max_abs = st.max_abs;
-    for (size_t i = 0; i < st.decoded.size(); ++i) add_rel(k.max_rel, st.decoded[i], ref.out[i]);
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "max|err| lse %.2e", st.max_lse);
-    k.detail = st.bad > 0 ? st.first_bad : buf;
-    set_check(run, k);
+    set_io_check(run, st, ref);
   }
   return run;
 }
