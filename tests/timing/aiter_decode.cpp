@@ -2,6 +2,9 @@
 // each layout comes from).
 #include "aiter_decode.hpp"
 
+#include "hipattn/numeric/bf16.hpp"
+#include "hipattn/numeric/fp8.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -18,50 +21,19 @@ namespace hipattn::timing {
 namespace {
 
 // ---------------------------------------------------------------- numbers
-uint16_t bf16_bits(float f) {  // round to nearest even (inputs are finite)
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7FFF + ((u >> 16) & 1);
-  return uint16_t(u >> 16);
-}
-double bf16_value(uint16_t h) {
-  const uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-// fp8 e4m3 as each target's MFMA reads it: gfx942 e4m3fnuz (bias 8, 0x80 NaN, no negative zero),
-// gfx950 OCP e4m3fn (bias 7, 0x7F / 0xFF NaN).
+// bf16 and fp8 through the library's own types (numeric/numeric.hpp, numeric/fp8.hpp): e4m3fnuz on
+// gfx942, OCP e4m3fn on gfx950, as each target's MFMA reads them.
+uint16_t bf16_bits(float f) { return bfloat16_t::from_float(f).bits; }
+double bf16_value(uint16_t h) { return bfloat16_t::from_bits(h).to_float(); }
 double fp8_value(uint8_t c, emu::Gfx g) {
-  const bool fnuz = g == emu::Gfx::gfx942;
-  const int bias = fnuz ? 8 : 7;
-  if (fnuz && c == 0x80) return std::nan("");
-  if (!fnuz && (c & 0x7F) == 0x7F) return std::nan("");
-  const int e = (c >> 3) & 15, m = c & 7;
-  const double mag = e == 0 ? std::ldexp(m / 8.0, 1 - bias) : std::ldexp(1.0 + m / 8.0, e - bias);
-  return (c & 0x80) ? -mag : mag;
+  return g == emu::Gfx::gfx942 ? fp8_e4m3fnuz_t::from_bits(c).to_float() : fp8_e4m3fn_t::from_bits(c).to_float();
 }
-// The fp8 code nearest to x (ties to the even code), never zero or NaN.
+// The fp8 code nearest to x, never zero (the inputs must not be zeros): a value that rounds to zero
+// takes the smallest code of its sign.
 uint8_t fp8_code(double x, emu::Gfx g) {
-  static std::map<emu::Gfx, std::vector<std::pair<double, uint8_t>>> tables;
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& t = tables[g];
-  if (t.empty()) {
-    for (int c = 0; c < 256; ++c) {
-      const double v = fp8_value(uint8_t(c), g);
-      if (!std::isnan(v) && v != 0) t.push_back({v, uint8_t(c)});
-    }
-    std::sort(t.begin(), t.end());
-  }
-  auto it = std::lower_bound(t.begin(), t.end(), std::pair<double, uint8_t>{x, 0});
-  if (it == t.end()) return t.back().second;
-  if (it == t.begin()) return it->second;
-  const auto lo = std::prev(it);
-  const double dl = x - lo->first, dh = it->first - x;
-  if (dl < dh) return lo->second;
-  if (dh < dl) return it->second;
-  return (lo->second & 1) == 0 ? lo->second : it->second;
+  const uint8_t c = g == emu::Gfx::gfx942 ? fp8_e4m3fnuz_t::from_float(float(x)).bits : fp8_e4m3fn_t::from_float(float(x)).bits;
+  if ((c & 0x7F) != 0) return c;
+  return x < 0 ? 0x81 : 0x01;
 }
 float f32_of(uint32_t u) {
   float f;

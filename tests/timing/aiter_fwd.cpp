@@ -162,18 +162,6 @@ int64_t aiter_fwd_macs_per_tile(const AiterFwdKernel& k) {
   return int64_t(k.ts_qo) * k.ts_kv * (k.d_qk + k.d_v);
 }
 
-int64_t executed_mfma_macs(const emu::LaunchStats& st) {
-  int64_t macs = 0;
-  for (const auto& [m, n] : st.op_counts) {
-    if (m.rfind("v_mfma_", 0) != 0) continue;
-    int M = 0, N = 0, K = 0;
-    const size_t p = m.find('_', std::strlen("v_mfma_") + 1);  // after the accumulator type (f32)
-    if (p == std::string::npos || std::sscanf(m.c_str() + p + 1, "%dx%dx%d", &M, &N, &K) != 3) return -1;
-    macs += int64_t(n) * M * N * K;
-  }
-  return macs;
-}
-
 // Tolerances. bf16 objects: P is rounded to bf16 before the PV MFMA and O to bf16 at the end (each a
 // relative error of at most 2^-9 per element); on the test shapes the worst error seen is 3.6e-3 of
 // max|O|, so 1e-2 x max|O| leaves a margin of about 3 and still fails on a missing key tile or a

@@ -59,9 +59,6 @@ std::vector<std::vector<int>> aiter_fwd_q_tiles(const AiterFwdKernel& k, const F
 std::vector<int> aiter_fwd_work(const AiterFwdKernel& k, const FwdShape& s);
 // Multiply-accumulates of one ts_qo x ts_kv tile: QK^T (ts_qo ts_kv d_qk) plus PV (ts_qo ts_kv d_v).
 int64_t aiter_fwd_macs_per_tile(const AiterFwdKernel& k);
-// Multiply-accumulates the MFMAs of a launch executed: sum over LaunchStats::op_counts of count x
-// M N K of the mnemonic (v_mfma_f32_MxNxK_*); -1 when an MFMA mnemonic is not of that form.
-int64_t executed_mfma_macs(const emu::LaunchStats& st);
 
 // Tolerances of the comparison with the float64 reference (see aiter_fwd.cpp for why these values).
 struct FwdTolerance {

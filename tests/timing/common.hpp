@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <regex>
+#include <stdexcept>
 #include <string>
 #include <sys/stat.h>
 
@@ -41,6 +43,29 @@ inline std::string calibration_dir() {
   const std::string aiter = std::string(e) + "/aiter";
   if (stat(aiter.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
   return e;
+}
+
+// Multiply-accumulates of the MFMAs an emulated launch executed: the sum over its v_mfma* mnemonics
+// of count x M x N x K (x blocks) of the mnemonic's shape; throws on an MFMA whose shape it cannot read.
+inline int64_t mfma_macs(const emu::LaunchStats& st) {
+  static const std::regex shape(R"(^v_mfma_[a-z0-9]+_(\d+)x(\d+)x(\d+)(?:_?(\d+)b)?(?:_|$))");
+  int64_t macs = 0;
+  for (const auto& [m, n] : st.op_counts) {
+    if (m.rfind("v_mfma", 0) != 0 && m.rfind("v_smfmac", 0) != 0) continue;
+    std::smatch g;
+    if (m.rfind("v_smfmac", 0) == 0 || !std::regex_search(m, g, shape))
+      throw std::runtime_error("mfma_macs: cannot read the shape of " + m);
+    const int64_t blocks = g[4].matched ? std::stoll(g[4].str()) : 1;
+    macs += int64_t(n) * std::stoll(g[1].str()) * std::stoll(g[2].str()) * std::stoll(g[3].str()) * blocks;
+  }
+  return macs;
+}
+// Executed MFMA instructions of a launch (every wave).
+inline int64_t mfma_count(const emu::LaunchStats& st) {
+  int64_t c = 0;
+  for (const auto& [m, n] : st.op_counts)
+    if (m.rfind("v_mfma", 0) == 0 || m.rfind("v_smfmac", 0) == 0) c += int64_t(n);
+  return c;
 }
 
 // The code object at `path`, loaded once per process (harnesses run the same object many times).

@@ -61,26 +61,6 @@ bool HipattnRun::pass() const {
 // v_mfma_<type>_<M>x<N>x<K>[_<B>b]_<operands> (CDNA3 / CDNA4 spellings: v_mfma_f32_32x32x8_bf16,
 // v_mfma_f32_16x16x32_fp8_fp8, v_mfma_f32_16x16x128_f8f6f4, v_mfma_f32_32x32x4_2b_f16; the encoding
 // suffixes _e64 and the like after them).
-int64_t mfma_macs(const emu::LaunchStats& st) {
-  static const std::regex shape(R"(^v_mfma_[a-z0-9]+_(\d+)x(\d+)x(\d+)(?:_?(\d+)b)?(?:_|$))");
-  int64_t macs = 0;
-  for (const auto& [m, n] : st.op_counts) {
-    if (m.rfind("v_mfma", 0) != 0 && m.rfind("v_smfmac", 0) != 0) continue;
-    std::smatch g;
-    if (m.rfind("v_smfmac", 0) == 0 || !std::regex_search(m, g, shape))
-      throw std::runtime_error("mfma_macs: cannot read the shape of " + m);
-    const int64_t blocks = g[4].matched ? std::stoll(g[4].str()) : 1;
-    macs += int64_t(n) * std::stoll(g[1].str()) * std::stoll(g[2].str()) * std::stoll(g[3].str()) * blocks;
-  }
-  return macs;
-}
-int64_t mfma_count(const emu::LaunchStats& st) {
-  int64_t c = 0;
-  for (const auto& [m, n] : st.op_counts)
-    if (m.rfind("v_mfma", 0) == 0 || m.rfind("v_smfmac", 0) == 0) c += int64_t(n);
-  return c;
-}
-
 // The metadata's .vgpr_count of a gfx90a+ kernel with AGPRs is already the unified total (the
 // compiler's TotalNumVGPRs: the AGPRs from ACCUM_OFFSET on); the descriptor's offset + the AGPR count
 // gives the same, and is the bound where the metadata counts the architectural VGPRs only.

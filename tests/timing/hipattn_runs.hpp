@@ -71,11 +71,7 @@ struct WorkList {
   const LaunchWork& attention() const;
 };
 
-// Multiply-accumulates of the MFMAs an emulated launch executed: sum over the v_mfma* mnemonics of
-// count x M x N x K (x blocks) of the mnemonic's shape. Throws on an MFMA mnemonic it cannot read.
-int64_t mfma_macs(const emu::LaunchStats& st);
-// Executed MFMA instructions of a launch (every wave).
-int64_t mfma_count(const emu::LaunchStats& st);
+// mfma_macs / mfma_count (what a launch executed): common.hpp.
 
 // Unified VGPR + AGPR registers a lane of `k` holds (gfx90a+: the AGPRs start at the descriptor's
 // ACCUM_OFFSET, COMPUTE_PGM_RSRC3 bits 5:0, in units of 4; the code object's .vgpr_count is that total

@@ -53,7 +53,7 @@ void run_object(emu::Gfx gfx, const std::string& name, const std::vector<FwdShap
     const std::vector<int> work = aiter_fwd_work(*k, s);
     ASSERT_EQ(work.size(), size_t(g.x) * g.y * g.z);
     const int64_t tiles = std::accumulate(work.begin(), work.end(), int64_t(0));
-    const int64_t macs = executed_mfma_macs(r.stats);
+    const int64_t macs = mfma_macs(r.stats);
     ASSERT_GT(macs, 0);
     EXPECT_EQ(macs, tiles * aiter_fwd_macs_per_tile(*k))
         << "executed MFMA MACs / MACs per tile = " << double(macs) / double(aiter_fwd_macs_per_tile(*k))
