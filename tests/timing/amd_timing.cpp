@@ -84,6 +84,44 @@ emu::LinearCost fit(const std::vector<double>& x, const std::vector<double>& y) 
   return c;
 }
 
+void print_ops_per_tile(const std::vector<emu::Trace>& traces, const std::vector<std::vector<int>>& works,
+                        const std::string& key) {
+  std::map<std::string, double> count[2];
+  double waves[2] = {0, 0};
+  for (int v = 0; v < 2; ++v)
+    for (const auto& wg : traces[size_t(v)].workgroups)
+      for (const auto& wave : wg.waves) {
+        waves[v] += 1;
+        for (const auto& op : wave.ops) count[v][traces[size_t(v)].code[op.pc].mnemonic] += 1;
+      }
+  // per wave: a workgroup's waves share its tiles
+  const double per_wg1 = waves[1] / double(works[1].size()), per_wg0 = waves[0] / double(works[0].size());
+  std::vector<std::pair<double, std::string>> d;
+  double total = 0;
+  for (const auto& [m, n1] : count[1]) {
+    const auto it = count[0].find(m);
+    const double n0 = it == count[0].end() ? 0.0 : it->second;
+    const double per = (n1 / per_wg1 - n0 / per_wg0) / (sum(works[1]) - sum(works[0]));
+    if (per > 0.05) d.emplace_back(per, m), total += per;
+  }
+  std::sort(d.rbegin(), d.rend());
+  std::fprintf(stderr, "%s: a tile adds %.1f instructions to each wave\n", key.c_str(), total);
+  for (const auto& [per, m] : d) std::fprintf(stderr, "  %8.2f  %s\n", per, m.c_str());
+  // ... and, with $HIPATTN_TIMING_PCS, the same per instruction, in program order (the loop's body)
+  if (std::getenv("HIPATTN_TIMING_PCS") == nullptr) return;
+  std::vector<double> pc[2];
+  for (int v = 0; v < 2; ++v) {
+    pc[v].assign(traces[size_t(v)].code.size(), 0.0);
+    for (const auto& wg : traces[size_t(v)].workgroups)
+      for (const auto& wave : wg.waves)
+        for (const auto& op : wave.ops) pc[v][op.pc] += 1;
+  }
+  for (size_t i = 0; i < pc[1].size(); ++i) {
+    const double per = (pc[1][i] / per_wg1 - pc[0][i] / per_wg0) / (sum(works[1]) - sum(works[0]));
+    if (per > 0.05) std::fprintf(stderr, "  %6.2f  %s\n", per, traces[1].code[i].text.c_str());
+  }
+}
+
 // One launch's time on the device: `traces` and `works` are its two reduced runs (traces and work
 // lists), `full_work` the full problem's work list, `footprint` the bytes it must move from HBM.
 Estimate estimate_launch(const std::vector<emu::Trace>& traces, const std::vector<std::vector<int>>& works,
@@ -105,6 +143,10 @@ Estimate estimate_launch(const std::vector<emu::Trace>& traces, const std::vecto
       return e;
     }
   }
+  // $HIPATTN_TIMING_BREAKDOWN=ops: the instructions a KV tile adds to each wave, the two reduced runs'
+  // executed counts differenced over their tiles (where the issue slots go).
+  if (const char* b = std::getenv("HIPATTN_TIMING_BREAKDOWN"); b != nullptr && std::strcmp(b, "ops") == 0)
+    print_ops_per_tile(traces, works, key);
   e.resident = emu::resident_workgroups(traces[0], p);
   if (e.resident <= 0) {
     e.error = "does not fit on a CU";
