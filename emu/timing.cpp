@@ -349,7 +349,7 @@ CuResult simulate_cu(const Trace& t, const std::vector<int>& wgs, const CuParams
         case IssueClass::endpgm: break;
         default: break;
       }
-      if (debug) std::fprintf(stderr, "%8.0f simd%d slot%d %s\n", now, si, w.slot, code[op.pc].text.c_str());
+      if (debug) std::fprintf(stderr, "%8.0f simd%d slot%d wave%d %s\n", now, si, w.slot, wi, code[op.pc].text.c_str());
       w.ready = next;
       ++w.i;
       if (oi.cls == IssueClass::endpgm || w.i >= w.ops->size()) {

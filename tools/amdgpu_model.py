@@ -167,18 +167,22 @@ def main_loop(insns):
 def phased_loop(insns):
     """The ping-pong schedule's tile loop: the shortest backward branch range holding MFMAs and exactly two
     s_barriers (one tile's two phases; the compiler's other backward ranges span the peeled first
-    and last tiles too), or None."""
+    and last tiles too), else exactly four (the mainloop's two tiles an iteration, each step knowing its
+    stages: kernels/cdna/pingpong_mainloop.hpp), or None."""
     index_of = {off: i for i, (off, _, _, _) in enumerate(insns)}
-    best = None
-    for i, (off, op, _, toff) in enumerate(insns):
-        if (not op.startswith("s_cbranch") and op != "s_branch") or toff is None or toff > off or toff not in index_of:
-            continue
-        j = index_of[toff]
-        seg = insns[j:i + 1]
-        if any(x[1].startswith("v_mfma") for x in seg) and sum(1 for x in seg if x[1] == "s_barrier") == 2:
-            if best is None or i - j < best[1] - best[0]:
-                best = (j, i)
-    return best
+    for barriers in (2, 4):
+        best = None
+        for i, (off, op, _, toff) in enumerate(insns):
+            if (not op.startswith("s_cbranch") and op != "s_branch") or toff is None or toff > off or toff not in index_of:
+                continue
+            j = index_of[toff]
+            seg = insns[j:i + 1]
+            if any(x[1].startswith("v_mfma") for x in seg) and sum(1 for x in seg if x[1] == "s_barrier") == barriers:
+                if best is None or i - j < best[1] - best[0]:
+                    best = (j, i)
+        if best is not None:
+            return best
+    return None
 
 
 # Instructions of the logits' edge-tile mask: compares, selects and integer / scalar ALU (no memory
@@ -383,6 +387,7 @@ def main(argv=None):
                 segs.append(cur)
                 phases = [segs[-1] + segs[0]] + segs[1:-1]
                 phase_cycles = [mca_cycles(args.mca, target, ph) or 0 for ph in phases if ph]
+                # per tile: two phases a tile (the loop body holds one tile or two)
                 return max(phase_cycles) * 2 if phase_cycles and max(phase_cycles) else None
 
             def frac_of(cycles):
@@ -396,6 +401,8 @@ def main(argv=None):
                 text = {k: f"{insns[k][1]} {insns[k][2]}".strip() for k in keep}
                 body = [text[k] for k in keep]
                 mca_mfma = mca_cycles(args.mca, target, [b for b in body if b.startswith("v_mfma")])
+                if pp and mca_mfma:  # one tile's MFMAs (a body of two tiles has four barriers)
+                    mca_mfma /= max(1, sum(1 for b in body if b.startswith("s_barrier")) // 2)
                 mca_loop = tile_cycles(body)
                 # interior tiles: the same loop without the edge tiles' mask
                 mca_interior = tile_cycles([text[k] for k in keep if k not in edge]) if edge else mca_loop

@@ -332,10 +332,18 @@ def attention_rules(target, m, insns):
     """(required, forbidden, problems) of an attention kernel (unified_2d / unified_3d / paged_decode /
     dense_prefill) built for `target`: the 16-bit MFMA and V read of the target, the KV loader policy
     (copy=dma: LDS DMA buffer loads, dwordx4 on gfx950, dword on gfx942), the ping-pong schedule's
-    barriers and priorities (kernels/cdna/pingpong_mainloop.hpp), the fp8 matrix path, the fp8 decode."""
-    required = [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
-    required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
+    barriers and priorities (kernels/cdna/pingpong_mainloop.hpp), the fp8 matrix path, the fp8 decode.
+    Ping-pong waves of 32 rows (tile ...x2x..., the 32-row tile of arch/cdna3/warp_tile32.hpp, gfx950 only)
+    run 32x32x16 MFMAs and reduce a row over lanes l and l ^ 32 (one permlane32 swap)."""
     forbidden, problems = [], []
+    if m["mainloop"] == "pingpong" and m["tile"].split("x")[2] == "2":
+        required = [r"v_mfma_f32_32x32x16_?b?f16", r"v_permlane32_swap_b32(_e32|_e64)?"]
+        forbidden += [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
+        if target != "gfx950":
+            problems.append(f"a 32-row ping-pong tile built for {target}")
+    else:
+        required = [r"v_mfma_f32_16x16x(16|32)_?b?f16(_1k)?"]
+    required += [r"ds_read_b64_tr_b16"] if target == "gfx950" else [r"ds_read_u16(_d16(_hi)?)?"]
     if m["copy"] == "dma":
         required += [r"buffer_load_dwordx4" if target == "gfx950" else r"buffer_load_dword"]
     else:

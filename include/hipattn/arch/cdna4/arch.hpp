@@ -27,6 +27,10 @@ struct Arch : cdna3::Arch {
   template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, KvKind kKv = KvKind::same16, int kVRow = kDv>
   using WarpTile = std::enable_if_t<kKv == KvKind::same16 || (kv_fp8_matmul(kKv) && kv_kind_on_target(kKv, Target::gfx950)),
                                     cdna4::WarpTile<kBf16, kD, kMT, kKN, kDv, kv_fp8_matmul(kKv), kVRow>>;
+  // The 32-row tile of 32x32x16 MFMAs (16-bit Q, K, V), for configurations that name it
+  // (kernels/cdna/pingpong_config.hpp).
+  template <bool kBf16, int kD, int kKN, int kDv = kD>
+  using WarpTile32 = cdna4::WarpTile32<kBf16, kD, kKN, kDv>;
 
 #if defined(HIPATTN_BACKEND_HIP)
   template <bool kBf16>

@@ -87,7 +87,7 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_16x16x32(f32x4& c, b16x8 a, b16x8 b
   else
     c = __builtin_amdgcn_mfma_f32_16x16x32_f16(__builtin_bit_cast(f16x8, a), __builtin_bit_cast(f16x8, b), c, 0, 0, 0);
 }
-// An atom for coming kernels (no kernel uses it yet), tested by tests/isa/atoms.hip and tests/emu/test_emu_atoms.cpp.
+// The 32-row warp tile's atom (cdna3/warp_tile32.hpp); tested by tests/isa/atoms.hip and tests/emu/test_emu_atoms.cpp.
 template <bool kBf16>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void mfma_32x32x16(f32x16& c, b16x8 a, b16x8 b) {
   if constexpr (kBf16)
@@ -165,6 +165,17 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE b16x4 lds_read_tr16_b64(const uint16_t* p) {
 // {value of lane l & ~32, value of lane l | 32} by v_permlane32_swap; likewise bit 4 by permlane16_swap.
 // The swap results are read through elem_as_float (lane_bits.hpp), never __builtin_bit_cast(float, h[1]):
 // clang reads element 0 for a bit-cast vector element (llvm/llvm-project#95673; tests/isa/bitcast_regression.cpp).
+// Over lanes l and l ^ 32 (the 32x32 C layout's two lanes of a row): one permlane32 swap.
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_max_xor32(float v) {
+  const unsigned u = __builtin_bit_cast(unsigned, v);
+  const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
+  return fmaxf(elem_as_float<0>(h), elem_as_float<1>(h));
+}
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_sum_xor32(float v) {
+  const unsigned u = __builtin_bit_cast(unsigned, v);
+  const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
+  return elem_as_float<0>(h) + elem_as_float<1>(h);
+}
 HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_max_xor48(float v) {
   const unsigned u = __builtin_bit_cast(unsigned, v);
   const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);

@@ -1,4 +1,5 @@
-// hipattn/arch/cdna4/warp_tile.hpp: the attention warp tile on gfx950 (16x16x32 MFMA, ds_read_b64_tr_b16).
+// hipattn/arch/cdna4/warp_tile.hpp: the attention warp tiles on gfx950 (16x16x32 MFMA, ds_read_b64_tr_b16;
+// and the 32-row tile of 32x32x16 MFMAs, WarpTile32).
 //
 // The tile is cdna3::Mfma16WarpTile (cdna3/warp_tile.hpp states the lane layout: one query row per
 // lane per 16-row block, S^T = K Q^T and O^T += V^T P^T) with the gfx950 policy:
@@ -14,6 +15,7 @@
 #include <cstdint>
 
 #include "hipattn/arch/cdna3/warp_tile.hpp"
+#include "hipattn/arch/cdna3/warp_tile32.hpp"
 #include "hipattn/arch/cdna4/atoms.hpp"
 
 namespace hipattn::cdna4 {
@@ -65,6 +67,23 @@ struct Gfx950TileOps {
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_max(float v) { return reduce_max_xor48(v); }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_sum(float v) { return reduce_sum_xor48(v); }
+  // ---- the 32-row tile (cdna3::Mfma32WarpTile) ----
+  template <bool kBf16>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void mma_32(f32x16& c, b16x8 a, b16x8 b) { mfma_32x32x16<kBf16>(c, a, b); }
+  // A operand of O^T for 16 keys from row0 (32x32x16: m = l % 32, k = 8 * (l / 32) + j): lane l gets
+  // column col0 + l % 32 of keys row0 + 4 * (l / 32) + j (j < 4) and row0 + 8 + 4 * (l / 32) + j - 4
+  // (j >= 4), two ds_read_b64_tr_b16 whose 16-lane groups g read block rows row0 + 4 (g / 2) + 0..3
+  // (+ 8) of columns col0 + 16 (g % 2) + [0, 16).
+  template <class L>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static b16x8 v_cols32(const uint16_t* v, int row0, int col0, int lane) {
+    const int g = lane / 16, i = lane % 16;
+    const int row = row0 + 4 * (g / 2) + i / 4, col = col0 + 16 * (g % 2) + 4 * (i % 4);
+    const b16x4 lo = lds_read_tr16_b64(v + L::index(row, col));
+    const b16x4 hi = lds_read_tr16_b64(v + L::index(row + 8, col));
+    return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_max32(float v) { return reduce_max_xor32(v); }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float row_sum32(float v) { return reduce_sum_xor32(v); }
   template <bool kBf16>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static uint32_t pack2(float lo, float hi) {
     if constexpr (kBf16) return pack_bf16x2(lo, hi); else return pack_f16x2(lo, hi);
@@ -75,5 +94,10 @@ struct Gfx950TileOps {
 // The gfx950 attention warp tile (interface of sm90::WarpTile; layout in cdna3/warp_tile.hpp).
 template <bool kBf16, int kD, int kMT, int kKN, int kDv = kD, bool kQ8 = false, int kVRow = kDv>
 struct WarpTile : cdna3::Mfma16WarpTile<Gfx950TileOps, kBf16, kD, kMT, kKN, kDv, kQ8, kVRow> {};
+
+// The gfx950 32-row tile (v_mfma_f32_32x32x16; layout in cdna3/warp_tile32.hpp): the ping-pong
+// schedule's waves of 32 rows (kernels/cdna/pingpong_config.hpp).
+template <bool kBf16, int kD, int kKN, int kDv = kD>
+struct WarpTile32 : cdna3::Mfma32WarpTile<Gfx950TileOps, kBf16, kD, kKN, kDv> {};
 
 }  // namespace hipattn::cdna4

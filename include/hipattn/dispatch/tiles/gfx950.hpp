@@ -16,8 +16,8 @@ constexpr UnifiedTile gfx950_tile(UnifiedTileKind kind, int head_size) {
   return {2, 1, 1, 16, 2, 512, "prefill: 2x1 waves of 16 rows, 16-key tiles: 49 KiB at d=256; >256 registers (2 per CU)"};
 }
 
-// The ping-pong tile (the prefill q-blocks' schedule of ALGORITHM.md section 13, dense prefill's
-// DensePingPongConfig too): eight waves of 16 rows (128-row q-blocks) over 32-key tiles, LDS-DMA
+// The ping-pong tile (the prefill q-blocks' schedule of ALGORITHM.md section 13; dense prefill's
+// DensePingPongConfig takes 32-row waves at d = 128): eight waves of 16 rows (128-row q-blocks) over 32-key tiles, LDS-DMA
 // loads into K and V rings of two stages. Registers: 122 at d = 128 (budget 128: four waves a SIMD,
 // two workgroups a CU, which the 64 KiB of LDS allow too); 202-204 at d = 256 (budget 256: one
 // workgroup, 128 KiB).

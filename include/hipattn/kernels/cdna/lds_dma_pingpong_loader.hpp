@@ -37,64 +37,101 @@ class LdsDmaPingPongLoader : public LdsDmaPagedKvLoader<Cfg> {
                                                           const AttentionWork& w, const KvTileRange& range,
                                                           int32_t t_end, char* smem, int tid)
       : Base(kv, per_token_head_scale, w, range, t_end, smem, tid) {
-    if constexpr (kDense) dense_blk0_ = kv.physical_block(w.seq, 0);
+    if constexpr (kDense) {
+      // unit i of tile t reads key t * kBN + row_of(i): block dense_blk0 + key (pages of one token)
+      const int32_t blk0 = kv.physical_block(w.seq, 0);
+#pragma unroll
+      for (int i = 0; i < Base::kIters; ++i) {
+        const int row = this->row_of(i), pu = this->col_of(i);
+        const int c = (pu / Base::kUnitsPerChunk) ^ (row & 7);  // the logical chunk at this LDS place
+        const int elem = c * 8 + (pu % Base::kUnitsPerChunk) * (Base::kB / 2);
+        const bool pad = Base::kPadded && c >= Cfg::kDqk / 8;
+        dense_k_[i] = pad ? kPadUnit : static_cast<uint32_t>((kv.k_offset(blk0 + row, 0, w.kvh) + elem) * 2);
+        dense_v_[i] = pad ? kPadUnit : static_cast<uint32_t>((kv.v_offset(blk0 + row, 0, w.kvh) + elem) * 2);
+      }
+    }
   }
 
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void prologue(int32_t t_begin) {
     t0_ = t_begin;
-    locate(t_begin, this->blk_, this->slot_);
-    if (t_begin < this->t_end_) {
-      this->template issue_parts<true, false>(0, 0);
-      if constexpr (!kDense) read_ahead(t_begin + 1);
+    if constexpr (kDense) {
+      if (t_begin < this->t_end_) dense_issue<true, false>(t_begin, 0);
+    } else {
+      this->locate_pages(t_begin, this->blk_, this->slot_);
+      if (t_begin < this->t_end_) {
+        this->template issue_parts<true, false>(0, 0);
+        read_ahead(t_begin + 1);
+      }
     }
   }
+  // Interval 2j's DMA. kParity: j % 2 where the caller knows it at compile time (the mainloop's two
+  // unrolled steps: the stages' LDS addresses are then constants, folded into the instructions), or
+  // -1 (the parity is computed).
+  template <int kParity = -1>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void issue(int j) {
     const int32_t t = t0_ + j;
-    // Nothing of this wave's is in flight (it waited before the barrier it last passed); the counted
-    // wait tells the compiler, whose count joins both groups' paths, so that it adds no wait on the
-    // V DMA before K's offsets read the block ids.
-    if constexpr (!kDense) Arch::vm_wait_counted();
-    if (t < this->t_end_) this->template issue_parts<false, true>(0, j % 2);
-    if (t + 1 < this->t_end_) {
-      if constexpr (kDense) {
-        locate(t + 1, this->blk_, this->slot_);  // arithmetic only
-      } else {
+    const int vs = kParity >= 0 ? kParity : j % 2, ks = kParity >= 0 ? 1 - kParity : (j + 1) % 2;
+    if constexpr (kDense) {
+      // K(j + 1) and V(j) at offsets from each unit's first tile: no block ids, no branch
+      if (t < this->t_end_) dense_issue<false, true>(t, vs);
+      if (t + 1 < this->t_end_) dense_issue<true, false>(t + 1, ks);
+      return;
+    } else {
+      // Nothing of this wave's is in flight (it waited before the barrier it last passed); the counted
+      // wait tells the compiler, whose count joins both groups' paths, so that it adds no wait on the
+      // V DMA before K's offsets read the block ids.
+      Arch::vm_wait_counted();
+      if (t < this->t_end_) this->template issue_parts<false, true>(0, vs);
+      if (t + 1 < this->t_end_) {
 #pragma unroll
         for (int i = 0; i < Base::kIters; ++i) {
           this->blk_[i] = next_slot_[i] >= 0 ? next_blk_[i] : -1;
           this->slot_[i] = next_slot_[i];
         }
+        this->template issue_parts<true, false>(ks, 0);
+        read_ahead(t + 2);
       }
-      this->template issue_parts<true, false>((j + 1) % 2, 0);
-      if constexpr (!kDense) read_ahead(t + 2);
     }
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void wait() const { Arch::lds_dma_wait(); }
+  // Tile j's K / V stage; kParity as for issue (j % 2 known at compile time, or -1).
+  template <int kParity = -1>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE const uint16_t* k_tile(int j) const {
-    return reinterpret_cast<const uint16_t*>(this->k_stage(j % 2));
+    return reinterpret_cast<const uint16_t*>(this->k_stage(kParity >= 0 ? kParity : j % 2));
   }
+  template <int kParity = -1>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE const uint16_t* v_tile(int j) const {
-    return reinterpret_cast<const uint16_t*>(this->v_stage(j % 2));
+    return reinterpret_cast<const uint16_t*>(this->v_stage(kParity >= 0 ? kParity : j % 2));
   }
 
  private:
   static constexpr bool kDense = Params::Layout::kDense;
-  // The block ids of tile t (the walk's, PagedTileWalk::locate_pages). A dense layout's keys are blocks
-  // dense_blk0_ + key (pages of one token): the sequence's first block is read once per work item and
-  // the ids are selected without a branch or a load.
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE void locate(int32_t t, int32_t (&blk)[Base::kIters],
-                                                 int32_t (&slot)[Base::kIters]) const {
-    if constexpr (kDense) {
-      static_assert(Cfg::kPageSize == 1, "a dense layout has pages of one token");
+  static constexpr uint32_t kPadUnit = ~0u;  // a padding unit (d = 96): zeros
+
+  // Dense layout: tile t's K (kK) or V (kV) units into LDS stage `stage`. Unit i reads key
+  // t * kBN + row_of(i) at its first tile's byte offset plus t * kBN key rows (a wave-uniform term:
+  // dense rows are evenly strided, dispatch/dense_prefill.hpp dense_kv_pitch); a key outside the item's
+  // range, or a padding unit, takes the resource's num_records, so the DMA writes zeros.
+  template <bool kK, bool kV>
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void dense_issue(int32_t t, int stage) {
+    const typename Arch::BufferRsrc rk = Arch::buffer_rsrc(this->kv_.k, kLdsDmaWindow);
+    const typename Arch::BufferRsrc rv = Arch::buffer_rsrc(this->kv_.v, kLdsDmaWindow);
+    const uint32_t k_lds = Arch::lds_address(this->k_stage(stage)) + this->wave_lds_;
+    const uint32_t v_lds = Arch::lds_address(this->v_stage(stage)) + this->wave_lds_;
+    const int32_t key0 = t * Base::kBN;
+    const uint32_t k_step = Arch::wave_uniform(static_cast<uint32_t>(key0) * static_cast<uint32_t>(this->kv_.k_stride_block) * 2u);
+    const uint32_t v_step = Arch::wave_uniform(static_cast<uint32_t>(key0) * static_cast<uint32_t>(this->kv_.v_stride_block) * 2u);
+    const KvTileRange& r = this->range_;
 #pragma unroll
-      for (int i = 0; i < Base::kIters; ++i) {
-        const int32_t j = t * Base::kBN + this->row_of(i);
-        const bool read = !this->idle(i) && t < this->t_end_ && j >= this->range_.key_begin && j < this->range_.key_end;
-        slot[i] = 0;
-        blk[i] = read ? dense_blk0_ + j : -1;
-      }
-    } else {
-      this->locate_pages(t, blk, slot);
+    for (int i = 0; i < Base::kIters; ++i) {
+      if (this->idle(i)) continue;  // wave-uniform: a stage is whole waves of units
+      const int32_t key = key0 + this->row_of(i);
+      const bool read = static_cast<uint32_t>(key - r.key_begin) < static_cast<uint32_t>(r.key_end - r.key_begin);
+      const uint32_t lds = static_cast<uint32_t>(i * Base::kThreads * Base::kB);
+      if constexpr (kK)
+        Arch::lds_dma(rk, read && dense_k_[i] != kPadUnit ? dense_k_[i] + k_step : kLdsDmaWindow, k_lds + lds);
+      if constexpr (kV)
+        Arch::lds_dma(rv, read && dense_v_[i] != kPadUnit ? dense_v_[i] + v_step : kLdsDmaWindow, v_lds + lds);
     }
   }
 
@@ -119,7 +156,7 @@ class LdsDmaPingPongLoader : public LdsDmaPagedKvLoader<Cfg> {
   }
 
   int32_t t0_ = 0;
-  int32_t dense_blk0_ = 0;  // DenseKvLayout: the sequence's first block
+  uint32_t dense_k_[Base::kIters], dense_v_[Base::kIters];  // DenseKvLayout: unit i's bytes in its first tile
   // paged, at issue(j): tile t0 + j + 1's block-table entries and slots (-1: the row is not read)
   int32_t next_blk_[Base::kIters], next_slot_[Base::kIters];
 #endif  // HIPATTN_HAS_DEVICE

@@ -9,6 +9,8 @@
 // The loads are LDS DMA (buffer loads that write LDS, LdsDmaPingPongLoader: a K ring and a V ring of
 // two stages, V one tile behind K), so no wave holds tile data in registers.
 #pragma once
+#include <type_traits>
+
 #include "hipattn/arch/concept.hpp"
 #include "hipattn/kernels/common/attention_config.hpp"
 #include "hipattn/kernels/cdna/lds_dma_pingpong_loader.hpp"
@@ -23,12 +25,21 @@ template <class Base>
 struct PingPongConfig : Base {
   static_assert(is_cdna(Base::kTarget), "the ping-pong schedule is the CDNA targets' (sm_90 has the warpgroup pipeline)");
   static_assert(Base::kCopy == CopyModel::lds_dma, "the ping-pong schedule loads by LDS DMA");
-  static_assert(Base::kWarpsN == 1 && Base::kMT == 1 && Base::kWarpsM % 2 == 0,
-                "two equal groups of 16-row waves, each wave over all of a tile's keys");
+  static_assert(Base::kWarpsN == 1 && Base::kWarpsM % 2 == 0,
+                "two equal groups of waves, each wave over all of a tile's keys");
   static_assert(!Base::kFp8 && Base::kDqk == Base::kDv && !Base::kVInK && !Base::kVFromK,
                 "16-bit K and V tiles of one head size");
   using PingPongBase = Base;
   static constexpr bool kPingPong = true;
+  // The warp tile (named here for the skeleton, kernels/common/attention_kernel.hpp warp_tile_t):
+  // waves of 32 rows (Base::kMT == 2) take the target's 32-row tile of 32x32 MFMAs (Arch::WarpTile32:
+  // each K and V element read once for 32 rows, half the MFMA issues and one lane exchange a row
+  // reduction, against two 16-row blocks), waves of 16 rows the skeleton's tile.
+  static_assert(Base::kMT == 1 || (Base::kMT == 2 && Base::kKN % 32 == 0), "16-row waves, or 32-row waves over 32-key blocks");
+  template <class Arch>
+  using WarpTileOf = std::conditional_t<Base::kMT == 2,
+                                        typename Arch::template WarpTile32<Base::kBf16, Base::kDqk, Base::kKN, Base::kDv>,
+                                        typename Arch::template WarpTile<Base::kBf16, Base::kDqk, 1, Base::kKN, Base::kDv>>;
   static constexpr int kGroupWaves = Base::kWarpsM / 2;
   using Loader = LdsDmaPingPongLoader<PingPongConfig>;
   using Mainloop = PingPongMainloop<PingPongConfig>;

@@ -2,7 +2,8 @@
 // schedule (the configuration: kernels/cdna/pingpong_config.hpp; ALGORITHM.md section 13).
 //
 // A work item's n KV tiles are computed by two groups of waves (group 0: waves [0, G), group 1:
-// [G, 2G)). Each wave owns 16 query rows and does, per tile j,
+// [G, 2G)). Each wave owns the warp tile's rows (16, or 32 with the 32-row tile: PingPongConfig::
+// WarpTileOf) and does, per tile j,
 //   M(j)  matrix products: O *= f(j - 1), O += P(j - 1) V(j - 1) (P packed to 16-bit as it enters),
 //         then S = Q K(j)^T (Q in registers, or read from LDS: PingPongConfig::kQInRegs)
 //   X(j)  the logits, the online softmax (S becomes P(j); its factor f(j) for O waits for M(j + 1))
@@ -58,17 +59,19 @@ struct PingPongWave {
   float f[WT::kRowSlots];  // X(j)'s factors for O, applied in M(j + 1) ahead of P(j) V(j)
 
   // M(j): the first tile has no P V, the last phase (j = n) no QK^T (compile-time: no branch in the
-  // phase).
-  template <bool kPv, bool kQk>
+  // phase). kParity: j % 2 where it is known at compile time (the loop's two unrolled steps: every
+  // stage address is then a constant), else -1.
+  template <bool kPv, bool kQk, int kParity = -1>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void matrix(int j) {
+    constexpr int kPrev = kParity >= 0 ? 1 - kParity : -1;  // (j - 1) % 2
     Arch::template issue_priority<1>();
     if constexpr (kPv) {
       softmax.rescale(of, f);  // O x f(j - 1): O holds P(j - 2) V(j - 2) and before
-      WT::pv(of, s, loader.v_tile(j - 1), 0, true);  // P <= 1
+      WT::pv(of, s, loader.template v_tile<kPrev>(j - 1), 0, true);  // P <= 1
     }
     if constexpr (kQk) {
-      if constexpr (Cfg::kQInRegs) WT::qk(s, qf, loader.k_tile(j), 0);
-      else WT::qk_lds(s, loader.q_tile(), row0, loader.k_tile(j), 0);
+      if constexpr (Cfg::kQInRegs) WT::qk(s, qf, loader.template k_tile<kParity>(j), 0);
+      else WT::qk_lds(s, loader.q_tile(), row0, loader.template k_tile<kParity>(j), 0);
     }
     Arch::template issue_priority<0>();
   }
@@ -79,15 +82,16 @@ struct PingPongWave {
     lt.edge = !range.is_interior(t);
     scores_to_probs<WT, Arch>(s, a.variant, rows, vrows, lt, lane, softmax, f);
   }
-  // Tile j: M(j), then X(j), each ended by a barrier; the loads of interval 2j by each group.
-  template <bool kFirst>
+  // Tile j (j % 2 == kParity): M(j), then X(j), each ended by a barrier; the loads of interval 2j by
+  // each group.
+  template <bool kFirst, int kParity>
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void step(int j) {
-    if (!lag) loader.issue(j);
-    matrix<!kFirst, true>(j);
+    if (!lag) loader.template issue<kParity>(j);
+    matrix<!kFirst, true, kParity>(j);
     if (lag) loader.wait();
     Arch::phase_barrier();
     soft(j);
-    if (lag) loader.issue(j + 1);
+    if (lag) loader.template issue<1 - kParity>(j + 1);
     else loader.wait();
     Arch::phase_barrier();
   }
@@ -95,16 +99,19 @@ struct PingPongWave {
 
 // The loader the schedule drives (LdsDmaPingPongLoader, kernels/cdna/lds_dma_pingpong_loader.hpp):
 //   prologue(t_begin)   block ids, K(0) in flight (visible at barrier 0)
-//   issue(j)            interval 2j's DMA: V(j), K(j + 1)
+//   issue(j)            interval 2j's DMA: V(j), K(j + 1) (issue<P>(j): j % 2 == P known at compile time)
 //   wait()              this wave's DMA has landed
-//   k_tile(j) / v_tile(j)   tile j's K / V stage
+//   k_tile(j) / v_tile(j)   tile j's K / V stage (k_tile<P>(j), v_tile<P>(j): j % 2 == P)
 template <class L, class Args>
 concept PingPongKvLoader = KvLoader<L, Args> && requires(L& l, const L& cl, int32_t t, int j) {
   l.prologue(t);
   l.issue(j);
+  l.template issue<0>(j);
   l.wait();
   { cl.k_tile(j) } -> std::same_as<const uint16_t*>;
   { cl.v_tile(j) } -> std::same_as<const uint16_t*>;
+  { cl.template k_tile<1>(j) } -> std::same_as<const uint16_t*>;
+  { cl.template v_tile<1>(j) } -> std::same_as<const uint16_t*>;
 };
 
 // The mainloop of PingPongConfig (kernels/common/concepts.hpp AttentionMainloop): the schedule above,
@@ -119,7 +126,7 @@ struct PingPongMainloop {
                                                     RowSoftmax<WT, Arch>& softmax, typename WT::OFrag& of) {
     static_assert(PhasedArch<Arch>, "the target's arch has the phase barrier and issue priorities");
     static_assert(PingPongKvLoader<typename Cfg::Loader, Args>, "the ping-pong loads (LdsDmaPingPongLoader)");
-    static_assert(WT::kRows == 16 && Cfg::kKN == Cfg::kBN, "16-row waves over all of a tile's keys");
+    static_assert(Cfg::kKN == Cfg::kBN, "16-row waves over all of a tile's keys");
     // the group, as a value the wave's lanes agree on (an SGPR: the branches on it are scalar)
     const bool lag = Arch::wave_uniform(static_cast<uint32_t>(wave)) >= uint32_t(Cfg::kGroupWaves);
     const int32_t n = t_end > t_begin ? t_end - t_begin : 0;
@@ -131,12 +138,18 @@ struct PingPongMainloop {
     if constexpr (Cfg::kQInRegs) WT::load_q(w.qf, loader.q_tile(), w.row0);
 
     if (lag) {  // interval 0: group 1's share of the loads only
-      loader.issue(0);
+      loader.template issue<0>(0);
       Arch::phase_barrier();
     }
     if (n > 0) {
-      w.template step<true>(0);
-      for (int j = 1; j < n; ++j) w.template step<false>(j);
+      // two tiles an iteration, so that each step knows its stages (the LDS addresses are constants)
+      w.template step<true, 0>(0);
+      int j = 1;
+      for (; j + 1 < n; j += 2) {
+        w.template step<false, 1>(j);
+        w.template step<false, 0>(j + 1);
+      }
+      if (j < n) w.template step<false, 1>(j);
       w.template matrix<true, false>(n);  // P(n - 1) V(n - 1)
     }
     if (!lag) Arch::phase_barrier();

@@ -29,6 +29,20 @@
 
 namespace hipattn {
 
+// The warp tile of configuration Cfg on Arch: the one Cfg names (Cfg::WarpTileOf<Arch>: the CDNA
+// ping-pong's 32-row tile), else the arch's tile for Cfg's shape.
+template <class Cfg, class Arch>
+struct WarpTileFor {
+  using type = typename Arch::template WarpTile<Cfg::kBf16, Cfg::kDqk, Cfg::kMT, Cfg::kKN, Cfg::kDv, Cfg::kTileKv, Cfg::kVRow>;
+};
+template <class Cfg, class Arch>
+  requires requires { typename Cfg::template WarpTileOf<Arch>; }
+struct WarpTileFor<Cfg, Arch> {
+  using type = typename Cfg::template WarpTileOf<Arch>;
+};
+template <class Cfg, class Arch>
+using warp_tile_t = typename WarpTileFor<Cfg, Arch>::type;
+
 template <class Cfg, class Scheduler, class Epilogue, class Args>
 HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* smem) {
   static_assert(AttentionSkeletonConfig<Cfg>, "a skeleton configuration (kernels/common/attention_config.hpp)");
@@ -36,7 +50,8 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE void attention_kernel(const Args& a, char* sm
   if constexpr (Arch::kTarget != Cfg::kTarget) {
     return;  // this instance is built for another target; never launched on this device
   } else {
-    using WT = typename Arch::template WarpTile<Cfg::kBf16, Cfg::kDqk, Cfg::kMT, Cfg::kKN, Cfg::kDv, Cfg::kTileKv, Cfg::kVRow>;
+    using WT = warp_tile_t<Cfg, Arch>;
+    static_assert(AttentionWarpTile<WT>, "a warp tile (arch/concept.hpp)");
     using Variant = typename Cfg::Variant;
     using Mainloop = typename Cfg::Mainloop;
     static_assert(AttentionScheduler<Scheduler, Args>, "a scheduler (kernels/common/concepts.hpp)");
