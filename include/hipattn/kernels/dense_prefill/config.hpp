@@ -82,15 +82,16 @@ constexpr AttentionShape dense_skeleton_shape(Target target, bool bf16, int d_qk
 }
 
 // The ping-pong instance of (target, dtype, head size, variant) (kernels/cdna/pingpong_config.hpp):
-// eight waves in two groups of four, each over all of a 32-key KV tile, LDS-DMA K and V rings of two
-// stages. d = 128: waves of 32 rows on the 32-row tile of 32x32x16 MFMAs (a 256-row q-block, AITER's
-// shape; LDS Q 64 KiB + K 2 x 8 + V 2 x 8 = 96 KiB, one workgroup a CU, 256 VGPRs: 199 used); timed,
-// 0.35 of the roofline against 0.32 for eight 16-row waves (bench/NOTES.md "AMD, timed: dense d = 128
-// on the 32-row tile"). d = 256: waves of 16 rows (128 rows; 64 + 2 x 16 + 2 x 16 = 128 KiB, one
-// workgroup a CU; a 32-row wave's Q and K / V rings would need 192 KiB).
+// eight waves in two groups of four, each over all of a KV tile, LDS-DMA K and V rings of two stages.
+// d = 128: waves of 32 rows on the 32-row tile of 32x32x16 MFMAs (a 256-row q-block, AITER's shape)
+// over 64-key tiles (LDS Q 64 KiB + K 2 x 16 + V 2 x 16 = 128 KiB, one workgroup a CU, 256 VGPRs: 242
+// used); timed on MI355X, 0.38 of the roofline against 0.32 for eight 16-row waves over 32-key tiles
+// (bench/NOTES.md "AMD, timed: dense d = 128 on the 32-row tile"). d = 256: waves of 16 rows over 32
+// keys (128 rows; 64 + 2 x 16 + 2 x 16 = 128 KiB, one workgroup a CU; 32-row waves would need 192 KiB).
 template <Target kT, bool kBf16, int kD, class Variant>
 using DensePingPongConfig =
-    PingPongConfig<AttentionConfig<dense_skeleton_shape(kT, kBf16, kD, kD, TileShape{8, 1, kD == 128 ? 2 : 1, 32, 2}, CopyModel::lds_dma),
+    PingPongConfig<AttentionConfig<dense_skeleton_shape(kT, kBf16, kD, kD, TileShape{8, 1, kD == 128 ? 2 : 1, kD == 128 ? 64 : 32, 2},
+                                                        CopyModel::lds_dma),
                                    Variant>>;
 
 #if defined(HIPATTN_BACKEND_CUDA)
