@@ -165,33 +165,37 @@ HIPATTN_DEVICE HIPATTN_FORCEINLINE b16x4 lds_read_tr16_b64(const uint16_t* p) {
 // {value of lane l & ~32, value of lane l | 32} by v_permlane32_swap; likewise bit 4 by permlane16_swap.
 // The swap results are read through elem_as_float (lane_bits.hpp), never __builtin_bit_cast(float, h[1]):
 // clang reads element 0 for a bit-cast vector element (llvm/llvm-project#95673; tests/isa/bitcast_regression.cpp).
+// The values of lanes l & ~32 and l | 32 (kBit 32: v_permlane32_swap), or l & ~16 and l | 16 (kBit 16).
+template <int kBit>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float swap_max(float v) {
+  static_assert(kBit == 16 || kBit == 32, "permlane16_swap or permlane32_swap");
+  const unsigned u = __builtin_bit_cast(unsigned, v);
+  if constexpr (kBit == 32) {
+    const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
+    return fmaxf(elem_as_float<0>(h), elem_as_float<1>(h));
+  } else {
+    const auto h = __builtin_amdgcn_permlane16_swap(u, u, false, false);
+    return fmaxf(elem_as_float<0>(h), elem_as_float<1>(h));
+  }
+}
+template <int kBit>
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float swap_sum(float v) {
+  static_assert(kBit == 16 || kBit == 32, "permlane16_swap or permlane32_swap");
+  const unsigned u = __builtin_bit_cast(unsigned, v);
+  if constexpr (kBit == 32) {
+    const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
+    return elem_as_float<0>(h) + elem_as_float<1>(h);
+  } else {
+    const auto h = __builtin_amdgcn_permlane16_swap(u, u, false, false);
+    return elem_as_float<0>(h) + elem_as_float<1>(h);
+  }
+}
 // Over lanes l and l ^ 32 (the 32x32 C layout's two lanes of a row): one permlane32 swap.
-HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_max_xor32(float v) {
-  const unsigned u = __builtin_bit_cast(unsigned, v);
-  const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
-  return fmaxf(elem_as_float<0>(h), elem_as_float<1>(h));
-}
-HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_sum_xor32(float v) {
-  const unsigned u = __builtin_bit_cast(unsigned, v);
-  const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
-  return elem_as_float<0>(h) + elem_as_float<1>(h);
-}
-HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_max_xor48(float v) {
-  const unsigned u = __builtin_bit_cast(unsigned, v);
-  const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
-  v = fmaxf(elem_as_float<0>(h), elem_as_float<1>(h));
-  const unsigned w = __builtin_bit_cast(unsigned, v);
-  const auto r = __builtin_amdgcn_permlane16_swap(w, w, false, false);
-  return fmaxf(elem_as_float<0>(r), elem_as_float<1>(r));
-}
-HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_sum_xor48(float v) {
-  const unsigned u = __builtin_bit_cast(unsigned, v);
-  const auto h = __builtin_amdgcn_permlane32_swap(u, u, false, false);
-  v = elem_as_float<0>(h) + elem_as_float<1>(h);
-  const unsigned w = __builtin_bit_cast(unsigned, v);
-  const auto r = __builtin_amdgcn_permlane16_swap(w, w, false, false);
-  return elem_as_float<0>(r) + elem_as_float<1>(r);
-}
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_max_xor32(float v) { return swap_max<32>(v); }
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_sum_xor32(float v) { return swap_sum<32>(v); }
+// Over lanes l, l ^ 16, l ^ 32, l ^ 48 (the 16x16 C layout's four lanes of a row).
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_max_xor48(float v) { return swap_max<16>(swap_max<32>(v)); }
+HIPATTN_DEVICE HIPATTN_FORCEINLINE float reduce_sum_xor48(float v) { return swap_sum<16>(swap_sum<32>(v)); }
 
 // ---- conversions ----
 // Pack two floats into a b32 of two 16-bit values (round to nearest even), low half = lo:
