@@ -42,12 +42,11 @@ class LdsDmaPingPongLoader : public LdsDmaPagedKvLoader<Cfg> {
       const int32_t blk0 = kv.physical_block(w.seq, 0);
 #pragma unroll
       for (int i = 0; i < Base::kIters; ++i) {
-        const int row = this->row_of(i), pu = this->col_of(i);
-        const int c = (pu / Base::kUnitsPerChunk) ^ (row & 7);  // the logical chunk at this LDS place
-        const int elem = c * 8 + (pu % Base::kUnitsPerChunk) * (Base::kB / 2);
-        const bool pad = Base::kPadded && c >= Cfg::kDqk / 8;
-        dense_k_[i] = pad ? kPadUnit : static_cast<uint32_t>((kv.k_offset(blk0 + row, 0, w.kvh) + elem) * 2);
-        dense_v_[i] = pad ? kPadUnit : static_cast<uint32_t>((kv.v_offset(blk0 + row, 0, w.kvh) + elem) * 2);
+        int elem;
+        const bool pad = !this->unit_element(i, elem);
+        const int32_t blk = blk0 + this->row_of(i);
+        dense_k_[i] = pad ? kPadUnit : static_cast<uint32_t>((kv.k_offset(blk, 0, w.kvh) + elem) * 2);
+        dense_v_[i] = pad ? kPadUnit : static_cast<uint32_t>((kv.v_offset(blk, 0, w.kvh) + elem) * 2);
       }
     }
   }
@@ -72,10 +71,9 @@ class LdsDmaPingPongLoader : public LdsDmaPagedKvLoader<Cfg> {
     const int32_t t = t0_ + j;
     const int vs = kParity >= 0 ? kParity : j % 2, ks = kParity >= 0 ? 1 - kParity : (j + 1) % 2;
     if constexpr (kDense) {
-      // K(j + 1) and V(j) at offsets from each unit's first tile: no block ids, no branch
+      // V(j) and K(j + 1) at offsets from each unit's first tile: no block ids to read or hold
       if (t < this->t_end_) dense_issue<false, true>(t, vs);
       if (t + 1 < this->t_end_) dense_issue<true, false>(t + 1, ks);
-      return;
     } else {
       // Nothing of this wave's is in flight (it waited before the barrier it last passed); the counted
       // wait tells the compiler, whose count joins both groups' paths, so that it adds no wait on the
@@ -128,10 +126,13 @@ class LdsDmaPingPongLoader : public LdsDmaPagedKvLoader<Cfg> {
       const int32_t key = key0 + this->row_of(i);
       const bool read = static_cast<uint32_t>(key - r.key_begin) < static_cast<uint32_t>(r.key_end - r.key_begin);
       const uint32_t lds = static_cast<uint32_t>(i * Base::kThreads * Base::kB);
+      // (padding units exist only where the row pitch has padding: the test is compiled out elsewhere)
       if constexpr (kK)
-        Arch::lds_dma(rk, read && dense_k_[i] != kPadUnit ? dense_k_[i] + k_step : kLdsDmaWindow, k_lds + lds);
+        Arch::lds_dma(rk, read && (!Base::kPadded || dense_k_[i] != kPadUnit) ? dense_k_[i] + k_step : kLdsDmaWindow,
+                      k_lds + lds);
       if constexpr (kV)
-        Arch::lds_dma(rv, read && dense_v_[i] != kPadUnit ? dense_v_[i] + v_step : kLdsDmaWindow, v_lds + lds);
+        Arch::lds_dma(rv, read && (!Base::kPadded || dense_v_[i] != kPadUnit) ? dense_v_[i] + v_step : kLdsDmaWindow,
+                      v_lds + lds);
     }
   }
 

@@ -9,8 +9,6 @@
 // The loads are LDS DMA (buffer loads that write LDS, LdsDmaPingPongLoader: a K ring and a V ring of
 // two stages, V one tile behind K), so no wave holds tile data in registers.
 #pragma once
-#include <type_traits>
-
 #include "hipattn/arch/concept.hpp"
 #include "hipattn/kernels/common/attention_config.hpp"
 #include "hipattn/kernels/cdna/lds_dma_pingpong_loader.hpp"
@@ -36,10 +34,17 @@ struct PingPongConfig : Base {
   // each K and V element read once for 32 rows, half the MFMA issues and one lane exchange a row
   // reduction, against two 16-row blocks), waves of 16 rows the skeleton's tile.
   static_assert(Base::kMT == 1 || (Base::kMT == 2 && Base::kKN % 32 == 0), "16-row waves, or 32-row waves over 32-key blocks");
+  // (only the tile the configuration takes is named: an arch without a 32-row tile serves 16-row waves)
+  template <class Arch, bool kWide = Base::kMT == 2>
+  struct TileOf {
+    using type = typename Arch::template WarpTile<Base::kBf16, Base::kDqk, 1, Base::kKN, Base::kDv>;
+  };
   template <class Arch>
-  using WarpTileOf = std::conditional_t<Base::kMT == 2,
-                                        typename Arch::template WarpTile32<Base::kBf16, Base::kDqk, Base::kKN, Base::kDv>,
-                                        typename Arch::template WarpTile<Base::kBf16, Base::kDqk, 1, Base::kKN, Base::kDv>>;
+  struct TileOf<Arch, true> {
+    using type = typename Arch::template WarpTile32<Base::kBf16, Base::kDqk, Base::kKN, Base::kDv>;
+  };
+  template <class Arch>
+  using WarpTileOf = typename TileOf<Arch>::type;
   static constexpr int kGroupWaves = Base::kWarpsM / 2;
   using Loader = LdsDmaPingPongLoader<PingPongConfig>;
   using Mainloop = PingPongMainloop<PingPongConfig>;

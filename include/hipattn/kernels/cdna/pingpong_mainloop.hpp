@@ -126,7 +126,7 @@ struct PingPongMainloop {
                                                     RowSoftmax<WT, Arch>& softmax, typename WT::OFrag& of) {
     static_assert(PhasedArch<Arch>, "the target's arch has the phase barrier and issue priorities");
     static_assert(PingPongKvLoader<typename Cfg::Loader, Args>, "the ping-pong loads (LdsDmaPingPongLoader)");
-    static_assert(Cfg::kKN == Cfg::kBN, "16-row waves over all of a tile's keys");
+    static_assert(Cfg::kKN == Cfg::kBN, "each wave over all of a tile's keys");
     // the group, as a value the wave's lanes agree on (an SGPR: the branches on it are scalar)
     const bool lag = Arch::wave_uniform(static_cast<uint32_t>(wave)) >= uint32_t(Cfg::kGroupWaves);
     const int32_t n = t_end > t_begin ? t_end - t_begin : 0;

@@ -122,11 +122,17 @@ class LdsDmaPagedKvLoader
   using Walk::v_stage;
 
   // Byte offsets in the K and V caches of unit i's bytes (kZero: not read, padding).
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE void unit_offsets(int i, uint64_t& ko, uint64_t& vo) const {
+  // The element of its key row unit i's bytes start at (the tile's swizzle undone: the lane fetches
+  // logical chunk p ^ (row & 7) of its row); false for a padding unit (d = 96), which loads zeros.
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE bool unit_element(int i, int& elem) const {
     const int row = this->row_of(i), pu = this->col_of(i);
     const int c = (pu / kUnitsPerChunk) ^ (row & 7);  // the logical chunk stored at this LDS place
-    const int elem = c * 8 + (pu % kUnitsPerChunk) * (kB / 2);
-    const bool read = this->valid(i) && (!kPadded || c < kDqk / 8);
+    elem = c * 8 + (pu % kUnitsPerChunk) * (kB / 2);
+    return !kPadded || c < kDqk / 8;
+  }
+  HIPATTN_DEVICE HIPATTN_FORCEINLINE void unit_offsets(int i, uint64_t& ko, uint64_t& vo) const {
+    int elem;
+    const bool read = unit_element(i, elem) && this->valid(i);
     Offset ke, ve;
     this->kv_offsets(i, ke, ve);
     ko = read ? static_cast<uint64_t>(ke + elem) * 2u : kZero;
