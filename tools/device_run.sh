@@ -7,6 +7,8 @@
 #             --benchmark_filter regex, e.g. paged_decode/), then the dense-prefill peers
 #             (bench/peers/sdpa_peers.py: PyTorch SDPA's cuDNN and flash backends on the target rows,
 #             beside the sweep's figures; $OUT/peers.log, peers.json; PEERS=0 skips them)
+#   tiles     the sm_90 dense-prefill tile sweep (bench/tiles_sm90.cu: candidate tiles and softmax
+#             chain counts beside the shipped instance, outputs compared; $OUT/tiles.txt)
 #   sanitize  compute-sanitizer memcheck over a subset of the device suite
 #   examples  the examples
 #   consumer  install build-dev, then build and run tests/consumer against it (the instance-library
@@ -25,6 +27,7 @@ targets=(hipattn_device_tests hipattn_filter_tests hipattn_host_tests)
 for a in "$@"; do
   case "$a" in
     bench) targets+=(hipattn_bench) ;;
+    tiles) targets+=(hipattn_tiles_sm90) ;;
     examples) targets+=(hipattn_smoke hipattn_custom_variant hipattn_unified_attention hipattn_paged_decode hipattn_dense_prefill hipattn_mla_decode_merge) ;;
   esac
 done
@@ -59,6 +62,9 @@ for a in "$@"; do
         python3 bench/peers/sdpa_peers.py --hipattn-json "$OUT/bench.json" --json "$OUT/peers.json" >"$OUT/peers.log" 2>&1 || rc=1
         tail -12 "$OUT/peers.log"
       fi ;;
+    tiles)
+      ./build-dev/bench/hipattn_tiles_sm90 >"$OUT/tiles.txt" 2>&1 || rc=1
+      cat "$OUT/tiles.txt" ;;
     sanitize)
       compute-sanitizer --tool memcheck --error-exitcode 3 ./build-dev/tests/hipattn_device_tests \
         --gtest_brief=1 --gtest_filter='*Random*:*Edge*:*Error*:*PagedDecodeBoundary*:*PagedDecodeUnowned*:*PagedDecodeGraph*:PagedDecodeChained.*:*PagedDecodeSlidingWindowCases*:PagedDecodeRocm.*:MlaDecode.DtypesAndFp8Caches:MlaDecode.NoLse:MlaDecode.PlannedAndOnePartitionAgree:MlaDecode.OutputFormatsFp16:MergeStates.StridedLayoutsWithNaNPadding:MergeStates.EmptyPartsAreIgnored:Fp8Io.*:*Fp8IoSweep*q_fp8*_d96_*' >"$OUT/memcheck.log" 2>&1 || rc=1

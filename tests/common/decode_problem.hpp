@@ -585,7 +585,7 @@ inline int check_device_plan(const PagedDecodeParams& p, const PagedDecodeOption
   HIPATTN_CHECK(rt::memcpy_d2h(&status, b.status, 4));
   const DecodeItemShape shape{p.q_len, plan.tile.keys(), true, p.window_left};
   const int32_t hs = plan_decode_tasks_host(seq_lens.data(), p.num_seqs, shape, plan.capacity, plan.fixed_tiles,
-                                            want.data(), want0.data(), n.data(), first.data());
+                                            want.data(), want0.data(), n.data(), first.data(), plan.wave_slots);
   EXPECT_EQ(status, kPlanOk) << "the device planner overflowed its slots (" << plan.reason << ")";
   EXPECT_EQ(hs, kPlanOk) << "the host plan overflowed (" << plan.reason << ")";
   EXPECT_EQ(task0, want0) << "item_task0 differs from the host plan";

@@ -14,6 +14,7 @@ struct PlanCase {
   DecodeItemShape shape;      // q_len 1-8, 16- or 64-key tiles, a window one time in three
   int32_t capacity = 0;       // the item count up to (spare + item count x 3) more
   int32_t fixed = 0;          // > 0: a batch-invariant bound (capacity sized for the worst case)
+  int32_t wave_slots = 0;     // min-max plans, half the time: slots a wave (1 to the capacity)
 };
 
 inline PlanCase random_plan_case(std::mt19937& rng, int32_t max_items, int32_t spare, bool fixed_bound) {
@@ -27,6 +28,7 @@ inline PlanCase random_plan_case(std::mt19937& rng, int32_t max_items, int32_t s
   c.fixed = fixed_bound ? 1 + static_cast<int32_t>(rng() % 64) : 0;
   c.capacity = c.fixed > 0 ? count * (32768 / c.shape.tile_keys / c.fixed + 1)
                            : count + static_cast<int32_t>(rng() % (3 * count + spare));
+  if (c.fixed == 0 && rng() % 2) c.wave_slots = 1 + static_cast<int32_t>(rng() % c.capacity);
   return c;
 }
 

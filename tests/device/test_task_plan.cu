@@ -25,7 +25,7 @@ struct DevicePlan {
 };
 
 DevicePlan plan_on_device(const std::vector<int32_t>& lens, const DecodeItemShape& shape, int32_t capacity,
-                          int32_t fixed) {
+                          int32_t fixed, int32_t wave_slots) {
   const int32_t count = static_cast<int32_t>(lens.size());
   DeviceBuffer d_lens = DeviceBuffer::from(lens);
   DeviceBuffer d_tasks(size_t(capacity) * sizeof(PlanTask)), d_task0(size_t(count) * 4), d_status(4);
@@ -36,6 +36,7 @@ DevicePlan plan_on_device(const std::vector<int32_t>& lens, const DecodeItemShap
   a.shape = shape;
   a.capacity = capacity;
   a.fixed_tiles = fixed;
+  a.wave_slots = wave_slots;
   a.tasks = d_tasks.as<PlanTask>();
   a.item_task0 = d_task0.as<int32_t>();
   a.status = d_status.as<int32_t>();
@@ -52,13 +53,14 @@ DevicePlan plan_on_device(const std::vector<int32_t>& lens, const DecodeItemShap
 }
 
 void expect_same_plan(const std::vector<int32_t>& lens, const DecodeItemShape& shape, int32_t capacity, int32_t fixed,
-                      const char* what) {
+                      const char* what, int32_t wave_slots = 0) {
   const int32_t count = static_cast<int32_t>(lens.size());
   std::vector<PlanTask> tasks(capacity);
   std::vector<int32_t> task0(count), n(count), first(count);
   const int32_t status =
-      plan_decode_tasks_host(lens.data(), count, shape, capacity, fixed, tasks.data(), task0.data(), n.data(), first.data());
-  const DevicePlan d = plan_on_device(lens, shape, capacity, fixed);
+      plan_decode_tasks_host(lens.data(), count, shape, capacity, fixed, tasks.data(), task0.data(), n.data(), first.data(),
+                             wave_slots);
+  const DevicePlan d = plan_on_device(lens, shape, capacity, fixed, wave_slots);
   ASSERT_EQ(d.status, status) << what;
   ASSERT_EQ(d.task0, task0) << what;
   for (int32_t s = 0; s < capacity; ++s) {
@@ -77,7 +79,7 @@ TEST(TaskPlanDevice, EqualsTheHostPlan) {
   int planned = 0;
   for (int iter = 0; iter < 120; ++iter) {
     const PlanCase c = random_plan_case(rng, iter % 4 == 0 ? 2000 : 64, 300, rng() % 4 == 0);
-    expect_same_plan(c.lens, c.shape, c.capacity, c.fixed, ("iteration " + std::to_string(iter)).c_str());
+    expect_same_plan(c.lens, c.shape, c.capacity, c.fixed, ("iteration " + std::to_string(iter)).c_str(), c.wave_slots);
     if (HasFatalFailure()) return;
     ++planned;
   }

@@ -141,7 +141,7 @@ inline HostPlan host_plan(const DecodePlanArgs& pa, const int32_t* lens) {
   h.item_task0.resize(size_t(pa.num_items));
   std::vector<int32_t> n(size_t(pa.num_items)), first(size_t(pa.num_items));
   h.status = plan_decode_tasks_host(lens, pa.num_items, pa.shape, pa.capacity, pa.fixed_tiles, h.tasks.data(),
-                                    h.item_task0.data(), n.data(), first.data());
+                                    h.item_task0.data(), n.data(), first.data(), pa.wave_slots);
   return h;
 }
 

@@ -29,12 +29,13 @@ class EmuPlanner : public ::testing::TestWithParam<std::string> {
 };
 
 void expect_same(const CodeObject& co, const std::vector<int32_t>& lens, const DecodeItemShape& shape, int32_t capacity,
-                 int32_t fixed, const std::string& what) {
+                 int32_t fixed, const std::string& what, int32_t wave_slots = 0) {
   const int32_t count = static_cast<int32_t>(lens.size());
   std::vector<PlanTask> want(capacity);
   std::vector<int32_t> want0(count), n(count), first(count);
   const int32_t want_status =
-      plan_decode_tasks_host(lens.data(), count, shape, capacity, fixed, want.data(), want0.data(), n.data(), first.data());
+      plan_decode_tasks_host(lens.data(), count, shape, capacity, fixed, want.data(), want0.data(), n.data(), first.data(),
+                             wave_slots);
   Memory mem;
   DecodePlanArgs a;  // the layout the kernel reads, with emulated addresses in the pointer fields
   static_assert(sizeof(DecodePlanArgs) == 64, "DecodePlanArgs layout");
@@ -47,6 +48,7 @@ void expect_same(const CodeObject& co, const std::vector<int32_t>& lens, const D
   a.shape = shape;
   a.capacity = capacity;
   a.fixed_tiles = fixed;
+  a.wave_slots = wave_slots;
   a.tasks = reinterpret_cast<PlanTask*>(d_tasks);
   a.item_task0 = reinterpret_cast<int32_t*>(d_task0);
   a.status = reinterpret_cast<int32_t*>(d_status);
@@ -66,7 +68,7 @@ TEST_P(EmuPlanner, EqualsTheHostPlan) {
   std::mt19937 rng(GetParam() == "gfx942" ? 42 : 950);
   for (int iter = 0; iter < 12; ++iter) {
     const testing::PlanCase c = testing::random_plan_case(rng, iter % 3 == 0 ? 700 : 40, 200, iter % 4 == 3);
-    expect_same(*co, c.lens, c.shape, c.capacity, c.fixed, GetParam() + " iteration " + std::to_string(iter));
+    expect_same(*co, c.lens, c.shape, c.capacity, c.fixed, GetParam() + " iteration " + std::to_string(iter), c.wave_slots);
     if (HasFatalFailure()) return;
   }
   expect_same(*co, {30000, 30000, 30000}, DecodeItemShape{}, 5, 1, GetParam() + " overflow");

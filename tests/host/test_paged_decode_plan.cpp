@@ -494,11 +494,12 @@ TEST(PagedDecodePlan, OnePartitionCapacityAndNoWorkspace) {
 }
 
 // Planned capacity (ALGORITHM.md section 8): whole waves of floor(budget / grid_y) slots (at least
-// one), as many waves as the sequences need at one task each; budget = residency x SMs / CUs unless
-// the caller gives one.
+// one), as many waves as the sequences need at one task each, with half a wave to spare where a
+// sequence may hold 16K keys (these shapes: 20000); budget = residency x SMs / CUs unless the caller
+// gives one.
 int64_t wave_capacity(int64_t seqs, int64_t budget, int64_t grid_y) {
   const int64_t per_wave = std::max<int64_t>(1, budget / grid_y);
-  return std::max<int64_t>(1, (seqs + per_wave - 1) / per_wave) * per_wave;
+  return std::max<int64_t>(1, (seqs + per_wave / 2 + per_wave - 1) / per_wave) * per_wave;
 }
 
 TEST(PagedDecodePlan, PlannedCapacityIsWholeWaves) {
@@ -525,7 +526,9 @@ TEST(PagedDecodePlan, PlannedCapacityIsWholeWaves) {
               EXPECT_EQ(plan.capacity, wave_capacity(seqs, b, plan.grid_y)) << "budget " << b;
               EXPECT_GE(plan.capacity, seqs) << "every sequence has a slot";
               EXPECT_EQ(plan.capacity % per_wave, 0) << "whole waves";
-              EXPECT_LT(plan.capacity - std::max(seqs, 1), per_wave) << "no wave more than the sequences need";
+              EXPECT_GE(plan.capacity - seqs, per_wave / 2) << "half a wave to spare";
+              EXPECT_LT(plan.capacity - std::max(seqs, 1), per_wave + per_wave / 2) << "no wave more than that";
+              EXPECT_EQ(plan.wave_slots, per_wave) << "the planner's wave";
               EXPECT_EQ(plan.fixed_tiles, 0);
             }
           }
@@ -642,7 +645,8 @@ TEST(PagedDecodePlan, CapacityHoldsEveryLengthWithinTheBounds) {
     std::vector<PlanTask> tasks(size_t(plan.capacity));
     std::vector<int32_t> task0(lens.size()), n(lens.size()), first(lens.size());
     const int32_t status = hipattn::plan_decode_tasks_host(lens.data(), seqs, item, plan.capacity, plan.fixed_tiles,
-                                                           tasks.data(), task0.data(), n.data(), first.data());
+                                                           tasks.data(), task0.data(), n.data(), first.data(),
+                                                           plan.wave_slots);
     ASSERT_EQ(status, hipattn::kPlanOk) << "iteration " << iter << ": " << plan.reason;
     if (max_k <= 300) {
       for (int32_t l = 0; l <= max_k; ++l) ASSERT_LE(item.tiles(l), max_tiles) << "length " << l << " of at most " << max_k;

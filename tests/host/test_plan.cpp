@@ -133,19 +133,24 @@ Expected expected_plan(const UnifiedAttentionParams& p, const UnifiedOptions& o,
     e.workspace = static_cast<uint64_t>(e.segments) * p.num_tokens * p.num_q_heads * (p.head_size + 1) * 4 + 256;
   }
   // ALGORITHM.md 6: a decode batch plans on the device (forced, or when the uniform split would give
-  // at most 2 segments while a sequence may hold 64 tiles or more)
+  // at most 2 segments while a sequence may hold 64 tiles or more, or segments of 16K keys or more
+  // for several sequences)
+  const int64_t seg_keys = (e.tiles + e.segments - 1) / e.segments * e.bn;
   e.planned = e.split && p.max_seqlen_q <= 1 && o.num_segments == 0 &&
               (o.split == UnifiedSplit::planned ||
-               (o.split == UnifiedSplit::automatic && e.tiles >= 64 && e.segments <= 2));
+               (o.split == UnifiedSplit::automatic && e.tiles >= 64 &&
+                (e.segments <= 2 || (p.num_seqs > 1 && seg_keys >= 16384))));
   // ... and, automatic, a decode batch whose 2D grid fills the device when a sequence may hold 256
   // tiles or more (ALGORITHM.md 6)
   if (!e.split && o.path == UnifiedPath::automatic && p.max_seqlen_q <= 1 && o.split != UnifiedSplit::uniform &&
       o.num_segments == 0 && e.tiles >= 256)
     e.split = e.planned = true;
-  if (e.planned) {  // whole waves of fill / (kv heads x chunks) slots, at least one a sequence
+  if (e.planned) {  // whole waves of fill / (kv heads x chunks) slots, one a sequence (and half a wave
+                    // spare where a sequence may hold 16K keys)
     const int64_t per = p.num_kv_heads * e.head_chunks;
     const int64_t per_wave = std::max<int64_t>(1, fill / per);
-    e.capacity = per_wave * std::max<int64_t>(1, (p.num_seqs + per_wave - 1) / per_wave);
+    const int64_t spare = e.tiles * e.bn >= 16384 ? per_wave / 2 : 0;
+    e.capacity = per_wave * std::max<int64_t>(1, (p.num_seqs + spare + per_wave - 1) / per_wave);
     e.segments = 1;
     e.workspace = planned_workspace(p, e.capacity);
   }
@@ -584,8 +589,11 @@ TEST(Plan, ForcedPathsAndSegments) {
   auto pl = hipattn::plan_unified_attention(big, o, dev);
   EXPECT_TRUE(pl.split());
   EXPECT_TRUE(pl.grid == UnifiedGrid::split_planned);  // 1 uniform segment for a 128-tile decode batch: the planner's slots instead
-  EXPECT_EQ(pl.capacity, 66);  // whole waves: 2 x (264 / 8)
+  EXPECT_EQ(pl.capacity, 66);  // whole waves: 2 x (264 / 8) (8K keys: no spare slots)
+  EXPECT_EQ(pl.wave_slots, 33);
   EXPECT_EQ(pl.workspace_bytes, planned_workspace(big, 66));
+  // a bound of 16K keys or more: half a wave spare, 3 x 33
+  EXPECT_EQ(hipattn::plan_unified_attention(shape(64, 64, 1, 16384, 32, 8, 128), o, dev).capacity, 99);
   o.num_segments = 7;
   pl = hipattn::plan_unified_attention(big, o, dev);
   EXPECT_TRUE(pl.split());

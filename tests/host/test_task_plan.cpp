@@ -23,7 +23,8 @@ struct Plan {
   int32_t status = -1;
 };
 
-Plan plan(const std::vector<int32_t>& lens, const DecodeItemShape& shape, int32_t capacity, int32_t fixed = 0) {
+Plan plan(const std::vector<int32_t>& lens, const DecodeItemShape& shape, int32_t capacity, int32_t fixed = 0,
+          int32_t wave_slots = 0) {
   Plan p;
   const int32_t count = static_cast<int32_t>(lens.size());
   p.tasks.assign(capacity, PlanTask{7, 7, 7, 7, 7});  // poison: every slot must be written
@@ -31,7 +32,7 @@ Plan plan(const std::vector<int32_t>& lens, const DecodeItemShape& shape, int32_
   p.n.assign(count, 0);
   p.first.assign(count, 0);
   p.status = hipattn::plan_decode_tasks_host(lens.data(), count, shape, capacity, fixed, p.tasks.data(),
-                                              p.task0.data(), p.n.data(), p.first.data());
+                                              p.task0.data(), p.n.data(), p.first.data(), wave_slots);
   return p;
 }
 
@@ -118,6 +119,44 @@ TEST(TaskPlan, MixedLengthsDoNotEndOnOneLongTask) {
   EXPECT_EQ(longest, 11);
   EXPECT_EQ(p.tasks[p.task0[15]].parts, 187);
   EXPECT_EQ(p.tasks[p.task0[0]].parts, 3);
+}
+
+// Waves (the top of kernels/common/task_plan.hpp): 255 x 1K + 1 x 100K on waves of 256 slots with
+// half a wave spare (512 slots, planned_capacity). The fewest waves (one: 256 slots, a task an item)
+// leave the 100K sequence in one task of 3125 tiles (32-key tiles); all 512 slots give tasks of at
+// most 32 tiles (255 + 98 = 353 tasks, two waves): 64 tile times against 3125, so the plan takes them.
+// Even lengths keep the one wave of whole sequences (32 tiles each, against two waves of 16).
+TEST(TaskPlan, WavesWeighFewerLongerTasksAgainstMoreShorter) {
+  DecodeItemShape shape;
+  shape.tile_keys = 32;
+  std::vector<int32_t> mixed(255, 1024);
+  mixed.push_back(100000);
+  const Plan m = plan(mixed, shape, 512, 0, 256);
+  EXPECT_EQ(check_plan(m, mixed, shape, 512), 32);
+  EXPECT_EQ(m.tasks[m.task0[255]].parts, 98);
+  EXPECT_EQ(check_plan(plan(mixed, shape, 512), mixed, shape, 512), 32) << "no waves: all the slots";
+  EXPECT_EQ(check_plan(plan(mixed, shape, 256), mixed, shape, 256), 3125) << "one wave: a task an item";
+  const std::vector<int32_t> even(256, 1024);
+  const Plan e = plan(even, shape, 512, 0, 256);
+  EXPECT_EQ(check_plan(e, even, shape, 512), 32);
+  for (int32_t i = 0; i < 256; ++i) EXPECT_EQ(e.tasks[e.task0[i]].parts, 1) << "item " << i;
+  EXPECT_EQ(check_plan(plan(even, shape, 512), even, shape, 512), 16) << "no waves: two tasks an item";
+  // the choice against brute force: waves x bound, the fewest waves on a tie
+  std::mt19937 rng(7);
+  for (int iter = 0; iter < 200; ++iter) {
+    const int32_t wave = 1 + int32_t(rng() % 40), count = 1 + int32_t(rng() % 60);
+    const int32_t few = (count + wave - 1) / wave * wave, capacity = few + wave * int32_t(rng() % 3);
+    std::vector<int32_t> lens(static_cast<size_t>(count));
+    for (auto& l : lens) l = rng() % 4 == 0 ? int32_t(rng() % 40000) : int32_t(rng() % 2000);
+    const Plan w = plan(lens, shape, capacity, 0, wave);
+    const int32_t got = check_plan(w, lens, shape, capacity);
+    const int32_t t_all = hipattn::plan_minmax_bound_host(w.n.data(), count, capacity);
+    const int32_t t_few = hipattn::plan_minmax_bound_host(w.n.data(), count, few);
+    const int32_t want = int64_t(few / wave) * t_few <= int64_t(capacity / wave) * t_all ? t_few : t_all;
+    if (*std::max_element(w.n.begin(), w.n.end()) > 0) {
+      EXPECT_EQ(got, want) << "iteration " << iter;
+    }
+  }
 }
 
 TEST(TaskPlan, WindowPlansOnlyTheWindowsTiles) {

@@ -34,6 +34,7 @@ inline DecodePlanArgs make_paged_decode_plan_args(const PagedDecodeParams& p, co
   a.shape = DecodeItemShape{p.q_len, tile_keys, true, p.window_left};
   a.capacity = plan.capacity;
   a.fixed_tiles = plan.fixed_tiles;
+  a.wave_slots = plan.wave_slots;
   a.tasks = b.tasks;
   a.item_task0 = b.item_task0;
   a.status = b.status;

@@ -79,6 +79,7 @@ struct PagedDecodePlan {
   int32_t segments = 1;     // uniform: segments a sequence (> 1); 1 otherwise
   int32_t capacity = 0;     // task slots: planned, or sequences x segments
   int32_t fixed_tiles = 0;  // batch-invariant bound (tiles), 0: min-max
+  int32_t wave_slots = 0;   // planned min-max: slots that run at once (the planner's wave choice)
   size_t workspace_bytes = 0;
   std::string reason;
 };
@@ -162,7 +163,8 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
                 "uniform with batch_invariant_keys (" + std::to_string(opt.batch_invariant_keys) +
                     "): batch-invariant plans split at fixed keys");
   // Uniform segments (as unified's 3D split) where they cut every sequence finely: >= 3 segments
-  // each within 4 waves, so no sequence's part can be long. Otherwise (1 or 2 segments) a long
+  // each within 4 waves, of less than 16K keys where there are several sequences
+  // (uniform_segments_long), so no sequence's part can be long. Otherwise (1 or 2 segments) a long
   // sequence among short ones would keep half its keys in one task: the planner's min-max tasks.
   // Uniform needs no planner launch (4-8 us on the H200), which is most of a small call's time.
   const int32_t uniform_segments =
@@ -182,7 +184,7 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
         plan.reason = "auto: batch-invariant";
       } else if (max_tiles <= 1) {
         plan.reason = "auto: one partition (no sequence holds more than one tile)";
-      } else if (uniform_segments >= 3) {
+      } else if (uniform_segments >= 3 && (p.num_seqs <= 1 || !uniform_segments_long(max_tiles, uniform_segments, tile_keys))) {
         segments = uniform_segments;
         plan.reason = "auto: uniform (" + std::to_string(int64_t(p.num_seqs) * plan.grid_y) + " workgroups at one task a sequence)";
       } else {
@@ -212,7 +214,8 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
     plan.reason += "; batch-invariant: " + std::to_string(plan.fixed_tiles) + " tiles a task";
   } else {
     // Whole waves (planned_capacity, dispatch/workspace.hpp).
-    plan.capacity = planned_capacity(p.num_seqs, budget, plan.grid_y);
+    plan.capacity = planned_capacity(p.num_seqs, budget, plan.grid_y, int64_t(max_tiles) * tile_keys);
+    plan.wave_slots = planned_wave_slots(budget, plan.grid_y);
   }
   // A task stores its part count in 16 bits (PlanTask::parts): the most one sequence can get is
   // its tiles, and no more than the slots the other sequences leave.

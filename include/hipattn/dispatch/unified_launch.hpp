@@ -152,6 +152,7 @@ inline DecodePlanArgs make_unified_plan_args(const UnifiedAttentionParams& p, co
   a.shape = DecodeItemShape{1, tile_keys, p.causal, p.window_left};
   a.capacity = plan.capacity;
   a.fixed_tiles = 0;
+  a.wave_slots = plan.wave_slots;
   a.tasks = b.tasks;
   a.item_task0 = b.item_task0;
   a.status = b.status;

@@ -128,6 +128,7 @@ struct UnifiedPlan {
   // split_planned (decode grid, no forced segment count): the device planner cuts each sequence's
   // tiles into tasks over `capacity` task slots per kv head and head chunk
   int32_t capacity = 0;
+  int32_t wave_slots = 0;     // split_planned: slots that run at once (the planner's wave choice)
   int32_t rows_per_token = 1; // q heads of one token in a workgroup
   int32_t block_q = 1;        // tokens per q-block
   int32_t head_chunks = 1;
@@ -243,9 +244,10 @@ inline bool unified_path_splits(const UnifiedOptions& opt, UnifiedPlan& plan, in
 // The grid of the plan so far (the path's choice, then the planned split). Planned split (the device
 // planner, ALGORITHM.md 7) where uniform segments cannot balance: a decode batch whose uniform split
 // would cut each sequence into at most 2 segments while one may hold 64 tiles or more (a long
-// sequence among short ones keeps half its keys in one workgroup). Many segments already cut every
-// sequence finely, and the planner's one-workgroup launch (7-40 us on the H200, bench/NOTES.md) would
-// only add to short calls.
+// sequence among short ones keeps half its keys in one workgroup), or of several sequences whose
+// segments would hold 16K keys or more each (uniform_segments_long). Many short segments already cut
+// every sequence finely, and the planner's one-workgroup launch (7-40 us on the H200,
+// bench/NOTES.md) would only add to short calls.
 // A decode batch whose 2D grid fills the device but whose bound allows a sequence of 256 tiles or
 // more (16K keys at 64-key tiles) is planned too: one long sequence among many short ones would
 // otherwise run alone at the end (255 x 1K + 1 x 100K: 1.86 ms in 2D). Uniform batches then get one
@@ -259,9 +261,12 @@ inline UnifiedGrid choose_unified_grid(const UnifiedAttentionParams& p, const Un
                     ") and no forced num_segments (got " + std::to_string(opt.num_segments) + ")");
   const bool may_plan = plan.decode_grid && opt.num_segments == 0;
   if (split) {
-    const bool planned = may_plan && (opt.split == UnifiedSplit::planned ||
-                                      (opt.split == UnifiedSplit::automatic && max_tiles >= 64 &&
-                                       choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64)) <= 2));
+    const int32_t seg = choose_segments(plan.base_workgroups, fill, std::min<int32_t>(max_tiles, 64));
+    const bool coarse = max_tiles >= 64 && (seg <= 2 || (p.num_seqs > 1 && uniform_segments_long(max_tiles, seg, plan.tile.keys())));
+    const bool planned = may_plan && (opt.split == UnifiedSplit::planned || (opt.split == UnifiedSplit::automatic && coarse));
+    if (planned && opt.split == UnifiedSplit::automatic && seg > 2)
+      plan.reason += "; " + std::to_string(seg) + " uniform segments would each hold " +
+                     std::to_string(int64_t((max_tiles + seg - 1) / seg) * plan.tile.keys()) + " keys: planned split";
     return planned ? UnifiedGrid::split_planned : UnifiedGrid::split_uniform;
   }
   if (may_plan && opt.path == UnifiedPath::automatic && opt.split != UnifiedSplit::uniform && max_tiles >= 256) {
@@ -278,7 +283,8 @@ inline void size_unified_split(const UnifiedAttentionParams& p, const UnifiedOpt
     // Whole waves of slots (planned_capacity), at least one a sequence. The planner sizes the tasks
     // from this call's lengths.
     const int64_t per_slot = static_cast<int64_t>(p.num_kv_heads) * plan.head_chunks;
-    plan.capacity = planned_capacity(p.num_seqs, fill, per_slot);
+    plan.capacity = planned_capacity(p.num_seqs, fill, per_slot, int64_t(max_tiles) * plan.tile.keys());
+    plan.wave_slots = planned_wave_slots(fill, per_slot);
     plan.num_segments = 1;
     plan.workspace_bytes = unified_planned_workspace_bytes(p, plan.capacity);
     plan.reason += "; planned: " + std::to_string(plan.capacity) + " task slots";

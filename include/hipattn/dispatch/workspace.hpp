@@ -75,13 +75,34 @@ inline int32_t choose_segments(int64_t base, int64_t fill, int32_t max_seg) {
   return best;
 }
 
+// Whether uniform segments of a sequence of max_tiles tiles would hold 16K keys or more each. A decode
+// batch split so coarsely is planned instead (the device planner's min-max tasks): one long sequence
+// among short ones would otherwise run its segments long after the rest (15 x 2K + 1 x 128K: 7-8
+// segments of 16-19K keys on gfx942 / gfx950, 0.09-0.10 of HBM on the timed model), and a call whose
+// workgroups stream 16K keys each is long enough that the planner's launch is a small part of it.
+inline constexpr int64_t kLongSegmentKeys = 16384;
+inline bool uniform_segments_long(int32_t max_tiles, int32_t segments, int32_t tile_keys) {
+  const int64_t seg = std::max<int32_t>(1, segments);
+  return (max_tiles + seg - 1) / seg * tile_keys >= kLongSegmentKeys;
+}
+
 // Task slots of a planned split over whole waves: a wave holds floor(budget / per_slot) slots
-// (per_slot workgroups a slot: kv heads x head chunks (x q-blocks)), and the sequences need at least
-// one slot each. Tasks of one bound take about as long, so a plan that spilled a few of them into
-// one more wave would take two task times where fewer, longer tasks take one (ALGORITHM.md 8).
-inline int32_t planned_capacity(int64_t num_seqs, int64_t budget, int64_t per_slot) {
-  const int64_t per_wave = std::max<int64_t>(1, budget / std::max<int64_t>(1, per_slot));
-  const int64_t waves = std::max<int64_t>(1, (num_seqs + per_wave - 1) / per_wave);
+// (planned_wave_slots; per_slot workgroups a slot: kv heads x head chunks (x q-blocks)), and the
+// sequences need at least one slot each. Where a sequence may hold 16K keys or more (max_keys), half
+// a wave more: a batch that fills its waves with one task a sequence could not split a long sequence
+// among short ones (255 x 1K + 1 x 100K on a wave of 256 slots ran the 100K sequence alone). The
+// planner weighs the fewest waves against all the slots (kernels/common/task_plan.hpp), so a batch of
+// even lengths keeps one wave of whole sequences; shorter bounds get no spare slots, whose empty
+// workgroups would only cost their launch. Tasks of one bound take about as long, so a plan that
+// spilled a few of them into one more wave would take two task times where fewer, longer tasks take
+// one (ALGORITHM.md 8).
+inline int32_t planned_wave_slots(int64_t budget, int64_t per_slot) {
+  return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(1, budget / std::max<int64_t>(1, per_slot)), 0x7fffffff));
+}
+inline int32_t planned_capacity(int64_t num_seqs, int64_t budget, int64_t per_slot, int64_t max_keys) {
+  const int64_t per_wave = planned_wave_slots(budget, per_slot);
+  const int64_t spare = max_keys >= kLongSegmentKeys ? per_wave / 2 : 0;
+  const int64_t waves = std::max<int64_t>(1, (num_seqs + spare + per_wave - 1) / per_wave);
   return static_cast<int32_t>(std::min<int64_t>(waves * per_wave, 0x7fffffff));
 }
 

@@ -22,6 +22,13 @@
 //              to read uninitialized. A grid that starts its workgroups in slot order starts the long
 //              tasks first, and the short ones fill in behind them. An item with no tiles still gets one task (it writes zeros and
 //              LSE = -inf, or the sink's share).
+//   waves      with wave_slots W > 0 (the slots that run at once), the bound of all the slots, T_all,
+//              is weighed against T_few, the bound over the fewest whole waves that hold a task an item
+//              (w_few = ceil(items / W) waves): a plan takes about waves x T, so T_few wins when
+//              w_few T_few <= w_all T_all (w_all = capacity / W). The host gives a batch that nearly
+//              fills its waves half a wave of spare slots (dispatch/workspace.hpp planned_capacity): a
+//              long sequence among many short ones then splits into a second wave instead of running
+//              alone in one task, while a batch of even lengths keeps one wave of whole sequences.
 // The host sizes the capacity so that tasks(T) <= capacity always holds for inputs within the bounds
 // it was given (capacity >= the item bound; with fixed_tiles, >= items x ceil(max tiles / fixed_tiles));
 // a device call whose lengths break the bounds sets *status to kPlanOverflow and plans no task.
@@ -103,6 +110,19 @@ HIPATTN_HOST_DEVICE inline void plan_write_item(PlanTask* tasks, int64_t slot, i
   }
 }
 
+// The slots of the fewest whole waves of wave_slots that hold one task an item (capacity when
+// wave_slots is 0 or that is no fewer slots).
+HIPATTN_HOST_DEVICE constexpr int32_t plan_few_waves_capacity(int32_t count, int32_t capacity, int32_t wave_slots) {
+  if (wave_slots <= 0) return capacity;
+  const int64_t few = (static_cast<int64_t>(count < 1 ? 1 : count) + wave_slots - 1) / wave_slots * wave_slots;
+  return few < capacity ? static_cast<int32_t>(few) : capacity;
+}
+// Whether the bound over the fewest waves is the plan's: about waves x bound each, fewer tasks on a tie.
+HIPATTN_HOST_DEVICE constexpr bool plan_takes_few_waves(int32_t few_capacity, int32_t T_few, int32_t capacity, int32_t T_all,
+                                                        int32_t wave_slots) {
+  return T_few > 0 && static_cast<int64_t>(few_capacity / wave_slots) * T_few <= static_cast<int64_t>(capacity / wave_slots) * T_all;
+}
+
 // The smallest feasible bound for tiles n[0..count) over `capacity` slots (or 0 when even one task an
 // item exceeds the capacity), by bisection over T in [max(1, ceil(sum / capacity)), max n]:
 // tasks(T) does not grow with T.
@@ -132,10 +152,19 @@ inline int32_t plan_minmax_bound_host(const int32_t* n, int32_t count, int32_t c
 
 // The plan of tiles n[0..count) (first tiles first[0..count)) over `capacity` slots, on the host.
 // Returns kPlanOk or kPlanOverflow (then every slot is empty).
+// wave_slots: the slots that run at once (0: all of them), for the choice between the fewest waves
+// and all the slots (the top of the file).
 inline int32_t plan_tasks_host(const int32_t* n, const int32_t* first, int32_t count, int32_t capacity,
-                               int32_t fixed_tiles, PlanTask* tasks, int32_t* item_task0) {
+                               int32_t fixed_tiles, PlanTask* tasks, int32_t* item_task0, int32_t wave_slots = 0) {
   for (int32_t s = 0; s < capacity; ++s) tasks[s] = PlanTask{};
-  const int32_t T = fixed_tiles > 0 ? fixed_tiles : plan_minmax_bound_host(n, count, capacity);
+  int32_t T = fixed_tiles > 0 ? fixed_tiles : plan_minmax_bound_host(n, count, capacity);
+  if (fixed_tiles <= 0 && T > 0) {
+    const int32_t few = plan_few_waves_capacity(count, capacity, wave_slots);
+    if (few < capacity) {
+      const int32_t T_few = plan_minmax_bound_host(n, count, few);
+      if (plan_takes_few_waves(few, T_few, capacity, T, wave_slots)) T = T_few;
+    }
+  }
   int64_t total = 0;
   if (T > 0)
     for (int32_t i = 0; i < count; ++i) total += plan_item_tasks(n[i], T);
@@ -168,6 +197,7 @@ struct DecodePlanArgs {
   DecodeItemShape shape;
   int32_t capacity = 0;     // task slots
   int32_t fixed_tiles = 0;  // > 0: batch-invariant bound
+  int32_t wave_slots = 0;   // slots that run at once (0: all): fewest waves or all slots (top of the file)
   PlanTask* tasks = nullptr;        // [capacity]
   int32_t* item_task0 = nullptr;    // [num_items]
   int32_t* status = nullptr;        // [1]
@@ -233,23 +263,31 @@ __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const Decod
     for (int32_t i = i0; i < i1; ++i) s += plan_item_tasks(tiles(i), T);
     return Block::sum(s, red);
   };
-  // the bound
+  // the bound over `cap` >= num_items slots
+  auto bound = [&](int32_t cap) {
+    int64_t lo = (sum + cap - 1) / cap;
+    lo = lo < 1 ? 1 : (lo > mx ? mx : lo);
+    int64_t hi = cap > a.num_items ? (sum + (cap - a.num_items) - 1) / (cap - a.num_items) : mx;
+    hi = hi > mx ? mx : (hi < lo ? lo : hi);
+    if (lo < hi && tasks_of(static_cast<int32_t>(lo)) <= cap) hi = lo;
+    while (lo < hi) {  // uniform: every thread sees the same sums
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (tasks_of(static_cast<int32_t>(mid)) <= cap) hi = mid;
+      else lo = mid + 1;
+    }
+    return static_cast<int32_t>(lo);
+  };
   int32_t T = a.fixed_tiles;
   if (T <= 0) {
     if (a.num_items > a.capacity) {
       T = 0;
     } else {
-      int64_t lo = (sum + a.capacity - 1) / a.capacity;
-      lo = lo < 1 ? 1 : (lo > mx ? mx : lo);
-      int64_t hi = a.capacity > a.num_items ? (sum + (a.capacity - a.num_items) - 1) / (a.capacity - a.num_items) : mx;
-      hi = hi > mx ? mx : (hi < lo ? lo : hi);
-      if (lo < hi && tasks_of(static_cast<int32_t>(lo)) <= a.capacity) hi = lo;
-      while (lo < hi) {  // uniform: every thread sees the same sums
-        const int64_t mid = lo + (hi - lo) / 2;
-        if (tasks_of(static_cast<int32_t>(mid)) <= a.capacity) hi = mid;
-        else lo = mid + 1;
+      T = bound(a.capacity);
+      const int32_t few = plan_few_waves_capacity(a.num_items, a.capacity, a.wave_slots);
+      if (few < a.capacity) {
+        const int32_t T_few = bound(few);
+        if (plan_takes_few_waves(few, T_few, a.capacity, T, a.wave_slots)) T = T_few;
       }
-      T = static_cast<int32_t>(lo);
     }
   }
   // each thread's task counts (of split items, in the high 32 bits, and of one-task items), their
@@ -295,13 +333,13 @@ __global__ void __launch_bounds__(kThreads) plan_decode_tasks_kernel(const Decod
 // planner computes for the same arguments.
 inline int32_t plan_decode_tasks_host(const int32_t* seq_lens, int32_t num_items, const DecodeItemShape& shape,
                                       int32_t capacity, int32_t fixed_tiles, PlanTask* tasks, int32_t* item_task0,
-                                      int32_t* n_scratch, int32_t* first_scratch) {
+                                      int32_t* n_scratch, int32_t* first_scratch, int32_t wave_slots = 0) {
   for (int32_t i = 0; i < num_items; ++i) {
     const KvTileRange r = shape.range(seq_lens[i] > 0 ? seq_lens[i] : 0);
     n_scratch[i] = r.empty() ? 0 : r.tile_end - r.tile_begin;
     first_scratch[i] = r.empty() ? 0 : r.tile_begin;
   }
-  return plan_tasks_host(n_scratch, first_scratch, num_items, capacity, fixed_tiles, tasks, item_task0);
+  return plan_tasks_host(n_scratch, first_scratch, num_items, capacity, fixed_tiles, tasks, item_task0, wave_slots);
 }
 
 }  // namespace hipattn

@@ -22,6 +22,9 @@ struct WarpgroupPipelineConfig {
   static constexpr int kBN = kBN_;
   static constexpr int kStages = kStages_;
   static constexpr int kWaveSize = 32;
+  // Softmax max / sum chains a row slot (sm90::WarpgroupTile): one, the order of the scores, until a
+  // device run measures more (bench/tiles_sm90.cu times 1, 2 and 4 side by side).
+  static constexpr int kRowChains = 1;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kProducerRegs = kProducerRegs_, kConsumerRegs = kConsumerRegs_;
   // The kernel is compiled under __launch_bounds__(kThreads, 1): every thread starts with the per-thread
