@@ -139,13 +139,14 @@ std::vector<std::string> untimed_mnemonics(const CodeObject& co, const KernelInf
 // ---------------------------------------------------------------- occupancy
 // Registers: the descriptor's granulated VGPR count (unified VGPR + AGPR on gfx90a and later,
 // granule 8); waves per SIMD = floor(512 / registers), at most 8; a workgroup's waves spread over the
-// 4 SIMDs; LDS per CU.
+// 4 SIMDs, so the CU holds floor(4 x waves per SIMD / waves a workgroup) workgroups (AMD's occupancy
+// rule: wave slots of the CU over the workgroup's waves; a workgroup of 1 or 2 waves takes 1 or 2 of
+// the 4 SIMDs, not a slot on each); LDS per CU.
 int resident_workgroups(const Trace& t, const CuParams& p) {
   const int regs = ((int(t.kernel.rsrc1) & 0x3F) + 1) * 8;
   const int per_simd = std::min(p.wave_slots_per_simd, p.regs_per_simd_lane / std::max(regs, 8));
-  const int waves = int((t.threads + 63) / 64);
-  const int need = (waves + 3) / 4;  // waves per SIMD of one workgroup
-  int by_waves = per_simd / std::max(need, 1);
+  const int waves = std::max(1, int((t.threads + 63) / 64));
+  int by_waves = 4 * per_simd / waves;
   int by_lds = t.lds_bytes ? int(p.lds_bytes / t.lds_bytes) : 64;
   return std::max(0, std::min(by_waves, by_lds));
 }

@@ -152,6 +152,9 @@ Estimate estimate_launch(const std::vector<emu::Trace>& traces, const std::vecto
     e.error = "does not fit on a CU";
     return e;
   }
+  // a grid of fewer workgroups than the device holds spreads them over the CUs (dispatch goes round
+  // the CUs): each CU holds ceil(grid / CUs), and the CU is simulated at that occupancy
+  e.resident = int(std::min<size_t>(size_t(e.resident), std::max<size_t>(1, (full_work.size() + size_t(p.cus) - 1) / size_t(p.cus))));
   // the CUs the full grid keeps busy share L2 and HBM
   p.active_cus = int(std::min<size_t>(size_t(p.cus), (full_work.size() + size_t(e.resident) - 1) / size_t(e.resident)));
   // bytes each workgroup requests, fitted over its tiles: the HBM share of the full problem
