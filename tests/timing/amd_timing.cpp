@@ -870,6 +870,23 @@ std::vector<SideRow> side_by_side(const std::map<emu::Gfx, emu::CuParams>& param
   pa(G5, {1, 8, 1, 32768, 16});
   pa(G2, {64, 64, 8, 8192, 16});
   pa(G5, {64, 64, 8, 8192, 16});
+  // paged decode rows of issue 33's targets without an AITER kernel here: MTP verify (q_len 4, against
+  // the q_len 1 row above) and one sequence of 128K keys, GQA 8, d 128, pages of 16
+  auto pd = [&](emu::Gfx g, int batch, int ctx, int q_len) {
+    PagedDecodeProblem d;
+    d.batch = batch;
+    d.ctx = ctx;
+    d.q_len = q_len;
+    char b[96];
+    std::snprintf(b, sizeof b, "b%d h%d/%d q%d ctx%d", batch, d.heads_q, d.heads_kv, q_len, ctx);
+    CallSubject c = paged_call(d, g, b);
+    if (!want(c.key)) return;
+    rows.push_back(time_call(c, params.at(g), "paged decode bf16 d128"));
+  };
+  for (emu::Gfx g : {G2, G5}) {
+    pd(g, 64, 8192, 4);
+    pd(g, 1, 131072, 1);
+  }
   // rows without an AITER kernel: d 256 and unified attention's scenarios
   for (emu::Gfx g : {G2, G5}) {
     DensePrefillProblem d;
