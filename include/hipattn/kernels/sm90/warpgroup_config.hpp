@@ -22,8 +22,8 @@ struct WarpgroupPipelineConfig {
   static constexpr int kBN = kBN_;
   static constexpr int kStages = kStages_;
   static constexpr int kWaveSize = 32;
-  // Softmax max / sum chains a row slot (sm90::WarpgroupTile): one, the order of the scores, until a
-  // device run measures more (bench/tiles_sm90.cu times 1, 2 and 4 side by side).
+  // Softmax max / sum chains a row slot (sm90::WarpgroupTile): one, the order of the scores; 2 and 4
+  // measured within the run spread of it (bench/tiles_sm90.cu, bench/NOTES.md run v24).
   static constexpr int kRowChains = 1;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kProducerRegs = kProducerRegs_, kConsumerRegs = kConsumerRegs_;
