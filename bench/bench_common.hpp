@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "../testing/paged_problem.hpp"
+#include "hipattn/numeric/bf16.hpp"
+#include "hipattn/numeric/fp16.hpp"
 #include "hipattn/platform/runtime.hpp"
 
 namespace hipattn::bench {
@@ -57,6 +59,23 @@ double median_ms(Fn&& fn, void* flush, std::vector<double>* all = nullptr) {
   std::sort(ms.begin(), ms.end());
   if (all) *all = ms;
   return ms[ms.size() / 2];
+}
+
+// n 16-bit elements (bf16 or fp16) uniform in [-1, 1] from a hash of their index and a seed (a
+// template, so that every translation unit of the benchmark may instantiate it).
+template <int = 0>
+__global__ void fill_uniform16_kernel(uint16_t* p, size_t n, uint32_t seed, bool bf16) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    uint32_t x = (static_cast<uint32_t>(i) ^ static_cast<uint32_t>(i >> 32) * 0x85EBCA6Bu) * 2654435761u ^ seed;
+    x ^= x >> 15; x *= 2246822519u; x ^= x >> 13; x *= 3266489917u; x ^= x >> 16;
+    const float f = float(x >> 8) * (2.0f / 16777215.0f) - 1.0f;  // [-1, 1]
+    p[i] = bf16 ? bfloat16_t::from_float(f).bits : half_t::from_float(f).bits;
+  }
+}
+inline void fill_uniform16(testing::DeviceBuffer& b, uint32_t seed, bool bf16) {
+  if (b.bytes == 0) return;
+  fill_uniform16_kernel<><<<1024, 256>>>(b.as<uint16_t>(), b.bytes / 2, seed, bf16);
+  HIPATTN_CHECK_LAUNCH();
 }
 
 // Device copy bandwidth (cudaMemcpyAsync D2D of 2 GiB), read + write, in TB/s.

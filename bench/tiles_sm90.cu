@@ -1,7 +1,6 @@
 // bench/tiles_sm90.cu: candidate configurations of sm_90 dense prefill timed beside the shipped
 // instance, in one run: key-tile sizes and stage counts (FlashAttention-3 takes 176-key tiles for
-// non-causal d = 128), and the softmax's independent max / sum chains a row slot
-// (sm90::WarpgroupTile::kRowChains, kernels/common/softmax_step.hpp RowChains).
+// non-causal d = 128). Run v24 of bench/NOTES.md measured them.
 //
 //   tools/device_run.sh tiles          (or build-dev/bench/hipattn_tiles_sm90 [case-substring])
 //
@@ -36,14 +35,6 @@ struct Case {
   bool causal;
 };
 
-__global__ void fill_kernel(uint16_t* p, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint32_t x = (static_cast<uint32_t>(i) ^ static_cast<uint32_t>(i >> 32) * 0x85EBCA6Bu) * 2654435761u ^ seed;
-    x ^= x >> 15; x *= 2246822519u; x ^= x >> 13; x *= 3266489917u; x ^= x >> 16;
-    p[i] = bfloat16_t::from_float(float(x >> 8) * (2.0f / 16777215.0f) - 1.0f).bits;
-  }
-}
-
 struct Problem {
   DeviceBuffer q, k, v, out, cu;
   DensePrefillParams p;
@@ -55,8 +46,7 @@ struct Problem {
     v = DeviceBuffer(size_t(t) * c.kv_heads * c.d_v * 2);
     out = DeviceBuffer(size_t(t) * c.q_heads * c.d_v * 2);
     uint32_t seed = 0x51u;
-    for (DeviceBuffer* b : {&q, &k, &v}) fill_kernel<<<1024, 256>>>(b->as<uint16_t>(), b->bytes / 2, seed++);
-    HIPATTN_CHECK_LAUNCH();
+    for (DeviceBuffer* b : {&q, &k, &v}) fill_uniform16(*b, seed++, true);
     std::vector<int32_t> cs(size_t(c.num_seqs) + 1);
     for (int s = 0; s <= c.num_seqs; ++s) cs[s] = s * c.len;
     cu = DeviceBuffer::from(cs);
@@ -133,13 +123,6 @@ void sweep(const Case& c) {
 
 template <int kBN, int kStages>
 using D128 = DensePrefillSm90Config<true, 128, 128, false, kBN, kStages>;
-// A configuration with kChains softmax chains a row slot (sm90::WarpgroupTile::kRowChains).
-template <class Cfg, int kChains>
-struct Chains : Cfg {
-  static constexpr int kRowChains = kChains;
-  static std::string name() { return Cfg::name() + ",chains" + std::to_string(kChains); }
-};
-
 }  // namespace
 }  // namespace hipattn::bench
 
@@ -153,15 +136,12 @@ int main(int argc, char** argv) {
                        {"serve_prefill_1x4k", 1, 4096, 32, 8, 128, 128, true}};
   for (const Case& c : d128)
     if (want(c))
-      sweep<128, 128, Chains<D128<128, 2>, 2>, Chains<D128<128, 2>, 4>, D128<112, 2>, D128<144, 2>, D128<160, 2>,
-            D128<176, 2>, Chains<D128<176, 2>, 4>, D128<192, 2>, D128<96, 3>, D128<112, 3>>(c);
+      sweep<128, 128, D128<112, 2>, D128<144, 2>, D128<160, 2>, D128<176, 2>, D128<192, 2>, D128<96, 3>, D128<112, 3>>(c);
   const Case d256{"d256_b1_h32_q4096", 1, 4096, 32, 32, 256, 256, true};
   if (want(d256))
-    sweep<256, 256, Chains<hipattn::DensePrefillSm90Config<true, 256, 256, false, 80, 2>, 4>,
-          hipattn::DensePrefillSm90Config<true, 256, 256, false, 64, 2>>(d256);
+    sweep<256, 256, hipattn::DensePrefillSm90Config<true, 256, 256, false, 64, 2>>(d256);
   const Case d192{"d192v128_b1_h32_q4096", 1, 4096, 32, 32, 192, 128, true};
-  if (want(d192)) sweep<192, 128, Chains<hipattn::DensePrefillSm90Config<true, 192, 128, false, 128, 2>, 4>,
-                             hipattn::DensePrefillSm90Config<true, 192, 128, false, 112, 2>, hipattn::DensePrefillSm90Config<true, 192, 128, false, 96, 2>>(d192);
+  if (want(d192)) sweep<192, 128, hipattn::DensePrefillSm90Config<true, 192, 128, false, 112, 2>, hipattn::DensePrefillSm90Config<true, 192, 128, false, 96, 2>>(d192);
   std::printf("%d wrong candidate(s)\n", g_failures);
   return g_failures ? 1 : 0;
 }

@@ -23,14 +23,9 @@
 
 namespace hipattn::sm90 {
 
-template <bool kBf16, int kDqk, int kBN, int kDv, int kBM, int kChains = 1>
+template <bool kBf16, int kDqk, int kBN, int kDv, int kBM>
 struct WarpgroupTile : WarpTile<kBf16, kDqk, 1, kBN, kDv> {
   using Base = WarpTile<kBf16, kDqk, 1, kBN, kDv>;
-  // Independent max / sum chains a row slot in the softmax step (kernels/common/softmax_step.hpp
-  // RowChains): a consumer warp shares its scheduler with one other. s_index(e): element e's rank
-  // among its row slot's (the slot takes elements 4 j + {0, 1} of each n8 column block j, or + {2, 3}).
-  static constexpr int kRowChains = kChains;
-  HIPATTN_HOST_DEVICE static constexpr int s_index(int e) { return (e % (Base::kSN * 4)) / 4 * 2 + e % 2; }
   static_assert(kDqk % 64 == 0 && kDv % 64 == 0, "head sizes in whole 128-byte column blocks");
   static_assert(kBN % 16 == 0 && kBN <= 256 && kDv <= 256, "wgmma N in [16, 256], k16 steps of keys");
   static_assert(kBM % 64 == 0, "64 rows per consumer warpgroup");

@@ -23,54 +23,9 @@ struct ArchMath {
   HIPATTN_DEVICE HIPATTN_FORCEINLINE float tanh(float x) const { return Arch::tanh(x); }
 };
 
-// A lane's row maxima and sums may run as kWays independent chains per row slot, joined at the end:
-// a lane holds up to 32 scores of a row, and one chain of 32 dependent max (or add) operations is
-// latency where a warp has few others to issue (sm_90's warpgroup consumers: two warps a scheduler).
-// The warp tile asks for them (WT::kRowChains, with WT::s_index(e): element e's rank among its row
-// slot's elements); a tile that names none keeps one chain in the order of the scores. Chain 0 is the
-// running value itself (m_new, l), chains 1 .. kWays - 1 are extra registers.
-template <class WT>
-struct RowChains {
-  static constexpr int requested() {
-    if constexpr (requires { WT::kRowChains; }) return WT::kRowChains;
-    else return 1;
-  }
-  static constexpr int kPerSlot = WT::kSElems / WT::kRowSlots;
-  static constexpr int kWays = kPerSlot < requested() ? kPerSlot : requested();
-  static constexpr int kExtra = kWays > 1 ? kWays - 1 : 1;  // extra chains (one unused slot at kWays 1)
-  static_assert(kWays >= 1, "at least one chain");
-  // element e's chain: a closed form of e, so that it folds to a constant after unrolling
-  HIPATTN_HOST_DEVICE static constexpr int chain(int e) {
-    if constexpr (kWays == 1) return 0;
-    else return WT::s_index(e) % kWays;
-  }
-  static constexpr bool ranks_hold() {
-    if constexpr (kWays > 1) {
-      int seen[WT::kRowSlots] = {};
-      for (int e = 0; e < WT::kSElems; ++e)
-        if (WT::s_index(e) != seen[WT::s_slot(e)]++) return false;
-    }
-    return true;
-  }
-  static_assert(ranks_hold(), "WT::s_index is each element's rank among its row slot's elements");
-  // x op c[0] op c[1] ...: ((x op c0) op (c1 op c2)) for four chains
-  template <class Op>
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE static float join(float x, const float (&c)[kExtra], Op op) {
-    if constexpr (kWays == 4) {
-      return op(op(x, c[0]), op(c[1], c[2]));
-    } else {
-#pragma unroll
-      for (int k = 0; k < kWays - 1; ++k) x = op(x, c[k]);
-      return x;
-    }
-  }
-};
-
 // The row state of one lane: per row slot, the running max (log2 units) and the lane's partial sum.
 template <class WT, class Arch>
 struct RowSoftmax {
-  using Chains = RowChains<WT>;
-  static constexpr int kWays = Chains::kWays, kExtra = Chains::kExtra;
   float m[WT::kRowSlots], l[WT::kRowSlots];
 
   HIPATTN_DEVICE HIPATTN_FORCEINLINE void init() {
@@ -95,25 +50,6 @@ struct RowSoftmax {
     rescale(o, f_old);
   }
 
-  // m_new (per slot, holding its start value) becomes the max of it and the lane's scores.
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE static void lane_max(const typename WT::SFrag& s, float (&m_new)[WT::kRowSlots]) {
-    float c[WT::kRowSlots][kExtra];
-#pragma unroll
-    for (int r = 0; r < WT::kRowSlots; ++r)
-#pragma unroll
-      for (int k = 0; k < kExtra; ++k) c[r][k] = -INFINITY;
-#pragma unroll
-    for (int e = 0; e < WT::kSElems; ++e) {
-      const int k = Chains::chain(e);
-      float& x = k == 0 ? m_new[WT::s_slot(e)] : c[WT::s_slot(e)][k - 1];
-      x = fmaxf(x, s.r[e]);
-    }
-    if constexpr (kWays > 1) {
-#pragma unroll
-      for (int r = 0; r < WT::kRowSlots; ++r) m_new[r] = Chains::join(m_new[r], c[r], [](float a, float b) { return fmaxf(a, b); });
-    }
-  }
-
   // The two halves of update, for mainloops whose O is still being written by an asynchronous
   // matrix product when S arrives (the sm_90 warpgroup mainloop): update_rows turns S into P and
   // moves m and l, giving each row's factor f_old; rescale applies it to O once O may be touched.
@@ -123,7 +59,8 @@ struct RowSoftmax {
     float m_new[WT::kRowSlots];
 #pragma unroll
     for (int r = 0; r < WT::kRowSlots; ++r) m_new[r] = m[r];
-    lane_max(s, m_new);
+#pragma unroll
+    for (int e = 0; e < WT::kSElems; ++e) m_new[WT::s_slot(e)] = fmaxf(m_new[WT::s_slot(e)], s.r[e]);
 #pragma unroll
     for (int r = 0; r < WT::kRowSlots; ++r) {
       m_new[r] = WT::row_max(m_new[r]);
@@ -131,22 +68,13 @@ struct RowSoftmax {
       m[r] = m_new[r];
       l[r] *= f_old[r];
     }
-    float c[WT::kRowSlots][kExtra] = {};
 #pragma unroll
     for (int e = 0; e < WT::kSElems; ++e) {
-      const int slot = WT::s_slot(e), k = Chains::chain(e);
+      const int slot = WT::s_slot(e);
       const float p = Arch::exp2(s.r[e] - safe_max(m_new[slot]));
-      (k == 0 ? l[slot] : c[slot][k - 1]) += p;
+      l[slot] += p;
       if constexpr (kScaled) s.r[e] = p * v_scales[WT::s_col(lane, e)];
       else s.r[e] = p;
-    }
-    join_sums(c);
-  }
-  // l += the extra sum chains
-  HIPATTN_DEVICE HIPATTN_FORCEINLINE void join_sums(const float (&c)[WT::kRowSlots][kExtra]) {
-    if constexpr (kWays > 1) {
-#pragma unroll
-      for (int r = 0; r < WT::kRowSlots; ++r) l[r] = Chains::join(l[r], c[r], [](float a, float b) { return a + b; });
     }
   }
   // update_rows for raw scores (q . k, the mask's -inf applied, nothing else): x = s * mult (mult =
@@ -158,7 +86,8 @@ struct RowSoftmax {
     float m_new[WT::kRowSlots];
 #pragma unroll
     for (int r = 0; r < WT::kRowSlots; ++r) m_new[r] = -INFINITY;
-    lane_max(s, m_new);
+#pragma unroll
+    for (int e = 0; e < WT::kSElems; ++e) m_new[WT::s_slot(e)] = fmaxf(m_new[WT::s_slot(e)], s.r[e]);
     float neg_m[WT::kRowSlots];
 #pragma unroll
     for (int r = 0; r < WT::kRowSlots; ++r) {
@@ -168,15 +97,13 @@ struct RowSoftmax {
       l[r] *= f_old[r];
       neg_m[r] = -safe_max(m_new[r]);
     }
-    float c[WT::kRowSlots][kExtra] = {};
 #pragma unroll
     for (int e = 0; e < WT::kSElems; ++e) {
-      const int slot = WT::s_slot(e), k = Chains::chain(e);
+      const int slot = WT::s_slot(e);
       const float p = Arch::exp2(fmaf(s.r[e], mult, neg_m[slot]));
-      (k == 0 ? l[slot] : c[slot][k - 1]) += p;
+      l[slot] += p;
       s.r[e] = p;
     }
-    join_sums(c);
   }
   HIPATTN_DEVICE HIPATTN_FORCEINLINE static void rescale(typename WT::OFrag& o, const float (&f_old)[WT::kRowSlots]) {
 #pragma unroll

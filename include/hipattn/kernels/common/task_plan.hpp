@@ -25,8 +25,8 @@
 //   waves      with wave_slots W > 0 (the slots that run at once), the bound of all the slots, T_all,
 //              is weighed against T_few, the bound over the fewest whole waves that hold a task an item
 //              (w_few = ceil(items / W) waves): a plan takes about waves x T, so T_few wins when
-//              w_few T_few <= w_all T_all (w_all = capacity / W). The host gives a batch that nearly
-//              fills its waves half a wave of spare slots (dispatch/workspace.hpp planned_capacity): a
+//              w_few T_few <= w_all T_all (w_all = capacity / W). Where a sequence may hold 16K keys
+//              the host adds half a wave of spare slots (dispatch/workspace.hpp planned_capacity): a
 //              long sequence among many short ones then splits into a second wave instead of running
 //              alone in one task, while a batch of even lengths keeps one wave of whole sequences.
 // The host sizes the capacity so that tasks(T) <= capacity always holds for inputs within the bounds

@@ -22,9 +22,6 @@ struct WarpgroupPipelineConfig {
   static constexpr int kBN = kBN_;
   static constexpr int kStages = kStages_;
   static constexpr int kWaveSize = 32;
-  // Softmax max / sum chains a row slot (sm90::WarpgroupTile): one, the order of the scores; 2 and 4
-  // measured within the run spread of it (bench/tiles_sm90.cu, bench/NOTES.md run v24).
-  static constexpr int kRowChains = 1;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kProducerRegs = kProducerRegs_, kConsumerRegs = kConsumerRegs_;
   // The kernel is compiled under __launch_bounds__(kThreads, 1): every thread starts with the per-thread

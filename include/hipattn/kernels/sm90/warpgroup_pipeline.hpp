@@ -55,7 +55,7 @@
 namespace hipattn {
 
 template <class Cfg>
-using WarpgroupTileOf = sm90::WarpgroupTile<Cfg::kBf16, Cfg::kDqk, Cfg::kBN, Cfg::kDv, Cfg::kBM, Cfg::kRowChains>;
+using WarpgroupTileOf = sm90::WarpgroupTile<Cfg::kBf16, Cfg::kDqk, Cfg::kBN, Cfg::kDv, Cfg::kBM>;
 
 // The producer warpgroup's gather of one tile of kRows rows x kCols 16-bit elements into a 128-byte
 // swizzled K-major tile (KMajorTile<b128, kRows, 2 kCols>: one 128-byte column block after another),
