@@ -175,7 +175,7 @@ void bench_paged_decode(benchmark::State& state, const Case* c, KvChoice kv, int
       graph = std::make_unique<rt::CapturedGraph>(
           [&](rt::stream_t st) { prebuilt::paged_decode(p, ws, sh.ws.bytes, st, opt); });
       label = std::string(plan.split == SlotSplit::planned ? "planned" : plan.segments > 1 ? "uniform" : "one_partition") +
-              (plan.tile_kind == UnifiedTileKind::decode ? " decode-tile" : " prefill-tile");
+              " " + tile_kind_name(plan.tile_kind) + "-tile";
       slots = plan.capacity;
     }
     const double ms = time_graph(state, *graph);

@@ -193,17 +193,24 @@ struct TableEntry {
 };
 // The fp8 format of a target's q8 instances (numeric/kv_kind.hpp).
 inline DType q8_format(Target t) { return t == Target::gfx942 ? DType::fp8_e4m3fnuz : DType::fp8_e4m3fn; }
+// The tile kinds of a family at a head size: decode and prefill; paged decode (`verify`) adds the
+// verify tile where the target's table has one (verify_tile_served).
+inline std::vector<UnifiedTileKind> table_tile_kinds(Target t, int d, bool verify) {
+  std::vector<UnifiedTileKind> kinds{UnifiedTileKind::decode, UnifiedTileKind::prefill};
+  if (verify && verify_tile_served(t, d)) kinds.push_back(UnifiedTileKind::verify);
+  return kinds;
+}
 // Calls f(entry) for every configuration of the table on target t: (q dtype, KV kind, variant, head
 // size, tile kind), plus the register-staged fallback of each LDS-DMA one, plus the fp8 matrix path's
-// (TableEntry::q8). Returns how many.
+// (TableEntry::q8). `verify`: paged decode's table (with the verify tiles). Returns how many.
 template <class F>
-int for_each_table_entry(Target t, F&& f) {
+int for_each_table_entry(Target t, F&& f, bool verify = false) {
   int n = 0;
   for (DType q : {DType::f16, DType::bf16})
     for (DType kv : {DType::f16, DType::fp8_e4m3fn, DType::fp8_e4m3fnuz})
       for (bool full : {false, true})
         for (int d : UnifiedInstanceTable::head_sizes)
-          for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
+          for (UnifiedTileKind kind : table_tile_kinds(t, d, verify)) {
             const bool fp8 = kv != DType::f16;
             TableEntry e{q, kv == DType::f16 ? q : kv, full, fp8, d, kind, unified_tile(kind, d, t, fp8),
                          unified_default_copy(kind, d, t, fp8)};
@@ -217,7 +224,7 @@ int for_each_table_entry(Target t, F&& f) {
   for (DType q : {DType::f16, DType::bf16})
     for (bool full : {false, true})
       for (int d : UnifiedInstanceTable::head_sizes)
-        for (UnifiedTileKind kind : {UnifiedTileKind::decode, UnifiedTileKind::prefill}) {
+        for (UnifiedTileKind kind : table_tile_kinds(t, d, verify)) {
           const KvKind k = t == Target::gfx942 ? KvKind::e4m3fnuz_q8 : KvKind::e4m3fn_q8;
           f(TableEntry{q, q8_format(t), full, true, d, kind, unified_tile(kind, d, t, true),
                        unified_default_copy(kind, d, t, k), true}), ++n;

@@ -166,7 +166,7 @@ inline RunResult run_on_emulator(const emu::CodeObject& co, const EmuTarget& t, 
   PagedDecodePlan plan = plan_paged_decode(p, opt, PlanDevice{t.target, t.cus});
   if (kv_copy) plan.kv_copy = *kv_copy;
   res.plan = std::string(plan.kv_copy == CopyModel::lds_dma ? "dma " : "staged ") +
-             (plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") + " " +
+             tile_kind_name(plan.tile_kind) + " " +
              std::to_string(plan.rows_per_token) + "x" + std::to_string(plan.block_q) +
              (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + "ch" : std::string()) + ", " +
              (plan.split == SlotSplit::planned          ? (plan.fixed_tiles > 0 ? "fixed/" : "planned/") + std::to_string(plan.capacity)

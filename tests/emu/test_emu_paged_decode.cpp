@@ -10,8 +10,9 @@
 // then the kernel over its tasks, then the reduce; min-max and batch-invariant bounds); the device
 // plan must equal the host plan of the same lengths. Problems are tiny (the
 // emulator runs some tens of millions of instructions a second) but reach: q_len 1, 2, 4 and 8; the
-// decode tile (q_len x group <= 16 rows, 16 exactly at 4 x 4 and 8 x 2) and the prefill tile (4 x 8,
-// 8 x 8 in two q-blocks, 2 x 64 in two head chunks); 16-bit and fp8 KV (the target's fp8: e4m3fnuz
+// decode tile (q_len x group <= 16 rows, 16 exactly at 4 x 4 and 8 x 2), the verify tile (17-32 rows
+// up to d 128: 4 x 8 at d 64 and 128, staged and LDS-DMA) and the prefill tile (4 x 8 at d 192, 8 x 8
+// in two q-blocks, 2 x 64 in two head chunks); 16-bit and fp8 KV (the target's fp8: e4m3fnuz
 // on gfx942, e4m3fn on gfx950; once the other format) with
 // per-tensor scales (pointers and host floats) and per-(token, head) scales; contexts of 0 keys and
 // shorter than q_len (rows with no key: zeros, LSE -inf, or the sink's share); NaN in every unowned
@@ -157,17 +158,17 @@ std::vector<Case> all_cases() {
     s.extra_table_cols = 2;
     v.push_back({"q4_g8_prefill_tile_f16kv_d192", s});
   }
-  // q_len 4 x group 8, fp8 per-tensor scale pointers, two kv heads, page 32, a window
+  // q_len 4 x group 8 (the verify tile), fp8 per-tensor scale pointers, two kv heads, page 32, a window
   {
     DecodeSpec s = decode_spec(true, true, 128, 16, 2, 32, 4, {50, 2, 0}, 106);
     s.window_left = 17;
-    v.push_back({"q4_g8_prefill_tile_fp8_d128", s});
+    v.push_back({"q4_g8_verify_tile_fp8_d128", s});
   }
-  // q_len 4 x group 8, 16-bit KV, d 64 (the prefill tile of 64 rows: two tokens' groups a row band)
+  // q_len 4 x group 8, 16-bit KV, d 64 (the verify tile of 32 rows: one token's group a row band)
   {
     DecodeSpec s = decode_spec(true, false, 64, 8, 1, 16, 4, {29, 3, 0, 100}, 107);
     s.poison_unowned = true;
-    v.push_back({"q4_g8_prefill_tile_bf16kv_d64", s});
+    v.push_back({"q4_g8_verify_tile_bf16kv_d64", s});
   }
   // the register-staged loader forced (gfx950's fallback of its LDS-DMA instances for 16-bit caches
   // beyond the DMA's buffer range; gfx942's default anyway), d 64, both tiles
@@ -177,7 +178,7 @@ std::vector<Case> all_cases() {
     v.push_back(c);
   }
   {
-    Case c{"q4_g8_prefill_tile_f16kv_d128_staged", decode_spec(false, false, 128, 8, 1, 5, 4, {3, 28, 0}, 112)};
+    Case c{"q4_g8_verify_tile_f16kv_d128_staged", decode_spec(false, false, 128, 8, 1, 5, 4, {3, 28, 0}, 112)};
     c.kv_copy = CopyModel::register_staged;
     c.spec.sinks = true;
     v.push_back(c);
@@ -252,10 +253,10 @@ std::vector<Case> all_cases() {
     v.push_back(c);
   }
   {
-    // q_len 4 x group 8 (the prefill tile), fp16 queries; an e4m3fnuz output in groups of 32 with
+    // q_len 4 x group 8 (the verify tile), fp16 queries; an e4m3fnuz output in groups of 32 with
     // vLLM's ROCm fp8_max 224, column-major scales
     DecodeSpec s = decode_spec(false, false, 128, 8, 1, 16, 4, {1, 66, 0, 9}, 303);
-    Case c{"io_q4_g8_prefill_tile_out_e4m3fnuz_group32_max224", s, io_splits};
+    Case c{"io_q4_g8_verify_tile_out_e4m3fnuz_group32_max224", s, io_splits};
     c.io = {.out = DType::fp8_e4m3fnuz, .group = 32, .group_max = 224.f, .col_major_scales = true};
     v.push_back(c);
   }
@@ -351,7 +352,7 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, EmuPagedDecode, ::testing::ValuesIn(all_params(
 // ---- the whole table: names and resources ----
 
 // Calls f.template operator()<Cfg>(tile, fp8) for the configuration paged decode launches for every
-// (q dtype, KV kind, variant, head size, tile kind) of the table on target t, for the
+// (q dtype, KV kind, variant, head size, tile kind: the verify tiles too) of the table on target t, for the
 // register-staged fallback of each LDS-DMA one, and for the rocm cache layout of each.
 template <class F>
 void for_each_paged_config(const EmuTarget& t, F&& f) {
@@ -370,13 +371,13 @@ void for_each_paged_config(const EmuTarget& t, F&& f) {
     plan.kv_copy = CopyModel::register_staged;
     const UnifiedTile tile = unified_tile_for_copy(e.tile, plan.kv_copy);
     visit_target_config(t.target, p, plan, [&]<class Cfg>() { f.template operator()<Cfg>(tile, e.fp8); });
-  });
+  }, /*verify=*/true);
 }
 int paged_configs(const EmuTarget& t) {
   int rocm = 0;
   const int rows = for_each_table_entry(t.target, [&](const TableEntry& e) {
     rocm += !e.q8 && e.kv_copy == unified_default_copy(e.kind, e.d, t.target, e.fp8);
-  });
+  }, /*verify=*/true);
   return rows + rocm;
 }
 

@@ -392,7 +392,11 @@ TEST(PagedDecodePlan, TileKindRowsAndGrid) {
           for (int32_t q = 1; q <= 8; ++q) {
             const PagedDecodeParams p = shape(5, q, group * kv_heads, kv_heads, d, 4096);
             const PagedDecodePlan plan = plan_paged_decode(p, opts(PagedDecodeSplit::one_partition), dev);
-            const UnifiedTileKind kind = q * group <= 16 ? UnifiedTileKind::decode : UnifiedTileKind::prefill;
+            // 16 rows: the decode tile; 17-32 on CDNA up to d 128: the verify tile (sm_90 has none yet)
+            const bool verify = q * group <= 32 && d <= 128 && dev.target != Target::sm90;
+            const UnifiedTileKind kind = q * group <= 16 ? UnifiedTileKind::decode
+                                         : verify        ? UnifiedTileKind::verify
+                                                         : UnifiedTileKind::prefill;
             const std::string what = std::string(hipattn::target_name(dev.target)) + " d" + std::to_string(d) + " group " +
                                      std::to_string(group) + " q_len " + std::to_string(q);
             ASSERT_EQ(plan.tile_kind, kind) << what;
@@ -438,6 +442,33 @@ TEST(PagedDecodePlan, Sm90Examples) {
     EXPECT_EQ(plan.q_blocks, c.q_blocks) << what;
     EXPECT_EQ(plan.grid_y, c.grid_y) << what;
     EXPECT_EQ(plan.tile.keys(), c.keys) << what;
+  }
+}
+
+// Hand-computed CDNA cases of MTP verify: 17-32 rows a kv head take the verify tile (2 bands of 16
+// rows; 32-key tiles on gfx950, 16 on gfx942) up to d 128, the prefill tile above; 16 rows stay on the decode tile.
+TEST(PagedDecodePlan, CdnaVerifyExamples) {
+  struct Case { Target t; int32_t q, hq, hkv, d; UnifiedTileKind kind; int32_t rpt, block_q, q_blocks, keys, stages; };
+  const Case cases[] = {
+      {Target::gfx950, 4, 64, 8, 128, UnifiedTileKind::verify, 8, 4, 1, 32, 2},   // MTP 4, GQA 8: 32 rows
+      {Target::gfx942, 4, 64, 8, 128, UnifiedTileKind::verify, 8, 4, 1, 16, 1},   // gfx942: 16-key tiles
+      {Target::gfx942, 3, 64, 8, 64, UnifiedTileKind::verify, 8, 4, 1, 16, 1},    // 24 rows
+      {Target::gfx950, 8, 16, 4, 128, UnifiedTileKind::verify, 4, 8, 1, 32, 2},   // MTP 8, GQA 4
+      {Target::gfx950, 2, 16, 1, 64, UnifiedTileKind::verify, 16, 2, 1, 32, 2},   // MTP 2, GQA 16
+      {Target::gfx950, 4, 64, 8, 192, UnifiedTileKind::prefill, 8, 4, 1, 16, 2},  // d 192: the prefill tile (32 rows)
+      {Target::gfx950, 8, 64, 8, 128, UnifiedTileKind::prefill, 8, 8, 1, 32, 2},  // 64 rows
+      {Target::gfx942, 4, 32, 8, 128, UnifiedTileKind::decode, 4, 4, 1, 32, 1},   // 16 rows
+  };
+  for (const Case& c : cases) {
+    const PagedDecodePlan plan = plan_paged_decode(shape(3, c.q, c.hq, c.hkv, c.d, 1000), PagedDecodeOptions{}, device(c.t, 256));
+    const std::string what = std::string(hipattn::target_name(c.t)) + " q" + std::to_string(c.q) + " " +
+                             std::to_string(c.hq) + "/" + std::to_string(c.hkv) + " d" + std::to_string(c.d);
+    EXPECT_EQ(plan.tile_kind, c.kind) << what;
+    EXPECT_EQ(plan.rows_per_token, c.rpt) << what;
+    EXPECT_EQ(plan.block_q, c.block_q) << what;
+    EXPECT_EQ(plan.q_blocks, c.q_blocks) << what;
+    EXPECT_EQ(plan.tile.keys(), c.keys) << what;
+    EXPECT_EQ(plan.tile.stages, c.stages) << what;
   }
 }
 

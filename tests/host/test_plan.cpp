@@ -54,11 +54,11 @@ PlanDevice device(Target t, int sms) {
 // waves per SIMD at 256 registers up to d = 128, one at 512 above) or 255 registers a thread (sm_90: 64 K registers, 228 KiB of shared memory, 1 KiB reserved a block).
 int64_t expected_residency(Target t, bool decode, int d) {
   if (t == Target::gfx942) {
-    if (decode) return d <= 64 ? 4 : d <= 128 ? 3 : 2;  // 10.3 / 20.3 / 30.3 / 24.1 KiB
-    return d <= 192 ? 2 : 1;                          // 12.1 / 24.1 / 24.1 / 32.1 KiB (2 by registers)
+    if (decode) return d <= 64 ? 4 : d <= 128 ? 3 : 2;  // 10 / 20 / 30 / 24 KiB
+    return 2;  // 12 / 24 / 24 / 32 KiB (16-bit tiles have no scale slots), 2 by registers
   }
   if (t == Target::gfx950) {
-    if (decode) return d <= 128 ? 4 : 2;  // registers: 8 waves of 2; 18.5 / 36.5 / 54.5 / 72.5 KiB
+    if (decode) return d <= 128 ? 4 : 2;  // registers: 8 waves of 2; 18 / 36 / 54 / 72 KiB
     return 2;  // d <= 128: 4-wave tiles, 2 by registers; d > 128: 1 wave per SIMD (512-register budget)
   }
   return decode && d > 192 ? 1 : 2;  // d = 256 decode: 137 KiB of stages

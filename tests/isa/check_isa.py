@@ -261,6 +261,10 @@ REDUCE_ROLES = {"unified": "split_kv_reduce", "paged_decode": "paged_decode_redu
 PLANNER_ROLE = "plan_decode_tasks"
 # The q8 kinds (the fp8 matrix path): QK^T by the target's fp8 MFMA, one format per target.
 Q8_KINDS = {"e4m3fn_q8": "gfx950", "e4m3fnuz_q8": "gfx942"}
+# Paged decode's verify tile (MTP verify rows 17-32, up to d 128: dispatch/tiles/gfx942.hpp and
+# gfx950.hpp, *_verify_head), which the unified table does not have: manifest tile field and the
+# largest head size.
+VERIFY_TILES = {"gfx942": ("2x1x1x16x1", 128), "gfx950": ("2x1x1x32x2", 128)}
 
 
 def display_name(symbol, manifest):
@@ -440,7 +444,8 @@ def record_table_kernel(m, table_sets):
 def check_paged_decode_tables(tables, failures):
     """Issue 10: the paged-decode family launches every configuration of the unified dispatch table (both
     tile kinds, every loader policy, both targets' instances), one of the rocm layout for each (not the
-    fp8 matrix path's), and a reduce per split-KV reduce. Returns the summary lines."""
+    fp8 matrix path's), its own verify tile of each up to the verify tile's head size, and a reduce per
+    split-KV reduce. Returns the summary lines."""
     pd_counts = []
     for target, t in sorted(tables.items()):
         if "dispatch" not in t or "paged" not in t:
@@ -464,6 +469,20 @@ def check_paged_decode_tables(tables, failures):
             # (the fp8 matrix path never takes the rocm layout: paged_decode_instance_key converts there)
             if MANIFEST.fields(c)["kv"] not in Q8_KINDS and tile_key(c) not in rocm_keys:
                 failures.append(f"{pbase}: no rocm-layout paged_decode kernel for {c} (a configuration of {dbase})")
+        # The verify tile: one configuration of each of the table's (q, kv, head size, variant, loader
+        # policy) up to its head size, and only those.
+        # (Each object holds the manifests of both targets' kernels: the verify tile is the manifest's target's.)
+        def verify_of(c):
+            f = MANIFEST.fields(c)
+            vtile, vmax = VERIFY_TILES.get(f["target"], (None, 0))
+            return vtile, int(f["dqk"]) <= vmax
+        def untiled(c):
+            return tuple((k, v) for k, v in MANIFEST.fields(c).items() if k != "tile")
+        verify = {c for c in pcfgs if verify_of(c) == (MANIFEST.fields(c)["tile"], True)}
+        want_verify = {untiled(c) for c in dcfgs if verify_of(c)[0] and verify_of(c)[1]}
+        for key in sorted(want_verify - {untiled(c) for c in verify}):
+            failures.append(f"{pbase}: no verify-tile paged_decode kernel of {dict(key)}")
+        pcfgs = pcfgs - (verify - dcfgs)
         for c in sorted(dcfgs - pcfgs):
             failures.append(f"{pbase}: no paged_decode kernel of {c} (a configuration of {dbase})")
         for c in sorted(pcfgs - dcfgs):
@@ -476,7 +495,8 @@ def check_paged_decode_tables(tables, failures):
             failures.append(f"{pbase}: no plan_decode_tasks kernel")
         if not pcfgs:
             failures.append(f"{pbase}: no paged_decode kernel")
-        pd_counts.append(f"{target}: {len(pcfgs)} paged_decode + {len(rocm)} of the rocm layout, {len(pred)} reduces")
+        pd_counts.append(f"{target}: {len(pcfgs)} paged_decode + {len(verify)} verify-tile + {len(rocm)} of the rocm "
+                         f"layout, {len(pred)} reduces")
     return pd_counts
 
 

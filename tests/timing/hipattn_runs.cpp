@@ -509,7 +509,7 @@ UnifiedPlan unified_plan_of(const UnifiedAttentionParams& p, const UnifiedProble
 }
 
 std::string unified_plan_str(const UnifiedPlan& plan) {
-  return std::string(plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") + " tile" +
+  return std::string(tile_kind_name(plan.tile_kind)) + " tile" +
          (plan.pipeline == PlanPipeline::pingpong ? " ping-pong" : "") +
          (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + " head chunks" : std::string()) + ", " +
          (plan.grid == UnifiedGrid::split_planned   ? "3D planned/" + std::to_string(plan.capacity)
@@ -586,7 +586,7 @@ void paged_launch_work(const PagedDecodeParams& p, const PagedDecodePlan& plan, 
 }
 
 std::string paged_plan_str(const PagedDecodePlan& plan) {
-  return std::string(plan.tile_kind == UnifiedTileKind::decode ? "decode" : "prefill") + " tile " +
+  return std::string(tile_kind_name(plan.tile_kind)) + " tile " +
          std::to_string(plan.rows_per_token) + "x" + std::to_string(plan.block_q) +
          (plan.head_chunks > 1 ? " x" + std::to_string(plan.head_chunks) + " head chunks" : std::string()) + ", " +
          (plan.split == SlotSplit::planned ? "planned/" + std::to_string(plan.capacity)

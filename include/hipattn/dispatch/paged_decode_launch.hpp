@@ -122,15 +122,43 @@ PagedDecodeGeometry make_paged_decode_geometry(const PagedDecodeParams& p, const
   return make_paged_decode_geometry(p, plan, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kD);
 }
 
+// A plan whose tile kind is verify on a (target, head size) without a verify tile (paged_decode_tile_kind
+// never plans one there).
+inline Error no_verify_tile(Target t, int head_size) {
+  return Error(ErrorCode::unsupported, "tile_kind",
+               std::string("verify: no verify tile for ") + std::string(target_name(t)) + ", head size " + std::to_string(head_size));
+}
+
+// The configuration of the plan's tile kind: the verify tile where the target's table has one for the
+// head size, else unified's decode and prefill tiles (visit_unified_tile).
+template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
+void visit_paged_decode_kind(const PagedDecodePlan& plan, F&& f) {
+  if (plan.tile_kind == UnifiedTileKind::verify) {
+    if constexpr (verify_tile_served(kT, kD)) {
+      visit_unified_copy<kT, kBf16, kKv, kD, UnifiedTileKind::verify, Variant>(plan.kv_copy, f);
+      return;
+    } else {
+      throw no_verify_tile(kT, kD);
+    }
+  }
+  visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
+}
+
 // The configuration of a storage kind's instance (visit_paged_decode_tile below).
 template <Target kT, bool kBf16, KvKind kKv, int kD, class Variant, class F>
 void visit_paged_decode_storage_tile(const PagedDecodePlan& plan, F&& f) {
   if (plan.kv_layout == KvCacheLayout::rocm) {
-    constexpr CopyModel kStaged = CopyModel::register_staged;
-    if (plan.tile_kind == UnifiedTileKind::decode)
-      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::decode, Variant, kT, kStaged, RocmKvLayout>>();
-    else
-      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, UnifiedTileKind::prefill, Variant, kT, kStaged, RocmKvLayout>>();
+    auto rocm = [&]<UnifiedTileKind kKind>() {
+      f.template operator()<unified_instance_config_t<kBf16, kKv, kD, kKind, Variant, kT, CopyModel::register_staged, RocmKvLayout>>();
+    };
+    if (plan.tile_kind == UnifiedTileKind::decode) {
+      rocm.template operator()<UnifiedTileKind::decode>();
+    } else if (plan.tile_kind == UnifiedTileKind::prefill) {
+      rocm.template operator()<UnifiedTileKind::prefill>();
+    } else {
+      if constexpr (verify_tile_served(kT, kD)) rocm.template operator()<UnifiedTileKind::verify>();
+      else throw no_verify_tile(kT, kD);
+    }
     return;
   }
   if constexpr (kT == Target::sm90 && kKv != KvKind::same16) {
@@ -148,7 +176,7 @@ void visit_paged_decode_storage_tile(const PagedDecodePlan& plan, F&& f) {
       }
     }
   }
-  visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
+  visit_paged_decode_kind<kT, kBf16, kKv, kD, Variant>(plan, f);
 }
 
 // Within one instance: calls f.template operator()<Cfg>() with the configuration of the plan's tile
@@ -159,7 +187,7 @@ void visit_paged_decode_tile(const PagedDecodePlan& plan, F&& f) {
   if constexpr (kv_fp8_matmul(kKv)) {
     if (plan.kv_layout == KvCacheLayout::rocm)
       throw Error(ErrorCode::unsupported, "kv_layout", "rocm with the fp8 matrix path (paged_decode_instance_key keeps the rocm layout off it)");
-    visit_unified_tile<kT, kBf16, kKv, kD, Variant>(plan.tile_kind, plan.kv_copy, f);
+    visit_paged_decode_kind<kT, kBf16, kKv, kD, Variant>(plan, f);
   } else {
     visit_paged_decode_storage_tile<kT, kBf16, kKv, kD, Variant>(plan, f);
   }

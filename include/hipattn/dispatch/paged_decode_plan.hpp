@@ -5,8 +5,9 @@
 // launches them.
 //
 // ALGORITHM.md section 8 derives the rules. In short:
-//   rows      q_len x group rows a kv head; the decode tile (16 rows) when they fit, else the prefill
-//             tile (its 64 / 32 rows), so that MTP verify reads each KV tile once for all its rows
+//   rows      q_len x group rows a kv head; the decode tile (16 rows) when they fit, the verify tile
+//             (32 rows, where the target has one: paged_decode_tile_kind) when those do, else the
+//             prefill tile (its 64 / 32 rows), so that MTP verify reads each KV tile once for all its rows
 //   grid      task slots (planned) or sequences (one partition) x grid_y = kv heads x head chunks x
 //             q-blocks, as one slot-major dimension (the long tasks of the plan's first slots start
 //             first on every head). Every dimension is a host value: a graph captured once replays with other
@@ -134,7 +135,7 @@ inline PagedDecodePlan plan_paged_decode(const PagedDecodeParams& p, const Paged
                     "): batch-invariant plans split at fixed keys");
   const int32_t group = p.num_q_heads / std::max(1, p.num_kv_heads);
   const int64_t rows = static_cast<int64_t>(std::max(1, p.q_len)) * group;
-  plan.tile_kind = rows <= 16 ? UnifiedTileKind::decode : UnifiedTileKind::prefill;
+  plan.tile_kind = paged_decode_tile_kind(rows, p.head_size, dev.target);
   plan.tile = unified_tile(plan.tile_kind, p.head_size, dev.target, is_fp8(p.kv_dtype));
   const RowMap rm = skeleton_row_map(group, plan.tile.rows(), p.q_len);
   plan.rows_per_token = rm.rows_per_token;

@@ -18,11 +18,17 @@ constexpr UnifiedTile gfx942_tile(UnifiedTileKind kind, int head_size) {
       return {1, 2, 1, 16, 1, 512, "decode: 1x2 waves, one stage: 30 KiB (2 per CU); 312-336 registers: 1 wave/SIMD"};
     return {1, 1, 1, 16, 1, 512, "decode: one wave, 16-key tiles, one stage: 24 KiB (2 per CU); 384-448 registers"};
   }
+  if (kind == UnifiedTileKind::verify && head_size <= 128)
+    return {2, 1, 1, 16, 1, 256, "verify: 2x1 waves of 16 rows, 16-key tiles, one stage: 16 KiB (4 per CU)"};
   if (head_size <= 128)
     return {4, 1, 1, 16, 1, 256, "prefill: 4x1 waves of 16 rows, 16-key tiles, one stage: 24 KiB (2 per CU, 8 waves)"};
-  return {2, 1, 1, 16, 1, 512, "prefill: 2x1 waves, 16-key tiles, one stage: 24 KiB at d=192 (2 per CU), 32 at 256 "
-                               "(1); 280-368 registers: 1 wave/SIMD"};
+  return {2, 1, 1, 16, 1, 512, "prefill: 2x1 waves, 16-key tiles, one stage: 24 KiB at d=192, 32 at 256 (2 per CU); "
+                               "280-368 registers: 1 wave/SIMD"};
 }
+
+// The head sizes paged decode's verify tile serves (MTP verify rows 17-32 a kv head; others take the
+// prefill tile).
+constexpr bool gfx942_verify_head(int head_size) { return head_size <= 128; }
 
 // The MLA kernel's tile (MlaDecodeCdnaConfig's gfx942 defaults: 32 rows, 16-key tiles, within 64 KiB).
 constexpr MlaTile gfx942_mla_tile() { return {32, 16}; }

@@ -9,11 +9,13 @@ namespace hipattn {
 constexpr UnifiedTile gfx950_tile(UnifiedTileKind kind, int head_size) {
   if (kind == UnifiedTileKind::decode) {
     if (head_size <= 128)
-      return {1, 2, 1, 16, 2, 256, "decode: 1x2 waves split 32 keys, two stages: 37 KiB at d=128 (4 per CU)"};
-    return {1, 2, 1, 16, 2, 512, "decode: 1x2 waves, two stages: 55 / 73 KiB at d=192 / 256 (2 per CU); >256 registers"};
+      return {1, 2, 1, 16, 2, 256, "decode: 1x2 waves split 32 keys, two stages: 36 KiB at d=128 (4 per CU)"};
+    return {1, 2, 1, 16, 2, 512, "decode: 1x2 waves, two stages: 54 / 72 KiB at d=192 / 256 (2 per CU); >256 registers"};
   }
-  if (head_size <= 128) return {4, 1, 1, 32, 2, 256, "prefill: 4x1 waves of 16 rows, 32-key tiles: 49 KiB (2 per CU)"};
-  return {2, 1, 1, 16, 2, 512, "prefill: 2x1 waves of 16 rows, 16-key tiles: 49 KiB at d=256; >256 registers (2 per CU)"};
+  if (kind == UnifiedTileKind::verify && head_size <= 128)
+    return {2, 1, 1, 32, 2, 256, "verify: 2x1 waves of 16 rows, 32-key tiles, two stages: 40 KiB (4 per CU)"};
+  if (head_size <= 128) return {4, 1, 1, 32, 2, 256, "prefill: 4x1 waves of 16 rows, 32-key tiles: 48 KiB (2 per CU)"};
+  return {2, 1, 1, 16, 2, 512, "prefill: 2x1 waves of 16 rows, 16-key tiles: 48 KiB at d=256; >256 registers (2 per CU)"};
 }
 
 // The ping-pong tile (the prefill q-blocks' schedule of ALGORITHM.md section 13; dense prefill's
@@ -37,6 +39,10 @@ constexpr bool unified_pingpong_head(int head_size, bool full_variant) {
 // d = 256 (0.30 of the MFMA rate against 0.20). At d = 128 the LDS-DMA skeleton is ahead (0.42
 // against 0.38: the ping-pong's matrix phase carries group 0's share of the loads and Q's LDS reads).
 constexpr bool unified_pingpong_preferred(int head_size) { return head_size == 256; }
+
+// The head sizes paged decode's verify tile serves (MTP verify rows 17-32 a kv head; others take the
+// prefill tile).
+constexpr bool gfx950_verify_head(int head_size) { return head_size <= 128; }
 
 // The MLA kernel's tile (MlaDecodeCdnaConfig's gfx950 defaults: 64 rows, 32-key tiles).
 constexpr MlaTile gfx950_mla_tile() { return {64, 32}; }

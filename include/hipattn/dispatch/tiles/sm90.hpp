@@ -26,6 +26,10 @@ constexpr UnifiedTile sm90_tile(UnifiedTileKind kind, int head_size, bool fp8) {
   return {4, 1, 1, 32, 2, 255, "prefill: 32-key tiles keep S + O + Q fragments of d=192 and 256 under 255 registers"};
 }
 
+// The head sizes paged decode's verify tile serves: none yet (not measured on the H200; MTP verify
+// rows of 17-32 take the prefill tile). sm90_tile answers the verify kind with the prefill tile.
+constexpr bool sm90_verify_head(int /*head_size*/) { return false; }
+
 // The MLA kernel's tile (kernels/mla_decode: 64 rows, 32-key tiles).
 constexpr MlaTile sm90_mla_tile() { return {64, 32}; }
 

@@ -20,8 +20,14 @@ struct UnifiedTile {
 };
 
 // Decode tiles serve batches whose rows of a kv head fit 16 (one token's GQA group); prefill tiles
-// the rest.
-enum class UnifiedTileKind : uint8_t { decode, prefill };
+// the rest. Paged decode's verify tiles serve MTP verify steps of 17-32 rows a kv head (q_len x
+// group, e.g. 4 x 8) where a target's table has one (verify_tile_served, dispatch/tiles/tiles.hpp):
+// two row bands instead of the prefill tile's four, so no band of the workgroup is empty.
+enum class UnifiedTileKind : uint8_t { decode, prefill, verify };
+
+constexpr const char* tile_kind_name(UnifiedTileKind k) {
+  return k == UnifiedTileKind::decode ? "decode" : k == UnifiedTileKind::verify ? "verify" : "prefill";
+}
 
 // The tile of a target's MLA kernel: query rows a workgroup and keys a KV tile (MlaDecodeSm90Config,
 // MlaDecodeCdnaConfig; the launchers check that they agree).

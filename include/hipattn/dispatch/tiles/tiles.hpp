@@ -24,6 +24,24 @@ constexpr UnifiedTile unified_tile(UnifiedTileKind kind, int head_size, Target t
   }
 }
 
+// Whether a target's table has a verify tile for a head size (paged decode's MTP verify rows 17-32).
+constexpr bool verify_tile_served(Target t, int head_size) {
+  switch (t) {
+    case Target::gfx942: return gfx942_verify_head(head_size);
+    case Target::gfx950: return gfx950_verify_head(head_size);
+    default: return sm90_verify_head(head_size);
+  }
+}
+
+// The tile kind of paged decode's `rows` a kv head (q_len x group): the decode tile's 16 rows, the
+// verify tile's 32 where the target has one, else the prefill tile (its 64 or 32 rows).
+constexpr UnifiedTileKind paged_decode_tile_kind(int64_t rows, int head_size, Target t) {
+  if (rows <= unified_tile(UnifiedTileKind::decode, head_size, t, false).rows()) return UnifiedTileKind::decode;
+  if (verify_tile_served(t, head_size) && rows <= unified_tile(UnifiedTileKind::verify, head_size, t, false).rows())
+    return UnifiedTileKind::verify;
+  return UnifiedTileKind::prefill;
+}
+
 // A target's tile under a loader policy other than its default: the register-staged loader keeps at
 // most two LDS stages (its registers are the next tile's buffer). Unchanged otherwise.
 constexpr UnifiedTile unified_tile_for_copy(UnifiedTile t, CopyModel copy) {

@@ -118,7 +118,7 @@ constexpr bool fp8_at_fragment(bool fp8, CopyModel copy, int warps_m, bool q8 = 
   return fp8 && copy == CopyModel::async && (warps_m == 1 || q8);
 }
 
-// The LDS carve-up of a skeleton workgroup, in bytes: Q tile, K and V stages, per-key scales; the
+// The LDS carve-up of a skeleton workgroup, in bytes: Q tile, K and V stages, per-key scales (fp8 caches); the
 // warp-band merge reuses the space at the end. 16-bit tiles are swizzled tiles (tile/lds_layout.hpp)
 // and take their padded row pitch (d = 96: 128 elements a row). fp8 stages of the async loader
 // (sm_90) hold the codes: a decode tile's (warps_m == 1, converted at the MMA fragment) as swizzled
@@ -143,7 +143,7 @@ constexpr AttentionLdsLayout attention_lds_layout(int warps_m, int warps_n, int 
   l.k_stage = fragment || q8 ? bn * pitch(d_qk / 2) * 2 : staging ? bn * d_qk : bn * pitch(d_qk) * 2;
   l.v_stage = fragment ? bn * pitch(d_v / 2) * 2 : staging ? bn * d_v : bn * pitch(d_v) * 2;
   l.kv = stages * (l.k_stage + l.v_stage) + (staging ? bn * (pitch(d_qk) + pitch(d_v)) * 2 : 0);
-  l.scales = 2 * stages * bn * 4;
+  l.scales = fp8 ? 2 * stages * bn * 4 : 0;  // per-key K / V scales: fp8 caches only (PagedTileWalk::copies_scales)
   l.merge = warps_n > 1 ? warps_n * bm * (d_v + 2) * 4 : 0;
   l.main = l.q + l.kv + l.scales;
   l.total = l.main > l.merge ? l.main : l.merge;
