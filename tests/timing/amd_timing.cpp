@@ -563,7 +563,7 @@ CallSubject paged_call(const PagedDecodeProblem& full, emu::Gfx g, const std::st
     return run_paged_decode(r, g, false, o);
   };
   c.flops = 4.0 * full.batch * full.heads_q * full.q_len * double(full.ctx) * full.head_size;
-  c.footprint = double(full.batch) * (double(full.ctx) * full.heads_kv * full.head_size * 2 * 2 +
+  c.footprint = double(full.batch) * (double(full.ctx) * full.heads_kv * full.head_size * 2 * (full.fp8_kv ? 1 : 2) +
                                       full.heads_q * full.q_len * full.head_size * 2 * 2.0);
   return c;
 }
@@ -872,20 +872,25 @@ std::vector<SideRow> side_by_side(const std::map<emu::Gfx, emu::CuParams>& param
   pa(G5, {64, 64, 8, 8192, 16});
   // paged decode rows of issue 33's targets without an AITER kernel here: MTP verify (q_len 4, against
   // the q_len 1 row above) and one sequence of 128K keys, GQA 8, d 128, pages of 16
-  auto pd = [&](emu::Gfx g, int batch, int ctx, int q_len) {
+  // ... and the same two q_len 1 rows over an fp8 cache (the target's format, one scale a tensor;
+  // the roofline counts one byte a cached element)
+  auto pd = [&](emu::Gfx g, int batch, int ctx, int q_len, bool fp8) {
     PagedDecodeProblem d;
+    d.fp8_kv = fp8;
     d.batch = batch;
     d.ctx = ctx;
     d.q_len = q_len;
     char b[96];
-    std::snprintf(b, sizeof b, "b%d h%d/%d q%d ctx%d", batch, d.heads_q, d.heads_kv, q_len, ctx);
+    std::snprintf(b, sizeof b, "%sb%d h%d/%d q%d ctx%d", fp8 ? "fp8 " : "", batch, d.heads_q, d.heads_kv, q_len, ctx);
     CallSubject c = paged_call(d, g, b);
     if (!want(c.key)) return;
-    rows.push_back(time_call(c, params.at(g), "paged decode bf16 d128"));
+    rows.push_back(time_call(c, params.at(g), fp8 ? "paged decode fp8 kv d128" : "paged decode bf16 d128"));
   };
   for (emu::Gfx g : {G2, G5}) {
-    pd(g, 64, 8192, 4);
-    pd(g, 1, 131072, 1);
+    pd(g, 64, 8192, 4, false);
+    pd(g, 1, 131072, 1, false);
+    pd(g, 64, 8192, 1, true);
+    pd(g, 1, 131072, 1, true);
   }
   // rows without an AITER kernel: d 256 and unified attention's scenarios
   for (emu::Gfx g : {G2, G5}) {

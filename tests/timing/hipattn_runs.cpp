@@ -519,10 +519,16 @@ std::string unified_plan_str(const UnifiedPlan& plan) {
 
 // ---- paged decode ----
 
-testing::DecodeSpec paged_spec(const PagedDecodeProblem& s) {
+// The cache dtype of a problem on target t: the query's 16-bit type, or the target's fp8 format.
+DType paged_kv_dtype(const PagedDecodeProblem& s, const EmuTarget& t) {
+  return s.fp8_kv ? t.fp8 : s.bf16 ? DType::bf16 : DType::f16;
+}
+
+testing::DecodeSpec paged_spec(const PagedDecodeProblem& s, const EmuTarget& t) {
   testing::DecodeSpec d;
   d.bf16 = s.bf16;
-  d.kv_dtype = s.bf16 ? DType::bf16 : DType::f16;
+  d.kv_dtype = paged_kv_dtype(s, t);
+  d.scale_mode = s.fp8_kv ? KvScaleMode::per_tensor : KvScaleMode::none;
   d.num_q_heads = s.heads_q;
   d.num_kv_heads = s.heads_kv;
   d.head_size = s.head_size;
@@ -534,11 +540,12 @@ testing::DecodeSpec paged_spec(const PagedDecodeProblem& s) {
 }
 
 // The problem as EmuDecodeProblem::params builds it (the unified shape of (q_len, ctx) sequences).
-PagedDecodeParams paged_shape_params(const PagedDecodeProblem& s, std::vector<int32_t>& cu,
+PagedDecodeParams paged_shape_params(const PagedDecodeProblem& s, const EmuTarget& t, std::vector<int32_t>& cu,
                                      std::vector<int32_t>& lens) {
   UnifiedProblem u;
   u.spec.bf16 = s.bf16;
-  u.spec.kv_dtype = s.bf16 ? DType::bf16 : DType::f16;
+  u.spec.kv_dtype = paged_kv_dtype(s, t);
+  u.spec.scale_mode = KvScaleMode::per_tensor;  // read for fp8 caches only
   u.spec.num_q_heads = s.heads_q;
   u.spec.num_kv_heads = s.heads_kv;
   u.spec.head_size = s.head_size;
@@ -947,15 +954,15 @@ HipattnRun run_mla_decode(const MlaDecodeProblem& s, emu::Gfx gfx, bool check, c
 // ---- 4. paged decode ----
 
 std::string PagedDecodeProblem::str() const {
-  return std::string(bf16 ? "bf16" : "f16") + " d" + std::to_string(head_size) + " b" + std::to_string(batch) + " h" +
-         std::to_string(heads_q) + "/" + std::to_string(heads_kv) + " ctx" + std::to_string(ctx) + " q" +
-         std::to_string(q_len) + " page" + std::to_string(page_size);
+  return std::string(bf16 ? "bf16" : "f16") + (fp8_kv ? " fp8 kv" : "") + " d" + std::to_string(head_size) + " b" +
+         std::to_string(batch) + " h" + std::to_string(heads_q) + "/" + std::to_string(heads_kv) + " ctx" +
+         std::to_string(ctx) + " q" + std::to_string(q_len) + " page" + std::to_string(page_size);
 }
 
 WorkList paged_decode_work(const PagedDecodeProblem& s, emu::Gfx gfx) {
   const EmuTarget t = emu_target(HipattnFamily::paged_decode, gfx);
   std::vector<int32_t> cu, lens;
-  const PagedDecodeParams p = paged_shape_params(s, cu, lens);
+  const PagedDecodeParams p = paged_shape_params(s, t, cu, lens);
   const PagedDecodePlan plan = plan_paged_decode(p, s.options, PlanDevice{t.target, t.cus});
   WorkList w;
   testing::emu_paged::visit_target_config(t.target, p, plan, [&]<class Cfg>() { paged_launch_work<Cfg>(p, plan, w); });
@@ -967,7 +974,7 @@ HipattnRun run_paged_decode(const PagedDecodeProblem& s, emu::Gfx gfx, bool chec
   using namespace testing::emu_paged;
   const EmuTarget t = emu_target(HipattnFamily::paged_decode, gfx);
   const auto co = code_object(HipattnFamily::paged_decode, t);
-  const testing::DecodeSpec spec = paged_spec(s);
+  const testing::DecodeSpec spec = paged_spec(s, t);
   const testing::DecodeHostProblem m(spec);
   const testing::emu_dispatch::IoHost io({}, spec.bf16, m.h.spec.kv_dtype, int64_t(m.num_seqs()) * m.q_len(),
                                          spec.num_q_heads, spec.head_size, m.h.q);

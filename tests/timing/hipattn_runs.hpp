@@ -172,6 +172,7 @@ WorkList mla_decode_work(const MlaDecodeProblem& p, emu::Gfx gfx);
 // the kernel over its tasks and the reduce), or the options' split.
 struct PagedDecodeProblem {
   bool bf16 = true;
+  bool fp8_kv = false;  // the cache in the target's fp8 format (EmuTarget::fp8), one scale a tensor
   int batch = 1, heads_q = 64, heads_kv = 8, head_size = 128, ctx = 256, page_size = 16, q_len = 1;
   PagedDecodeOptions options = {};  // split (automatic / one_partition / uniform / planned), segments, budget
   uint64_t seed = 1;
