@@ -98,6 +98,32 @@ TEST(TorchTranslate, UnifiedScalesBiasesAndLse) {
   EXPECT_EQ(unified_params(b).kv_scale_mode, hipattn::KvScaleMode::none);
 }
 
+// Per-(token, head) fp8 scale caches [num_blocks, block_size, num_kv_heads] (kv_quant_mode 2 for
+// unified, both caches given for paged decode): their strides reach the params; K and V must share them.
+TEST(TorchTranslate, TokenHeadScaleCaches) {
+  UnifiedArgs a = unified_args();
+  a.k.elem = a.v.elem = Elem::fp8_e4m3fn;
+  a.kv_quant_mode = kv_quant_per_token_head;
+  a.k_scale_cache = make_view(addr(0x900000), Elem::f32, {64, 16, 2}, {2 * 16 + 8, 1, 16});  // padded blocks, HND-like
+  a.v_scale_cache = make_view(addr(0x980000), Elem::f32, {64, 16, 2}, {2 * 16 + 8, 1, 16});
+  const hipattn::UnifiedAttentionParams p = unified_params(a);
+  EXPECT_EQ(p.kv_scale_mode, hipattn::KvScaleMode::per_token_head);
+  EXPECT_EQ(p.k_scale, a.k_scale_cache.data);
+  EXPECT_EQ(p.v_scale, a.v_scale_cache.data);
+  EXPECT_EQ(p.scale_stride_block, 40);
+  EXPECT_EQ(p.scale_stride_slot, 1);
+  EXPECT_EQ(p.scale_stride_head, 16);
+  UnifiedArgs b = a;
+  b.v_scale_cache = make_view(addr(0x980000), Elem::f32, {64, 16, 2});  // contiguous: other strides than K's
+  expect_error([&] { unified_params(b); }, "v_scale_cache", "one set of strides");
+  UnifiedArgs c = a;
+  c.k_scale_cache = make_view(addr(0x900000), Elem::f32, {64, 8, 2}, {40, 1, 16});
+  expect_error([&] { unified_params(c); }, "k_scale_cache", "of k");
+  UnifiedArgs d = a;
+  d.v_scale_cache.elem = Elem::bf16;
+  expect_error([&] { unified_params(d); }, "v_scale_cache", "float32");
+}
+
 TEST(TorchTranslate, UnifiedErrorsNameTheArgument) {
   expect_error([] { auto a = unified_args(); a.cu_seqlens_q.elem = Elem::i64; unified_params(a); }, "cu_seqlens_q", "int64");
   expect_error([] { auto a = unified_args(); a.q.elem = Elem::f32; unified_params(a); }, "q", "float32");

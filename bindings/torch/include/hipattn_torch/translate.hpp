@@ -255,6 +255,30 @@ enum KvQuant : int64_t {
   kv_quant_per_token_head = 2,  // fp8 cache, k_scale_cache / v_scale_cache [num_blocks, block_size, num_kv_heads]
 };
 
+// Per-(token, head) K / V scale caches [num_blocks, block_size, num_kv_heads] (f32, one set of strides,
+// the first three dims of the cache `k` named `k_name`) into the params' scales (unified and paged decode).
+template <class Params>
+void set_token_head_scales(Checker& c, const View& ks, const View& vs, const View& k, const std::string& k_name, Params& p) {
+  const char* doc = "[num_blocks, block_size, num_kv_heads]";
+  c.tensor(ks, "k_scale_cache", 3, doc);
+  c.tensor(vs, "v_scale_cache", 3, doc);
+  for (const View* s : {&ks, &vs}) {
+    const std::string f = s == &ks ? "k_scale_cache" : "v_scale_cache";
+    c.elem_in(*s, f, {Elem::f32});
+    for (int d = 0; d < 3; ++d) c.dim_is(*s, f, d, k.size[d], "num_blocks, block_size, num_kv_heads of " + k_name);
+  }
+  for (int d = 0; d < 3; ++d)
+    if (vs.stride[d] != ks.stride[d])
+      fail("v_scale_cache", "v_scale_cache has strides " + vs.strides() + ", k_scale_cache " + ks.strides() +
+                                ": hipattn reads both through one set of strides");
+  p.kv_scale_mode = KvScaleMode::per_token_head;
+  p.k_scale = static_cast<const float*>(ks.data);
+  p.v_scale = static_cast<const float*>(vs.data);
+  p.scale_stride_block = ks.stride[0];
+  p.scale_stride_slot = ks.stride[1];
+  p.scale_stride_head = ks.stride[2];
+}
+
 // vLLM's unified_attention arguments (vllm/v1/attention/ops/triton_unified_attention.py), plus an
 // optional LSE and the per-group fp8 output of vLLM's fp8 contract.
 struct UnifiedArgs {
@@ -350,24 +374,7 @@ inline UnifiedAttentionParams unified_params(const UnifiedArgs& a) {
                               ") must be 0 (auto), 1 (per tensor) or 2 (per token and head)");
   if (is_fp8(p.kv_dtype)) {
     if (a.kv_quant_mode == kv_quant_per_token_head) {
-      const char* doc = "[num_blocks, block_size, num_kv_heads]";
-      c.tensor(a.k_scale_cache, "k_scale_cache", 3, doc);
-      c.tensor(a.v_scale_cache, "v_scale_cache", 3, doc);
-      for (const auto* s : {&a.k_scale_cache, &a.v_scale_cache}) {
-        const std::string f = s == &a.k_scale_cache ? "k_scale_cache" : "v_scale_cache";
-        c.elem_in(*s, f, {Elem::f32});
-        for (int d = 0; d < 3; ++d) c.dim_is(*s, f, d, a.k.size[d], "num_blocks, block_size, num_kv_heads of k");
-      }
-      for (int d = 0; d < 3; ++d)
-        if (a.v_scale_cache.stride[d] != a.k_scale_cache.stride[d])
-          fail("v_scale_cache", "v_scale_cache has strides " + a.v_scale_cache.strides() + ", k_scale_cache " +
-                                    a.k_scale_cache.strides() + ": hipattn reads both through one set of strides");
-      p.kv_scale_mode = KvScaleMode::per_token_head;
-      p.k_scale = static_cast<const float*>(a.k_scale_cache.data);
-      p.v_scale = static_cast<const float*>(a.v_scale_cache.data);
-      p.scale_stride_block = a.k_scale_cache.stride[0];
-      p.scale_stride_slot = a.k_scale_cache.stride[1];
-      p.scale_stride_head = a.k_scale_cache.stride[2];
+      set_token_head_scales(c, a.k_scale_cache, a.v_scale_cache, a.k, "k", p);
     } else {
       c.scalar(a.k_descale, "k_descale");
       c.scalar(a.v_descale, "v_descale");
@@ -551,24 +558,7 @@ inline PagedDecodeCall paged_decode_call(const PagedDecodeArgs& a) {
   const bool per_token = a.k_scale_cache.defined || a.v_scale_cache.defined;
   if (is_fp8(p.kv_dtype)) {
     if (per_token) {
-      const char* doc = "[num_blocks, block_size, num_kv_heads]";
-      c.tensor(a.k_scale_cache, "k_scale_cache", 3, doc);
-      c.tensor(a.v_scale_cache, "v_scale_cache", 3, doc);
-      for (const auto* s : {&a.k_scale_cache, &a.v_scale_cache}) {
-        const std::string f = s == &a.k_scale_cache ? "k_scale_cache" : "v_scale_cache";
-        c.elem_in(*s, f, {Elem::f32});
-        for (int d = 0; d < 3; ++d) c.dim_is(*s, f, d, a.k_cache.size[d], "num_blocks, block_size, num_kv_heads of k_cache");
-      }
-      for (int d = 0; d < 3; ++d)
-        if (a.v_scale_cache.stride[d] != a.k_scale_cache.stride[d])
-          fail("v_scale_cache", "v_scale_cache has strides " + a.v_scale_cache.strides() + ", k_scale_cache " +
-                                    a.k_scale_cache.strides() + ": hipattn reads both through one set of strides");
-      p.kv_scale_mode = KvScaleMode::per_token_head;
-      p.k_scale = static_cast<const float*>(a.k_scale_cache.data);
-      p.v_scale = static_cast<const float*>(a.v_scale_cache.data);
-      p.scale_stride_block = a.k_scale_cache.stride[0];
-      p.scale_stride_slot = a.k_scale_cache.stride[1];
-      p.scale_stride_head = a.k_scale_cache.stride[2];
+      set_token_head_scales(c, a.k_scale_cache, a.v_scale_cache, a.k_cache, "k_cache", p);
     } else {
       p.kv_scale_mode = KvScaleMode::per_tensor;
       if (a.k_scale.defined) c.scalar(a.k_scale, "k_scale"), p.k_scale = static_cast<const float*>(a.k_scale.data);
