@@ -255,6 +255,30 @@ enum KvQuant : int64_t {
   kv_quant_per_token_head = 2,  // fp8 cache, k_scale_cache / v_scale_cache [num_blocks, block_size, num_kv_heads]
 };
 
+// The paged K / V caches [num_blocks, block_size, num_kv_heads, head_size] (any block / slot / head
+// strides, rows contiguous; one dtype, one shape; head_size already set from q) into the params
+// (unified and paged decode, whose arguments name them `k_name` / `v_name`).
+template <class Params>
+void set_paged_caches(Checker& c, const View& k, const View& v, const std::string& k_name, const std::string& v_name,
+                      const char* doc, Params& p) {
+  c.tensor(k, k_name, 4, doc);
+  c.tensor(v, v_name, 4, doc);
+  p.kv_dtype = dtype_in(c, k, k_name, {Elem::f16, Elem::bf16, Elem::fp8_e4m3fn, Elem::fp8_e4m3fnuz});
+  if (v.elem != k.elem)
+    fail(v_name, v_name + " has dtype " + elem_name(v.elem) + ", " + k_name + " " + elem_name(k.elem) + ": they must match");
+  c.dim_is(k, k_name, 3, p.head_size, "head_size of q");
+  for (int d = 0; d < 4; ++d) c.dim_is(v, v_name, d, k.size[d], "the shape of " + k_name);
+  c.inner_contiguous(k, k_name);
+  c.inner_contiguous(v, v_name);
+  p.k_cache = k.data;
+  p.v_cache = v.data;
+  p.num_blocks = i32(k_name + ".size(0)", k.size[0]);
+  p.block_size = i32(k_name + ".size(1)", k.size[1]);
+  p.num_kv_heads = i32(k_name + ".size(2)", k.size[2]);
+  p.k_stride_block = k.stride[0], p.k_stride_slot = k.stride[1], p.k_stride_head = k.stride[2];
+  p.v_stride_block = v.stride[0], p.v_stride_slot = v.stride[1], p.v_stride_head = v.stride[2];
+}
+
 // Per-(token, head) K / V scale caches [num_blocks, block_size, num_kv_heads] (f32, one set of strides,
 // the first three dims of the cache `k` named `k_name`) into the params' scales (unified and paged decode).
 template <class Params>
@@ -321,22 +345,7 @@ inline UnifiedAttentionParams unified_params(const UnifiedArgs& a) {
   p.q_stride_head = a.q.stride[1];
 
   const char* cache_doc = "[num_blocks, block_size, num_kv_heads, head_size]";
-  c.tensor(a.k, "k", 4, cache_doc);
-  c.tensor(a.v, "v", 4, cache_doc);
-  p.kv_dtype = dtype_in(c, a.k, "k", {Elem::f16, Elem::bf16, Elem::fp8_e4m3fn, Elem::fp8_e4m3fnuz});
-  if (a.v.elem != a.k.elem)
-    fail("v", std::string("v has dtype ") + elem_name(a.v.elem) + ", k " + elem_name(a.k.elem) + ": they must match");
-  c.dim_is(a.k, "k", 3, p.head_size, "head_size of q");
-  for (int d = 0; d < 4; ++d) c.dim_is(a.v, "v", d, a.k.size[d], "the shape of k");
-  c.inner_contiguous(a.k, "k");
-  c.inner_contiguous(a.v, "v");
-  p.k_cache = a.k.data;
-  p.v_cache = a.v.data;
-  p.num_blocks = i32("k.size(0)", a.k.size[0]);
-  p.block_size = i32("k.size(1)", a.k.size[1]);
-  p.num_kv_heads = i32("k.size(2)", a.k.size[2]);
-  p.k_stride_block = a.k.stride[0], p.k_stride_slot = a.k.stride[1], p.k_stride_head = a.k.stride[2];
-  p.v_stride_block = a.v.stride[0], p.v_stride_slot = a.v.stride[1], p.v_stride_head = a.v.stride[2];
+  set_paged_caches(c, a.k, a.v, "k", "v", cache_doc, p);
 
   c.tensor(a.seqused_k, "seqused_k", 1, "[num_seqs]");
   p.num_seqs = i32("seqused_k.size(0)", a.seqused_k.size[0]);
@@ -502,23 +511,7 @@ inline PagedDecodeCall paged_decode_call(const PagedDecodeArgs& a) {
   p.q_len = i32("q_len", a.q_len);
 
   const char* cache_doc = "[num_blocks, block_size, num_kv_heads, head_size]";
-  c.tensor(a.k_cache, "k_cache", 4, cache_doc);
-  c.tensor(a.v_cache, "v_cache", 4, cache_doc);
-  p.kv_dtype = dtype_in(c, a.k_cache, "k_cache", {Elem::f16, Elem::bf16, Elem::fp8_e4m3fn, Elem::fp8_e4m3fnuz});
-  if (a.v_cache.elem != a.k_cache.elem)
-    fail("v_cache", std::string("v_cache has dtype ") + elem_name(a.v_cache.elem) + ", k_cache " +
-                        elem_name(a.k_cache.elem) + ": they must match");
-  c.dim_is(a.k_cache, "k_cache", 3, p.head_size, "head_size of q");
-  for (int d = 0; d < 4; ++d) c.dim_is(a.v_cache, "v_cache", d, a.k_cache.size[d], "the shape of k_cache");
-  c.inner_contiguous(a.k_cache, "k_cache");
-  c.inner_contiguous(a.v_cache, "v_cache");
-  p.k_cache = a.k_cache.data;
-  p.v_cache = a.v_cache.data;
-  p.num_blocks = i32("k_cache.size(0)", a.k_cache.size[0]);
-  p.block_size = i32("k_cache.size(1)", a.k_cache.size[1]);
-  p.num_kv_heads = i32("k_cache.size(2)", a.k_cache.size[2]);
-  p.k_stride_block = a.k_cache.stride[0], p.k_stride_slot = a.k_cache.stride[1], p.k_stride_head = a.k_cache.stride[2];
-  p.v_stride_block = a.v_cache.stride[0], p.v_stride_slot = a.v_cache.stride[1], p.v_stride_head = a.v_cache.stride[2];
+  set_paged_caches(c, a.k_cache, a.v_cache, "k_cache", "v_cache", cache_doc, p);
 
   c.tensor(a.seq_lens, "seq_lens", 1, "[num_seqs]");
   p.num_seqs = i32("seq_lens.size(0)", a.seq_lens.size[0]);
