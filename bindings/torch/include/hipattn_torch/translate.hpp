@@ -255,6 +255,23 @@ enum KvQuant : int64_t {
   kv_quant_per_token_head = 2,  // fp8 cache, k_scale_cache / v_scale_cache [num_blocks, block_size, num_kv_heads]
 };
 
+// The output `out`, q's shape (16-bit or fp8; rows contiguous, any token / head strides), and its
+// optional fp8 scale (a device scalar) into the params (unified and paged decode).
+template <class Params>
+void set_output(Checker& c, const View& out, const View& q, const View& output_scale, const char* doc, Params& p) {
+  c.tensor(out, "out", 3, doc);
+  p.out_format.dtype = dtype_in(c, out, "out", {Elem::f16, Elem::bf16, Elem::fp8_e4m3fn, Elem::fp8_e4m3fnuz});
+  for (int d = 0; d < 3; ++d) c.dim_is(out, "out", d, q.size[d], "the shape of q");
+  c.inner_contiguous(out, "out");
+  p.out = const_cast<void*>(out.data);
+  p.o_stride_token = out.stride[0];
+  p.o_stride_head = out.stride[1];
+  if (output_scale.defined) {
+    c.scalar(output_scale, "output_scale");
+    p.out_format.scale.device = static_cast<const float*>(output_scale.data);
+  }
+}
+
 // The paged K / V caches [num_blocks, block_size, num_kv_heads, head_size] (any block / slot / head
 // strides, rows contiguous; one dtype, one shape; head_size already set from q) into the params
 // (unified and paged decode, whose arguments name them `k_name` / `v_name`).
@@ -418,17 +435,7 @@ inline UnifiedAttentionParams unified_params(const UnifiedArgs& a) {
     p.qq_bias_stride = a.qq_bias.size[1];
   }
 
-  c.tensor(a.out, "out", 3, "[num_tokens, num_q_heads, head_size]");
-  p.out_format.dtype = dtype_in(c, a.out, "out", {Elem::f16, Elem::bf16, Elem::fp8_e4m3fn, Elem::fp8_e4m3fnuz});
-  for (int d = 0; d < 3; ++d) c.dim_is(a.out, "out", d, a.q.size[d], "the shape of q");
-  c.inner_contiguous(a.out, "out");
-  p.out = const_cast<void*>(a.out.data);
-  p.o_stride_token = a.out.stride[0];
-  p.o_stride_head = a.out.stride[1];
-  if (a.output_scale.defined) {
-    c.scalar(a.output_scale, "output_scale");
-    p.out_format.scale.device = static_cast<const float*>(a.output_scale.data);
-  }
+  set_output(c, a.out, a.q, a.output_scale, "[num_tokens, num_q_heads, head_size]", p);
   if (c.optional(a.output_group_scale, "output_group_scale", 2, "[num_tokens, num_q_heads * head_size / group_size]")) {
     c.elem_in(a.output_group_scale, "output_group_scale", {Elem::f32});
     c.dim_is(a.output_group_scale, "output_group_scale", 0, p.num_tokens, "num_tokens");
@@ -564,17 +571,7 @@ inline PagedDecodeCall paged_decode_call(const PagedDecodeArgs& a) {
          std::string("KV scales are given for a ") + elem_name(a.k_cache.elem) + " cache: they scale fp8 caches only");
   }
 
-  c.tensor(a.out, "out", 3, "[num_seqs * q_len, num_q_heads, head_size]");
-  p.out_format.dtype = dtype_in(c, a.out, "out", {Elem::f16, Elem::bf16, Elem::fp8_e4m3fn, Elem::fp8_e4m3fnuz});
-  for (int d = 0; d < 3; ++d) c.dim_is(a.out, "out", d, a.q.size[d], "the shape of q");
-  c.inner_contiguous(a.out, "out");
-  p.out = const_cast<void*>(a.out.data);
-  p.o_stride_token = a.out.stride[0];
-  p.o_stride_head = a.out.stride[1];
-  if (a.output_scale.defined) {
-    c.scalar(a.output_scale, "output_scale");
-    p.out_format.scale.device = static_cast<const float*>(a.output_scale.data);
-  }
+  set_output(c, a.out, a.q, a.output_scale, "[num_seqs * q_len, num_q_heads, head_size]", p);
   if (c.optional(a.lse, "lse", 2, "[num_q_heads, >= num_seqs * q_len]")) {
     c.elem_in(a.lse, "lse", {Elem::f32});
     c.dim_is(a.lse, "lse", 0, p.num_q_heads, "num_q_heads");
