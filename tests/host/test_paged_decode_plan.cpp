@@ -445,6 +445,19 @@ TEST(PagedDecodePlan, Sm90Examples) {
   }
 }
 
+// One long sequence over 8 kv heads is cut into uniform segments that fill the device's resident
+// decode workgroups: 1,024 on MI355X (256 CUs x 4) takes 128 segments (paged decode's cap; unified's
+// is 64), 912 on MI300X (304 x 3) 114, 264 on the H200 (132 x 2) 33.
+TEST(PagedDecodePlan, OneLongSequenceFillsTheDevice) {
+  struct Case { Target t; int sms; int32_t segments; };
+  for (const Case& c : {Case{Target::gfx950, 256, 128}, Case{Target::gfx942, 304, 114}, Case{Target::sm90, 132, 33}}) {
+    const PagedDecodePlan plan = plan_paged_decode(shape(1, 1, 64, 8, 128, 131072), PagedDecodeOptions{}, device(c.t, c.sms));
+    EXPECT_EQ(plan.split, hipattn::SlotSplit::uniform) << hipattn::target_name(c.t) << ": " << plan.reason;
+    EXPECT_EQ(plan.segments, c.segments) << hipattn::target_name(c.t);
+    EXPECT_EQ(int64_t(plan.segments) * plan.grid_y, int64_t(plan.residency) * c.sms) << hipattn::target_name(c.t);
+  }
+}
+
 // Hand-computed CDNA cases of MTP verify: 17-32 rows a kv head take the verify tile (2 bands of 16
 // rows; 32-key tiles on gfx950, 16 on gfx942) up to d 128, the prefill tile above; 16 rows stay on the decode tile.
 TEST(PagedDecodePlan, CdnaVerifyExamples) {

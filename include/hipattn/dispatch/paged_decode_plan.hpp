@@ -115,11 +115,13 @@ inline int32_t paged_decode_max_tiles(const PagedDecodeParams& p, int32_t tile_k
 }
 
 // Uniform segments a sequence for `base` workgroups at one task a sequence: section 6's wave-filling
-// count, at most 64, at most the tiles, and within 4 waves of the budget (so the workspace a traits
-// bound sizes stays near 4 waves of slots).
+// count, at most 128, at most the tiles, and within 4 waves of the budget (so the workspace a traits
+// bound sizes stays near 4 waves of slots). 128, not unified's 64: one sequence over 8 kv heads fills
+// MI355X's 1,024 resident decode workgroups only at 128 segments (64 left half of them empty: b1 x 128K
+// 0.77 -> 0.85 of HBM on the timed model, bench/NOTES.md "AMD, timed: the verify tile").
 inline int32_t paged_decode_uniform_segments(int64_t base, int64_t budget, int32_t max_tiles) {
   base = std::max<int64_t>(1, base);
-  const int64_t waves4 = std::max<int64_t>(1, std::min<int64_t>(64, 4 * budget / base));
+  const int64_t waves4 = std::max<int64_t>(1, std::min<int64_t>(128, 4 * budget / base));
   return choose_segments(base, budget, static_cast<int32_t>(std::min<int64_t>(max_tiles, waves4)));
 }
 
