@@ -56,22 +56,6 @@ inline const char* elem_name(Elem e) {
   return "?";
 }
 
-inline int64_t elem_bytes(Elem e) {
-  switch (e) {
-    case Elem::f16:
-    case Elem::bf16: return 2;
-    case Elem::f32:
-    case Elem::i32: return 4;
-    case Elem::f64:
-    case Elem::i64: return 8;
-    case Elem::fp8_e4m3fn:
-    case Elem::fp8_e4m3fnuz:
-    case Elem::u8: return 1;
-    case Elem::other: return 0;
-  }
-  return 0;
-}
-
 // hipattn's DType of an element type, when it has one.
 inline std::optional<DType> dtype_of(Elem e) {
   switch (e) {
@@ -81,6 +65,18 @@ inline std::optional<DType> dtype_of(Elem e) {
     case Elem::fp8_e4m3fn: return DType::fp8_e4m3fn;
     case Elem::fp8_e4m3fnuz: return DType::fp8_e4m3fnuz;
     default: return std::nullopt;
+  }
+}
+
+// Bytes an element: hipattn's dtype_size for its dtypes, else the integer types' own.
+inline int64_t elem_bytes(Elem e) {
+  if (const std::optional<DType> d = dtype_of(e)) return dtype_size(*d);
+  switch (e) {
+    case Elem::i32: return 4;
+    case Elem::f64:
+    case Elem::i64: return 8;
+    case Elem::u8: return 1;
+    default: return 0;
   }
 }
 
